@@ -1,0 +1,176 @@
+/**
+ * Stream identity: which ordered lane of work the calling code records on.
+ *
+ * A stream is an ordered lane of work. Work on one stream runs in the order it was recorded;
+ * different streams may overlap and are aligned explicitly when they share memory. This module
+ * owns the identity and the rules that decide the current one; it owns no device resource.
+ *
+ * @module
+ */
+import { InvariantError } from "../errors/weft-error.js";
+import { asyncScope } from "./async-scope.js";
+
+/**
+ * The identity of one stream.
+ *
+ * @remarks
+ * **Why branded.** Stream ids, tensor ids and pool slots are all numbers; the brand keeps them from
+ * being mixed up at compile time.
+ * **Invariant.** Ids handed out by {@link StreamId.allocate} are never reused within a process, so
+ * a live id is never given to a second task. `0` is the default stream of the `single` policy.
+ */
+export type StreamId = number & { readonly __brand: "StreamId" };
+
+/**
+ * How {@link StreamId.current} resolves when no explicit override or async scope is active.
+ *
+ * - `single`: everything records on stream 0. The browser default, and the library default.
+ * - `per-task`: each {@link Stream.spawn} runs on a freshly allocated stream, so concurrent async
+ *   tasks get independent lazy queues; code outside any task scope is the root task, stream 0.
+ */
+export type StreamPolicy = "single" | "per-task";
+
+/** The sync override installed by {@link StreamId.executes}; `undefined` when none is active. */
+let override: StreamId | undefined;
+/** The next id {@link StreamId.allocate} hands out. Only grows. */
+let nextId = 1;
+/** The active policy; see {@link StreamPolicy}. */
+let policy: StreamPolicy = "single";
+/** Whether the user chose the policy; a user choice beats configuration, whatever the order. */
+let policySetByUser = false;
+
+function brand(value: number): StreamId {
+  return value as StreamId;
+}
+
+/**
+ * Functions over {@link StreamId}. Named like the type so `StreamId.current()` reads as in CubeCL.
+ */
+export const StreamId = {
+  /** The default stream: what the `single` policy always resolves to. */
+  DEFAULT: brand(0),
+
+  /** A fresh stream id, distinct from every id handed out before in this process. */
+  allocate(): StreamId {
+    return brand(nextId++);
+  },
+
+  /**
+   * Wraps a known number as a stream id (tests, pool slots). Throws on non-integers.
+   */
+  of(value: number): StreamId {
+    if (!Number.isSafeInteger(value) || value < 0) {
+      throw new RangeError(`StreamId.of: expected a non-negative integer, got ${value}`);
+    }
+    return brand(value);
+  },
+
+  /**
+   * The stream the calling code records on. Resolution order:
+   *
+   * 1. the innermost synchronous override installed by {@link StreamId.executes};
+   * 2. the innermost async-context scope installed by {@link Stream.run} or {@link Stream.spawn}
+   *    (`AsyncLocalStorage` in Node, `AsyncContext.Variable` where a browser has it);
+   * 3. the policy ({@link StreamPolicy}): `single` and `per-task` both give stream 0 outside a
+   *    scope (under `per-task`, concurrency comes from `Stream.spawn` allocating a stream per task).
+   */
+  current(): StreamId {
+    if (override !== undefined) return override;
+    const scoped = asyncScope.get();
+    if (scoped !== undefined) return scoped as StreamId;
+    return StreamId.DEFAULT;
+  },
+
+  /**
+   * Runs synchronous `fn` with `id` as the current stream, restoring the previous state (including
+   * "no override") on return and on throw, so overrides nest.
+   *
+   * @throws InvariantError when `fn` returns a thenable: an override cannot survive an `await`
+   *   (it would leak into whatever task runs next). Use {@link Stream.run} or
+   *   {@link Stream.spawn} for async code.
+   */
+  executes<T>(id: StreamId, fn: () => T): T {
+    const previous = override;
+    override = id;
+    let result: T;
+    try {
+      result = fn();
+    } finally {
+      override = previous;
+    }
+    if (isThenable(result)) {
+      // Keep the rejection from going unhandled: the caller gets the thrown error instead.
+      (result as PromiseLike<unknown>).then(undefined, () => undefined);
+      throw new InvariantError(
+        "StreamId.executes(id, fn) is for synchronous code, but fn returned a promise; " +
+          "use Stream.run(id, async () => …) or Stream.spawn(async () => …) for async code",
+      );
+    }
+    return result;
+  },
+};
+
+function isThenable(value: unknown): boolean {
+  return (
+    (typeof value === "object" || typeof value === "function") &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === "function"
+  );
+}
+
+/** The active {@link StreamPolicy}. */
+export function getStreamPolicy(): StreamPolicy {
+  return policy;
+}
+
+/**
+ * Sets the {@link StreamPolicy}. A user's choice takes precedence over
+ * {@link setStreamPolicyFromConfig}, whatever the call order. Already-resolved ids are not revisited.
+ */
+export function setStreamPolicy(next: StreamPolicy): void {
+  policy = next;
+  policySetByUser = true;
+}
+
+/**
+ * Sets the policy from configuration (an env variable, a config file); a no-op once the user chose.
+ * @internal
+ */
+export function setStreamPolicyFromConfig(next: StreamPolicy): void {
+  if (!policySetByUser) policy = next;
+}
+
+/**
+ * Running code on streams.
+ *
+ * @remarks
+ * **Why.** Concurrent async tasks (the requests of a server) must each get their own lazy queue so
+ * one task's pending work never delays or reorders another's. `Stream.spawn` gives a task its own
+ * stream for its whole async lifetime; `Stream.run` binds a chosen stream.
+ *
+ * **Browsers.** Where neither `AsyncLocalStorage` nor `AsyncContext` exists, a scope holds for the
+ * synchronous start of `fn` only: after its first `await` the code records on the policy's stream.
+ * That is always correct (tensors shared across streams are safe) but gives less concurrency.
+ */
+export const Stream = {
+  /**
+   * Runs `fn` with `id` as the current stream for its whole async lifetime, nested scopes included.
+   */
+  run<T>(id: StreamId, fn: () => T): T {
+    return asyncScope.run(id, fn);
+  },
+
+  /**
+   * Runs `fn` on a fresh stream (policy `per-task`) or on stream 0 (policy `single`), and returns
+   * its result. Scopes nest and are restored when `fn` settles.
+   */
+  spawn<T>(fn: () => T): T {
+    const id = policy === "per-task" ? StreamId.allocate() : StreamId.DEFAULT;
+    return asyncScope.run(id, fn);
+  },
+
+  /** Whether async scopes survive `await` here (Node, or a browser with `AsyncContext`). */
+  get asyncScopesSupported(): boolean {
+    return asyncScope.durable;
+  },
+};

@@ -1,0 +1,47 @@
+import { WeftError } from "../errors/weft-error.js";
+
+/**
+ * Thrown when a service call re-enters the same service (bug P3 of the reference: a tensor method
+ * called from inside a server task).
+ */
+export class ReentrancyError extends WeftError {
+  constructor(readonly service: string) {
+    super(
+      "reentrancy",
+      `${service} was re-entered while one of its calls was running: ` +
+        "do not call tensor or client methods from inside a server task (callbacks, fusers, kernels)",
+    );
+  }
+}
+
+/**
+ * Marks a service as busy for the duration of a synchronous call and throws a clear
+ * {@link ReentrancyError} when the call re-enters it.
+ *
+ * @remarks
+ * **Why.** Weft runs its services inline on the caller (the model of CubeCL's re-entrant device
+ * handle). A service call that re-enters the same service would see its own half-updated state;
+ * Rust panics with "already borrowed", we throw before touching anything.
+ * **Invariant.** The busy flag is cleared on return and on throw.
+ */
+export class ReentrancyGuard {
+  #busy = false;
+
+  constructor(readonly service: string) {}
+
+  /** Whether a call is running. */
+  get busy(): boolean {
+    return this.#busy;
+  }
+
+  /** Runs synchronous `fn` as one call of the service. */
+  enter<T>(fn: () => T): T {
+    if (this.#busy) throw new ReentrancyError(this.service);
+    this.#busy = true;
+    try {
+      return fn();
+    } finally {
+      this.#busy = false;
+    }
+  }
+}

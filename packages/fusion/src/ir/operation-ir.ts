@@ -1,0 +1,156 @@
+import type { TensorIr } from "./tensor-ir.js";
+
+/** Elementwise functions of one tensor. `not` is logical (bool in, bool out). */
+export type UnaryOp =
+  | "neg" | "abs" | "exp" | "log" | "log1p" | "expm1" | "sqrt" | "rsqrt"
+  | "sin" | "cos" | "tan" | "tanh" | "sigmoid" | "relu" | "gelu" | "silu" | "erf"
+  | "floor" | "ceil" | "round" | "sign" | "reciprocal" | "square" | "not";
+
+/** Elementwise functions of two tensors, broadcast. Compare and logical ops produce `bool`. */
+export type BinaryOp =
+  | "add" | "sub" | "mul" | "div" | "pow" | "maximum" | "minimum" | "mod" | "atan2"
+  | "eq" | "ne" | "lt" | "le" | "gt" | "ge"
+  | "and" | "or" | "xor";
+
+/**
+ * Reductions over axes. `argmax`/`argmin` reduce one axis and produce `i32`; `any`/`all` produce
+ * `bool`; `mean` of integers is an error at the API, so it only sees floats.
+ */
+export type ReduceOp = "sum" | "mean" | "max" | "min" | "prod" | "argmax" | "argmin" | "any" | "all";
+
+/** One axis of a slice: elements `start, start + step, …` while `< end` (`step > 0`). */
+export interface SliceRange {
+  readonly start: number;
+  readonly end: number;
+  readonly step: number;
+}
+
+/** Which `random` distribution: `uniform` on `[a, b)`, or `normal` with mean `a` and std `b`. */
+export type RandomDistribution = "uniform" | "normal";
+
+/**
+ * One operation, as recorded on a stream's queue. Burn's `OperationIr`.
+ *
+ * @remarks
+ * **Why a closed union.** Fusers, the relative form, the plan cache and every backend switch over
+ * `kind` exhaustively (`satisfies never`), so adding an op is a compile error wherever it must be
+ * handled.
+ * **Invariants.**
+ * - Outputs are `NotInit` and carry fresh ids (SSA): a handle, once registered, is never replaced.
+ * - Inputs are `ReadOnly` or `ReadWrite`; `ReadWrite` is a tensor's last use.
+ * - `drop` has its tensor as only input and no output: the last wrapper died without a consuming
+ *   use. A pending use followed by a `drop` in the same segment is that tensor's consuming use.
+ * - Numbers that are values (scalars, bounds, fill values, seeds, slice bounds) are the parts the
+ *   relative form replaces with placeholders; axes, `keepDims` and op names are structure.
+ */
+export type OperationIr =
+  /** A tensor whose handle was registered out of band (uploaded data). */
+  | { readonly kind: "init"; readonly out: TensorIr }
+  /** A tensor filled with `value` (zeros, ones, full). */
+  | { readonly kind: "full"; readonly out: TensorIr; readonly value: number }
+  /** A 1-D tensor `start + i * step`. */
+  | { readonly kind: "arange"; readonly out: TensorIr; readonly start: number; readonly step: number }
+  /** Random values from a counter-based generator keyed by `seed`: same seed, same values. */
+  | {
+      readonly kind: "random";
+      readonly out: TensorIr;
+      readonly distribution: RandomDistribution;
+      readonly seed: number;
+      readonly a: number;
+      readonly b: number;
+    }
+  | { readonly kind: "unary"; readonly op: UnaryOp; readonly input: TensorIr; readonly out: TensorIr }
+  | { readonly kind: "binary"; readonly op: BinaryOp; readonly lhs: TensorIr; readonly rhs: TensorIr; readonly out: TensorIr }
+  /** `lhs op scalar`, or `scalar op lhs` when `scalarFirst`. The scalar has `lhs`'s dtype. */
+  | {
+      readonly kind: "binary-scalar";
+      readonly op: BinaryOp;
+      readonly lhs: TensorIr;
+      readonly scalar: number;
+      readonly scalarFirst: boolean;
+      readonly out: TensorIr;
+    }
+  | { readonly kind: "clamp"; readonly input: TensorIr; readonly min: number; readonly max: number; readonly out: TensorIr }
+  | { readonly kind: "cast"; readonly input: TensorIr; readonly out: TensorIr }
+  /** `condition ? lhs : rhs`, broadcast over all three. */
+  | { readonly kind: "where"; readonly condition: TensorIr; readonly lhs: TensorIr; readonly rhs: TensorIr; readonly out: TensorIr }
+  /** Reduces `axes` (sorted, distinct, non-empty); `out` keeps them as size 1 when `keepDims`. */
+  | {
+      readonly kind: "reduce";
+      readonly op: ReduceOp;
+      readonly input: TensorIr;
+      readonly axes: readonly number[];
+      readonly keepDims: boolean;
+      readonly out: TensorIr;
+    }
+  /** Batched matrix product over the last two dims; batch dims broadcast. Both rank ≥ 2. */
+  | { readonly kind: "matmul"; readonly lhs: TensorIr; readonly rhs: TensorIr; readonly out: TensorIr }
+  /** Same elements in row-major order, new shape. */
+  | { readonly kind: "reshape"; readonly input: TensorIr; readonly out: TensorIr }
+  /** `out.shape[i] = input.shape[axes[i]]`. */
+  | { readonly kind: "permute"; readonly input: TensorIr; readonly axes: readonly number[]; readonly out: TensorIr }
+  /** Broadcast to `out.shape` (same rank; size-1 dims grow). */
+  | { readonly kind: "expand"; readonly input: TensorIr; readonly out: TensorIr }
+  /** One range per input dim. */
+  | { readonly kind: "slice"; readonly input: TensorIr; readonly ranges: readonly SliceRange[]; readonly out: TensorIr }
+  | { readonly kind: "concat"; readonly inputs: readonly TensorIr[]; readonly axis: number; readonly out: TensorIr }
+  /** `out[..., i, ...] = input[..., indices[..., i, ...], ...]` along `axis`; indices are `i32`, same rank. */
+  | { readonly kind: "gather"; readonly input: TensorIr; readonly indices: TensorIr; readonly axis: number; readonly out: TensorIr }
+  /** Constant padding: `padding[d] = [before, after]` for every dim. */
+  | {
+      readonly kind: "pad";
+      readonly input: TensorIr;
+      readonly padding: readonly (readonly [number, number])[];
+      readonly value: number;
+      readonly out: TensorIr;
+    }
+  | { readonly kind: "drop"; readonly tensor: TensorIr };
+
+/** The `kind`s of {@link OperationIr}. */
+export type OperationKind = OperationIr["kind"];
+
+/** The tensors an op reads, in a fixed order per kind. */
+export function operationInputs(op: OperationIr): readonly TensorIr[] {
+  switch (op.kind) {
+    case "init":
+    case "full":
+    case "arange":
+    case "random":
+      return [];
+    case "unary":
+    case "clamp":
+    case "cast":
+    case "reduce":
+    case "reshape":
+    case "permute":
+    case "expand":
+    case "slice":
+    case "pad":
+      return [op.input];
+    case "binary":
+    case "matmul":
+      return [op.lhs, op.rhs];
+    case "binary-scalar":
+      return [op.lhs];
+    case "where":
+      return [op.condition, op.lhs, op.rhs];
+    case "concat":
+      return op.inputs;
+    case "gather":
+      return [op.input, op.indices];
+    case "drop":
+      return [op.tensor];
+    default:
+      return op satisfies never;
+  }
+}
+
+/** The tensors an op writes (none for `drop`). */
+export function operationOutputs(op: OperationIr): readonly TensorIr[] {
+  return op.kind === "drop" ? [] : [op.out];
+}
+
+/** Inputs then outputs. */
+export function operationNodes(op: OperationIr): readonly TensorIr[] {
+  return [...operationInputs(op), ...operationOutputs(op)];
+}

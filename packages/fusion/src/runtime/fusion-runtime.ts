@@ -1,0 +1,141 @@
+import type { StreamId } from "@weft/environment";
+import type { MemoryUsage } from "@weft/server";
+import type { OperationIr } from "../ir/operation-ir.js";
+import type { TensorData, TensorIr, TypedArray } from "../ir/tensor-ir.js";
+import type { HandleContainer } from "./handle-container.js";
+
+/**
+ * Whether the operations of a drained block ran. Seed 001: a block is drained whether or not its
+ * operations ran; one that did not (an input carried an error, or the launch failed) was never
+ * replayed, so a remote server still holds its inputs.
+ */
+export type OperationRan = "ran" | "not-ran";
+
+/**
+ * What an {@link Optimization} or an unfused operation executes against.
+ *
+ * **Invariant.** Valid only during the synchronous execution call that received it.
+ */
+export interface ExecutionContext<H> {
+  /** The device's handles. Inputs are borrowed from it; outputs are registered in it. */
+  readonly handles: HandleContainer<H>;
+  /** The stream the block executes on. */
+  readonly stream: StreamId;
+}
+
+/**
+ * An executable fused block, produced by an {@link OperationFuser}. Burn's `Optimization`.
+ *
+ * @remarks
+ * **Invariant.** Built from *relative* operations (so it can be cached in a plan and replayed for
+ * any ids, sizes and scalar values), executed with the *global* operations it covers, in order.
+ * It registers a handle (or, on failure, throws) for every output that is still used after the
+ * block; outputs whose last use lies inside the block are never written (write elision).
+ */
+export interface Optimization<H> {
+  /** Number of operations this block covers (a prefix of the fuser's input, in order). */
+  readonly len: number;
+  /** A short name for the inspector's log of executed blocks (`"elementwise"`, `"reduce"`). */
+  readonly name: string;
+  /** Executes the block. Throws when it fails; the engine puts the error on the block's outputs. */
+  execute(ctx: ExecutionContext<H>, operations: readonly OperationIr[]): void;
+}
+
+/** Whether a fuser still accepts operations. */
+export type FuserStatus = "open" | "closed";
+
+/** A fuser's current offer: how good the fusion it would produce is, and whether it can produce one. */
+export interface FuserProperties {
+  readonly score: number;
+  readonly ready: boolean;
+}
+
+/**
+ * Accepts operations one at a time (relative form) and builds an {@link Optimization} out of the
+ * prefix it accepted. Burn's `OperationFuser`.
+ *
+ * **Invariants.** Once `closed` it ignores further operations until `reset()`. `finish()` is only
+ * called when `properties().ready`, and covers exactly the first `len()` operations it was fed.
+ */
+export interface OperationFuser<O> {
+  fuse(operation: OperationIr): void;
+  finish(): O;
+  reset(): void;
+  status(): FuserStatus;
+  properties(): FuserProperties;
+  len(): number;
+  clone(): OperationFuser<O>;
+}
+
+/**
+ * What a backend gives the fusion engine: its fusers, how to run one operation unfused, and how
+ * its handles are aliased, freed, uploaded and read. Burn's `FusionRuntime` (seed 001), plus the
+ * data paths Burn reaches through the inner backend.
+ *
+ * @remarks
+ * **Handles.** `H` carries explicit reference counts: {@link FusionRuntime.aliasHandle} takes a new
+ * reference over the same memory (a cross-stream alias is an independent container entry, so
+ * consuming one alias never frees the memory under the other), {@link FusionRuntime.releaseHandle}
+ * gives one back, and {@link FusionRuntime.canMut} says whether the caller holds the only one.
+ * Extend {@link BaseFusionRuntime} to get the seed's defaults for `aliasHandle`/`freeHandle`.
+ */
+export interface FusionRuntime<H, O extends Optimization<H> = Optimization<H>> {
+  /** The backend's name (`"webgpu"`, `"cpu"`). */
+  readonly name: string;
+  /** A fresh set of fusers; each stream gets its own set. */
+  fusers(): OperationFuser<O>[];
+  /**
+   * Runs one operation unfused: borrows its inputs from `ctx.handles`, registers its output.
+   * Throws when it fails (typed errors: `UnsupportedError`, `ServerError`, …).
+   */
+  executeOperation(operation: OperationIr, ctx: ExecutionContext<H>): void;
+  /** A cross-stream alias of `handle` to register under a fresh id (seed 001). */
+  aliasHandle(handle: H): H;
+  /** Reclaims a `ReadWrite` (last-use) handle as the engine drains a block (seed 001). */
+  freeHandle(handles: HandleContainer<H>, tensor: TensorIr, ran: OperationRan): void;
+  /** Gives back one reference on `handle`. */
+  releaseHandle(handle: H): void;
+  /** Whether `handle`'s memory has exactly one reference (in-place writes allowed). */
+  canMut(handle: H): boolean;
+  /** Uploads host values; the handle starts with one reference. Ordered on `stream`. */
+  upload(data: TensorData, stream: StreamId): H;
+  /**
+   * Reads `handle`'s values (row-major, `tensor.shape`, `tensor.dtype`) once `stream`'s work has
+   * run. The promise holds nothing of the engine while it waits (bug P4).
+   */
+  read(handle: H, tensor: TensorIr, stream: StreamId): Promise<TypedArray>;
+  /** The values now, where the backend can answer synchronously; else `undefined`. */
+  readSync?(handle: H, tensor: TensorIr, stream: StreamId): TypedArray | undefined;
+  /** Resolves once the device finished everything recorded on `stream`. */
+  sync(stream: StreamId): Promise<void>;
+  /** The device memory report. */
+  memoryUsage(): MemoryUsage;
+}
+
+/**
+ * The seed-001 defaults of {@link FusionRuntime.aliasHandle} and {@link FusionRuntime.freeHandle},
+ * right for local backends whose handle is a reference count over device memory. A backend whose
+ * handles are remote ids (a router/remote backend) overrides both.
+ */
+export abstract class BaseFusionRuntime<H, O extends Optimization<H> = Optimization<H>> implements FusionRuntime<H, O> {
+  abstract readonly name: string;
+  abstract fusers(): OperationFuser<O>[];
+  abstract executeOperation(operation: OperationIr, ctx: ExecutionContext<H>): void;
+  abstract retainHandle(handle: H): H;
+  abstract releaseHandle(handle: H): void;
+  abstract canMut(handle: H): boolean;
+  abstract upload(data: TensorData, stream: StreamId): H;
+  abstract read(handle: H, tensor: TensorIr, stream: StreamId): Promise<TypedArray>;
+  abstract sync(stream: StreamId): Promise<void>;
+  abstract memoryUsage(): MemoryUsage;
+
+  /** Default: a new reference over the same memory (the JavaScript form of Rust's `clone`). */
+  aliasHandle(handle: H): H {
+    return this.retainHandle(handle);
+  }
+
+  /** Default: removes the container entry, releasing its reference (only for `ReadWrite`). */
+  freeHandle(handles: HandleContainer<H>, tensor: TensorIr, _ran: OperationRan): void {
+    handles.free(tensor);
+  }
+}

@@ -1,0 +1,126 @@
+import type { StreamId } from "@weft/environment";
+import type { AllocationId, BufferBinding } from "./binding.js";
+
+/**
+ * A reference-counted handle on one allocation of a server's memory.
+ *
+ * @remarks
+ * **Why explicit counts.** JavaScript has no destructors, so every holder of a handle says when it
+ * stops holding it: `retain()` for each new holder, `release()` exactly once per holder.
+ * **Invariants.**
+ * - `canMut()` is true exactly when one reference exists: only then may a kernel write the memory
+ *   in place (an aliased or shared handle is never written in place).
+ * - The allocation is reused only when no handle *and* no binding (an in-flight launch, a
+ *   cross-stream pin) refers to it.
+ * - Using a handle after its last `release()` throws.
+ */
+export interface MemoryHandle {
+  readonly allocation: AllocationId;
+  /** Size in bytes. */
+  readonly size: number;
+  /** The stream that allocated it; its `StreamMemory` answers for the bytes. */
+  readonly stream: StreamId;
+  /** How many holders have retained it and not released it. */
+  readonly refs: number;
+  retain(): void;
+  release(): void;
+  /** True exactly when `refs === 1`. */
+  canMut(): boolean;
+  /** The binding for bytes `[offset, offset + size)` of this allocation (default: all of it). */
+  binding(offset?: number, size?: number): BufferBinding;
+}
+
+/** A server's memory, as `weft.memory()` and the benchmarks report it. */
+export interface MemoryUsage {
+  /** Bytes held by live allocations (handles or bindings refer to them). */
+  readonly bytesInUse: number;
+  /** Bytes reserved from the device (pages), in use or free. */
+  readonly bytesReserved: number;
+  /** Number of pages (device buffers) reserved. */
+  readonly pages: number;
+  /** Number of slices carved out of pages, in use or free. */
+  readonly slices: number;
+  /** Number of live allocations. */
+  readonly liveAllocations: number;
+}
+
+/** Whether a launch runs (`execute`) or only compiles its kernel and is dropped (`discard`). */
+export type LaunchMode = "execute" | "discard";
+
+/**
+ * What a kernel does with one buffer it binds. Reads are checked for taint before the launch;
+ * writes are tainted when the launch fails, and released (`written`) when it is enqueued.
+ */
+export type BindingAccess = "read" | "write" | "read-write";
+
+/** One buffer a launch binds, in binding order. */
+export interface KernelBinding {
+  readonly binding: BufferBinding;
+  readonly access: BindingAccess;
+}
+
+/**
+ * A kernel a server can compile and launch. Backends extend it with their own source form.
+ *
+ * @remarks
+ * **Invariant.** `key` is a canonical serialisation of what the kernel computes (its source or its
+ * relative IR) plus anything that changes the compiled code: two kernels with the same key compile
+ * to the same pipeline. Tensor ids and buffer identities never appear in it.
+ */
+export interface KernelDefinition {
+  readonly key: string;
+}
+
+/** Work-group counts of a dispatch, `[x, y, z]`. */
+export type CubeCount = readonly [number, number, number];
+
+/**
+ * The device-agnostic surface of a compute server: what `@weft/runtime`'s `Client` forwards to.
+ *
+ * @remarks
+ * **Why.** The runtime, autotune and the tests talk to every device (the WebGPU server, the CPU
+ * server, the `DummyServer`) through this one interface.
+ * **Error contract (seed 002).**
+ * - A launch whose read set holds tainted bytes does not run; its write set is tainted by a failure
+ *   caused by the one it read (`ReadFailure`).
+ * - A launch that fails taints exactly the byte ranges it would have written.
+ * - A launch that is enqueued releases every claim on the bytes it writes (`written`).
+ * - A read of tainted bytes rejects with the failure's error, naming the root cause; any other
+ *   read succeeds.
+ * - `launch` never throws for a device-side failure; it records it. It throws only for misuse.
+ * **Streams.** Every call names the stream it is issued on; work on one stream runs in order.
+ */
+export interface ComputeServer<K extends KernelDefinition = KernelDefinition> {
+  /** A short name for logs (`"webgpu"`, `"cpu"`, `"dummy"`). */
+  readonly name: string;
+  /** Reserves `size` bytes on `stream`'s memory. The handle starts with one reference. */
+  empty(size: number, stream: StreamId): MemoryHandle;
+  /** Reserves memory for `data` and uploads it, ordered after `stream`'s pending work. */
+  create(data: Uint8Array, stream: StreamId): MemoryHandle;
+  /** Uploads `data` into `binding`, ordered after `stream`'s pending work; releases its claims. */
+  write(binding: BufferBinding, data: Uint8Array, stream: StreamId): void;
+  /**
+   * Reads the bindings once `stream`'s pending work (and the work of the streams that produced
+   * them) has run. The returned promise holds nothing of the server while it waits.
+   */
+  read(bindings: readonly BufferBinding[], stream: StreamId): Promise<Uint8Array[]>;
+  /** The bytes now, where the server can answer synchronously (CPU); else `undefined`. */
+  readSync?(bindings: readonly BufferBinding[], stream: StreamId): Uint8Array[] | undefined;
+  /** Compiles `kernel` ahead of its first launch (pipeline creation); throws `ValidationError`. */
+  compile(kernel: K): void;
+  /** Records a launch on `stream` (see the error contract). `uniforms` are small scalar params. */
+  launch(
+    kernel: K,
+    count: CubeCount,
+    bindings: readonly KernelBinding[],
+    stream: StreamId,
+    mode: LaunchMode,
+    uniforms?: Uint8Array,
+  ): void;
+  /** Submits `stream`'s recorded work to the device. */
+  flush(stream: StreamId): void;
+  /** Resolves once every piece of work recorded on `stream` so far has completed. */
+  sync(stream: StreamId): Promise<void>;
+  /** The memory report. */
+  memoryUsage(): MemoryUsage;
+}

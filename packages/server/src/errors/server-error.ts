@@ -1,0 +1,82 @@
+import { WeftError } from "@weft/environment";
+
+/**
+ * The kinds of {@link ServerError}. Stable identifiers; branch on these, not on messages.
+ */
+export type ServerErrorKind =
+  | "validation" // a kernel or pipeline the device rejected (compile errors included)
+  | "launch" // a launch that could not be encoded or run
+  | "out-of-memory" // transient: no memory right now
+  | "buffer-too-big" // permanent: larger than the device can ever bind
+  | "device-lost" // the device is gone; create a new one
+  | "stream-creation" // a backend stream could not be created
+  | "injected" // a fault injected by a test hook
+  | "io" // a read or write that failed
+  | "unhealthy" // an aggregate of earlier failures
+  | "generic";
+
+/**
+ * A failure of the compute server: what a launch, an allocation, a read or a sync reports.
+ *
+ * @remarks
+ * **Why.** Device work fails asynchronously and far from the call that caused it; the error must
+ * say what failed (its {@link ServerError.kind}), whether retrying can help
+ * ({@link ServerError.transient}), and keep its cause chain.
+ * **Transient.** `true` only where the same call may succeed later without any change by the
+ * caller (out-of-memory after a reclaim). Everything else is permanent for that input.
+ */
+export class ServerError extends WeftError {
+  declare readonly kind: ServerErrorKind;
+  /** Whether retrying the same call can succeed (see the type doc). */
+  readonly transient: boolean;
+
+  constructor(kind: ServerErrorKind, message: string, options?: ErrorOptions & { transient?: boolean }) {
+    super(kind, message, options);
+    this.transient = options?.transient ?? false;
+  }
+}
+
+/** A kernel or pipeline the device rejected. Permanent for that kernel. */
+export class ValidationError extends ServerError {
+  constructor(message: string, options?: ErrorOptions) {
+    super("validation", message, options);
+  }
+}
+
+/** A launch that could not be encoded or run. */
+export class LaunchError extends ServerError {
+  constructor(message: string, options?: ErrorOptions) {
+    super("launch", message, options);
+  }
+}
+
+/**
+ * The device had no memory left *right now*. Transient: frees may not have reached the device
+ * yet, so one reclaim-and-retry is valid. Unlike {@link BufferTooBigError}.
+ */
+export class OutOfMemoryError extends ServerError {
+  constructor(readonly size: number, options?: ErrorOptions) {
+    super("out-of-memory", `out of device memory allocating ${size} bytes`, { ...options, transient: true });
+  }
+}
+
+/** An allocation larger than the device can ever bind. Permanent: split the tensor. */
+export class BufferTooBigError extends ServerError {
+  constructor(readonly size: number, readonly max: number, options?: ErrorOptions) {
+    super("buffer-too-big", `a buffer of ${size} bytes exceeds the device's largest binding (${max} bytes); use smaller tensors`, options);
+  }
+}
+
+/** The device was lost; every pending read rejects with this. Create a new device to go on. */
+export class DeviceLostError extends ServerError {
+  constructor(reason: string, options?: ErrorOptions) {
+    super("device-lost", `the device was lost: ${reason}; call weft.init() again to start over on a new device`, options);
+  }
+}
+
+/** A fault injected by a test hook (DummyServer, CPU backend). */
+export class InjectedFaultError extends ServerError {
+  constructor(what: string, options?: ErrorOptions) {
+    super("injected", `injected fault: ${what}`, options);
+  }
+}

@@ -1,0 +1,26 @@
+#!/usr/bin/env node
+// `npm test`: build and test every package through Nx, then print one closing line,
+// `N passed, N failed, N skipped`, summing every package's vitest JSON report.
+// In CI (CI=true) the Nx cache is skipped so the tests really run.
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { join, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const packages = readdirSync(join(root, "packages"));
+for (const p of packages) rmSync(join(root, "packages", p, "test-results.json"), { force: true });
+const args = ["nx", "run-many", "-t", "build", "test", "--output-style=static"];
+if (process.env.CI || process.argv.includes("--skip-nx-cache")) args.push("--skip-nx-cache");
+const env = { ...process.env, NX_DAEMON: "false", NX_NO_CLOUD: "true", NX_TUI: "false", NX_INTERACTIVE: "false" };
+const run = spawnSync("npx", args, { cwd: root, stdio: "inherit", env });
+let passed = 0, failed = 0, skipped = 0, missing = [];
+for (const p of packages) {
+  const file = join(root, "packages", p, "test-results.json");
+  if (!existsSync(file)) { missing.push(p); continue; }
+  const r = JSON.parse(readFileSync(file, "utf8"));
+  passed += r.numPassedTests; failed += r.numFailedTests; skipped += r.numPendingTests + (r.numTodoTests ?? 0);
+}
+if (missing.length > 0) console.log(`no test report from: ${missing.join(", ")}`);
+console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
+process.exit(run.status !== 0 || failed > 0 || passed === 0 || missing.length > 0 ? 1 : 0);
