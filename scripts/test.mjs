@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const packages = readdirSync(join(root, "packages"));
 for (const p of packages) rmSync(join(root, "packages", p, "test-results.json"), { force: true });
-const args = ["nx", "run-many", "-t", "build", "test", "--output-style=static"];
+const args = ["nx", "run-many", "-t", "build", "lint", "typecheck", "test", "--output-style=static"];
 if (process.env.CI || process.argv.includes("--skip-nx-cache")) args.push("--skip-nx-cache");
 const env = { ...process.env, NX_DAEMON: "false", NX_NO_CLOUD: "true", NX_TUI: "false", NX_INTERACTIVE: "false" };
 const run = spawnSync("npx", args, { cwd: root, stdio: "inherit", env });
