@@ -1,0 +1,256 @@
+/**
+ * The client: what fusion, backends and users call to reach one device on one stream.
+ *
+ * @module
+ */
+import { ReentrancyGuard, StreamId, WeftError } from "@weft/environment";
+import { LaunchError } from "@weft/server";
+import type {
+  BufferBinding,
+  ComputeServer,
+  CubeCount,
+  KernelBinding,
+  KernelDefinition,
+  MemoryHandle,
+  MemoryUsage,
+} from "@weft/server";
+import { ServiceId } from "../service/service-id.js";
+import { defaultStreamMode, getProcessMode } from "../mode/process-mode.js";
+import { STREAM_MODES } from "../mode/stream-mode.js";
+import type { ServiceStream, StreamMode } from "../mode/stream-mode.js";
+
+/** How a {@link Client} is bound. */
+export interface ClientOptions {
+  /** The device's service; default {@link ServiceId.of}(server), shared by every client of it. */
+  readonly service?: ServiceId;
+  /** A stream of its own; default none: the client follows `StreamId.current()`. */
+  readonly stream?: StreamId;
+}
+
+/**
+ * State shared by every client of one server: its re-entrancy guard and its batch-compile queue.
+ *
+ * @remarks
+ * `queue` holds kernels whose launches were discarded outside `'compile-and-autotune'`, by key, so
+ * one kernel launched many times compiles once. Added in {@link Client.launch}; emptied by
+ * {@link Client.compileQueued} (also run by {@link Client.sync}); bounded by the distinct kernels
+ * discarded since the last batch.
+ */
+interface ServerShared {
+  readonly guard: ReentrancyGuard;
+  readonly queue: Map<string, KernelDefinition>;
+}
+
+/** Per-server shared state; a `WeakMap`, so it lives exactly as long as its server. */
+const shared = new WeakMap<object, ServerShared>();
+
+function sharedOf(server: ComputeServer<never>): ServerShared {
+  let state = shared.get(server);
+  if (state === undefined) {
+    state = { guard: new ReentrancyGuard(`compute server "${server.name}"`), queue: new Map() };
+    shared.set(server, state);
+  }
+  return state;
+}
+
+/**
+ * A batch compile ({@link Client.compileQueued}) in which some kernels failed to compile. Every
+ * other queued kernel was still compiled; `failures` names each failing kernel with its error.
+ */
+export class BatchCompileError extends WeftError {
+  constructor(readonly failures: ReadonlyArray<{ readonly key: string; readonly error: unknown }>) {
+    super(
+      "batch-compile",
+      `batch compile: ${failures.length} queued kernel(s) failed to compile: ` +
+        failures.map((f) => `"${f.key}" (${f.error instanceof Error ? f.error.message : String(f.error)})`).join(", ") +
+        "; fix or remove these kernels — their launches would fail the same way when executed",
+      { cause: failures[0]?.error },
+    );
+  }
+}
+
+/**
+ * One device's service, reached on one stream: the calling code's, or one it was bound to.
+ * Everything above the server — fusion, backends, autotune, users — goes through it.
+ *
+ * @remarks
+ * **Stream.** {@link stream} is the bound stream, else `StreamId.current()` at the call: fusion
+ * runs every execution inside `StreamId.executes(stream, …)`, so an unbound client launches on the
+ * executing stream. {@link withStream} gives a client bound to a stream of its own; it does not
+ * follow the calling code's stream, nor the overrides set on it.
+ * **Launch decision (seed 003, CubeCL `client.rs`).** A launch decides its {@link LaunchMode} on the
+ * caller, from the {@link ProcessMode} and the stream-mode registry, then forwards:
+ * 1. the stream's mode ({@link mode}) is `execute` → `server.launch(…, 'execute')`;
+ * 2. else under `'compile-and-autotune'` → `server.launch(…, 'discard')`: the server compiles the
+ *    kernel (pipeline created ahead) and drops the launch;
+ * 3. else (`'batch-compile'`, or a `discard` override under `'execute'`) → the kernel is queued
+ *    for one batch compile ({@link compileQueued}, or the next {@link sync}) and the launch
+ *    never reaches the server.
+ * A discarded launch leaves memory untouched. Creates and writes are never discarded.
+ * **Re-entrancy (bug P3).** Each server call runs inside the server's {@link ReentrancyGuard}:
+ * a client call made from inside a server call (a kernel callback) throws `ReentrancyError`.
+ * **Reads (bug P4).** {@link read} does its synchronous part inside the guard and returns the
+ * server's promise after leaving it: the promise holds nothing of the server while it waits, so
+ * other calls (launches, reads, syncs) proceed meanwhile.
+ */
+export class Client<K extends KernelDefinition = KernelDefinition> {
+  /** The server every call forwards to. */
+  readonly server: ComputeServer<K>;
+  /** The device's service. */
+  readonly service: ServiceId;
+  /** The stream this client is bound to; `undefined` when it follows `StreamId.current()`. */
+  readonly boundStream: StreamId | undefined;
+  readonly #shared: ServerShared;
+
+  constructor(server: ComputeServer<K>, options: ClientOptions = {}) {
+    this.server = server;
+    this.service = options.service ?? ServiceId.of(server);
+    this.boundStream = options.stream;
+    this.#shared = sharedOf(server as ComputeServer<never>);
+  }
+
+  /** The stream calls go out on: the bound stream, else `StreamId.current()`. */
+  stream(): StreamId {
+    return this.boundStream ?? StreamId.current();
+  }
+
+  /** The `(service, stream)` this client's launches use now: what a stream-mode override keys on. */
+  serviceStream(): ServiceStream {
+    return { service: this.service, stream: this.stream() };
+  }
+
+  /** A client of the same server and service, bound to `stream`. */
+  withStream(stream: StreamId): Client<K> {
+    return new Client(this.server, { service: this.service, stream });
+  }
+
+  /** Reserves `size` bytes on this client's stream. */
+  empty(size: number): MemoryHandle {
+    const stream = this.stream();
+    return this.#call(() => this.server.empty(size, stream));
+  }
+
+  /** Reserves memory for `bytes` and uploads them, ordered after the stream's pending work. */
+  create(bytes: Uint8Array): MemoryHandle {
+    const stream = this.stream();
+    return this.#call(() => this.server.create(bytes, stream));
+  }
+
+  /** Uploads `bytes` into `binding`, ordered after the stream's pending work. */
+  write(binding: BufferBinding, bytes: Uint8Array): void {
+    const stream = this.stream();
+    this.#call(() => this.server.write(binding, bytes, stream));
+  }
+
+  /**
+   * Reads the bindings once the stream's pending work has run. The promise holds nothing of the
+   * server while it waits (see the type doc).
+   */
+  read(bindings: readonly BufferBinding[]): Promise<Uint8Array[]> {
+    const stream = this.stream();
+    return this.#call(() => this.server.read(bindings, stream));
+  }
+
+  /** The bytes now, where the server can answer synchronously (CPU); else `undefined`. */
+  readSync(bindings: readonly BufferBinding[]): Uint8Array[] | undefined {
+    const stream = this.stream();
+    return this.#call(() => this.server.readSync?.(bindings, stream));
+  }
+
+  /** Compiles `kernel` now (pipeline creation ahead of its first launch). */
+  compile(kernel: K): void {
+    this.#call(() => this.server.compile(kernel));
+  }
+
+  /**
+   * Launches `kernel` over `count` work groups, deciding on the caller whether it executes,
+   * compiles and is discarded, or is queued for a batch compile (see the type doc). A launch with
+   * a zero count does nothing.
+   *
+   * @throws LaunchError when a count is not a non-negative integer.
+   */
+  launch(kernel: K, count: CubeCount, bindings: readonly KernelBinding[], uniforms?: Uint8Array): void {
+    for (const c of count) {
+      if (!Number.isSafeInteger(c) || c < 0) {
+        throw new LaunchError(
+          `launch of kernel "${kernel.key}": work-group count [${count.join(", ")}] must hold non-negative integers; ` +
+            "round the dispatch size up to whole work groups",
+        );
+      }
+    }
+    if (count[0] === 0 || count[1] === 0 || count[2] === 0) return;
+    const stream = this.stream();
+    const process = getProcessMode();
+    const mode = STREAM_MODES.mode(this.service, stream, defaultStreamMode(process));
+    if (mode === "execute") {
+      this.#call(() => this.server.launch(kernel, count, bindings, stream, "execute", uniforms));
+    } else if (process === "compile-and-autotune") {
+      this.#call(() => this.server.launch(kernel, count, bindings, stream, "discard", uniforms));
+    } else {
+      this.#shared.queue.set(kernel.key, kernel);
+    }
+  }
+
+  /** The mode this client's launches have now: its stream's, on its device. */
+  mode(): StreamMode {
+    return STREAM_MODES.mode(this.service, this.stream(), defaultStreamMode(getProcessMode()));
+  }
+
+  /** How many kernels of this server wait for a batch compile. */
+  get queuedKernels(): number {
+    return this.#shared.queue.size;
+  }
+
+  /**
+   * Compiles, in one batch, every kernel of this server whose launch was discarded and queued;
+   * returns how many it compiled. Every kernel is tried; failures are reported together.
+   *
+   * @throws BatchCompileError naming each kernel that failed to compile.
+   */
+  compileQueued(): number {
+    const queued = [...this.#shared.queue.values()] as K[];
+    this.#shared.queue.clear();
+    const failures: Array<{ key: string; error: unknown }> = [];
+    for (const kernel of queued) {
+      try {
+        this.#call(() => this.server.compile(kernel));
+      } catch (error) {
+        failures.push({ key: kernel.key, error });
+      }
+    }
+    if (failures.length > 0) throw new BatchCompileError(failures);
+    return queued.length - failures.length;
+  }
+
+  /** Submits the stream's recorded work to the device. */
+  flush(): void {
+    const stream = this.stream();
+    this.#call(() => this.server.flush(stream));
+  }
+
+  /**
+   * Compiles any queued kernels ({@link compileQueued}), then resolves once every piece of work
+   * recorded on the stream so far has completed.
+   */
+  sync(): Promise<void> {
+    const stream = this.stream();
+    if (this.#shared.queue.size > 0) {
+      try {
+        this.compileQueued();
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
+    return this.#call(() => this.server.sync(stream));
+  }
+
+  /** The server's memory report. */
+  memoryUsage(): MemoryUsage {
+    return this.#call(() => this.server.memoryUsage());
+  }
+
+  /** Runs one synchronous server call inside the server's re-entrancy guard. */
+  #call<T>(fn: () => T): T {
+    return this.#shared.guard.enter(fn);
+  }
+}

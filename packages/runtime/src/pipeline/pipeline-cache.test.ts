@@ -1,0 +1,41 @@
+import { describe, expect, it } from "vitest";
+import { PipelineCache } from "./pipeline-cache.js";
+
+describe("PipelineCache", () => {
+  it("a kernel compiles once per (source, features); the feature order does not matter", () => {
+    const cache = new PipelineCache<{ id: number }>();
+    let created = 0;
+    const create = () => ({ id: created++ });
+    const a = cache.getOrCreate("fn main() {}", ["shader-f16", "subgroups"], create);
+    const b = cache.getOrCreate("fn main() {}", ["subgroups", "shader-f16"], create);
+    expect(b, "same canonical key: the cached pipeline").toBe(a);
+    cache.getOrCreate("fn main() {}", [], create);
+    expect(created, "other features compile anew").toBe(2);
+    expect([cache.hits, cache.misses, cache.size], "hits, misses, size").toEqual([1, 2, 2]);
+    cache.clear();
+    expect([cache.hits, cache.misses, cache.size], "clear resets everything").toEqual([0, 0, 0]);
+  });
+
+  it("a failing create caches nothing, so the next request tries again", () => {
+    const cache = new PipelineCache<string>();
+    expect(() => cache.getOrCreate("k", [], () => {
+      throw new Error("compile error");
+    })).toThrow("compile error");
+    expect(cache.size, "nothing cached").toBe(0);
+    expect(cache.getOrCreate("k", [], () => "ok"), "retried").toBe("ok");
+  });
+
+  it("concurrent async requests of one key share one creation; a rejection is forgotten", async () => {
+    const cache = new PipelineCache<string>();
+    let created = 0;
+    const create = async () => {
+      created++;
+      await Promise.resolve();
+      return "pipeline";
+    };
+    const [a, b] = await Promise.all([cache.getOrCreateAsync("k", [], create), cache.getOrCreateAsync("k", [], create)]);
+    expect([a, b, created], "one creation, shared").toEqual(["pipeline", "pipeline", 1]);
+    await expect(cache.getOrCreateAsync("bad", [], () => Promise.reject(new Error("rejected")))).rejects.toThrow("rejected");
+    expect(cache.has("bad", []), "a rejected creation is removed").toBe(false);
+  });
+});

@@ -1,0 +1,105 @@
+/**
+ * The compiled-pipeline cache a backend's server keeps.
+ *
+ * @module
+ */
+
+/**
+ * Compiled pipelines by the canonical source of their kernel and the device features they were
+ * compiled for: a kernel compiles once per device configuration, however often it launches.
+ *
+ * @remarks
+ * **Key.** `key` is the kernel's canonical form (`KernelDefinition.key`: its source or relative IR
+ * — never tensor ids or buffer identities); `features` are the device features the compiled code
+ * depends on (`shader-f16`, subgroup sizes, limits). Feature order does not matter: they are
+ * sorted and deduplicated into the key.
+ * **Bound.** One entry per distinct `(key, features)` created; entries leave only by {@link clear}.
+ * A failing `create` caches nothing (the next call tries again) and rethrows.
+ * **Async creation.** {@link getOrCreateAsync} stores the in-flight promise, so concurrent callers
+ * of one key share a single creation; a rejected creation is removed.
+ * **Counters.** {@link hits} and {@link misses} only grow (until {@link clear}); tests and
+ * benchmarks use them to prove a kernel compiled once.
+ */
+export class PipelineCache<P> {
+  /** Pipelines (or in-flight creations) by canonical key; see the type doc for the bound. */
+  readonly #entries = new Map<string, P | Promise<P>>();
+  #hits = 0;
+  #misses = 0;
+
+  /** The canonical cache key of `key` compiled for `features`. */
+  static canonicalKey(key: string, features: readonly string[] | string): string {
+    const list = typeof features === "string" ? [features] : [...new Set(features)].sort();
+    return `${list.join(",")}\u0000${key}`;
+  }
+
+  /** The pipeline for `key` on `features`, created by `create` on the first request. */
+  getOrCreate(key: string, features: readonly string[] | string, create: () => P): P {
+    const full = PipelineCache.canonicalKey(key, features);
+    const found = this.#entries.get(full);
+    if (found !== undefined && !(found instanceof Promise)) {
+      this.#hits += 1;
+      return found;
+    }
+    if (found !== undefined) {
+      throw new TypeError(
+        `PipelineCache.getOrCreate("${key}"): this pipeline is being created by getOrCreateAsync; ` +
+          "await getOrCreateAsync for it instead, or use one creation path per cache",
+      );
+    }
+    this.#misses += 1;
+    const pipeline = create();
+    this.#entries.set(full, pipeline);
+    return pipeline;
+  }
+
+  /**
+   * Like {@link getOrCreate} for an asynchronous `create` (e.g. `createComputePipelineAsync`):
+   * concurrent requests for one key share the creation.
+   */
+  async getOrCreateAsync(key: string, features: readonly string[] | string, create: () => Promise<P>): Promise<P> {
+    const full = PipelineCache.canonicalKey(key, features);
+    const found = this.#entries.get(full);
+    if (found !== undefined) {
+      this.#hits += 1;
+      return found;
+    }
+    this.#misses += 1;
+    const pending = create();
+    this.#entries.set(full, pending);
+    try {
+      const pipeline = await pending;
+      if (this.#entries.get(full) === pending) this.#entries.set(full, pipeline);
+      return pipeline;
+    } catch (error) {
+      if (this.#entries.get(full) === pending) this.#entries.delete(full);
+      throw error;
+    }
+  }
+
+  /** Whether `key` on `features` is cached (created or being created). */
+  has(key: string, features: readonly string[] | string): boolean {
+    return this.#entries.has(PipelineCache.canonicalKey(key, features));
+  }
+
+  /** How many pipelines are cached (created or being created). */
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** How many requests found their pipeline cached. */
+  get hits(): number {
+    return this.#hits;
+  }
+
+  /** How many requests created their pipeline. */
+  get misses(): number {
+    return this.#misses;
+  }
+
+  /** Forgets every pipeline (a lost device) and resets the counters. */
+  clear(): void {
+    this.#entries.clear();
+    this.#hits = 0;
+    this.#misses = 0;
+  }
+}

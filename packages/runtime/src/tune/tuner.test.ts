@@ -1,0 +1,192 @@
+import { StreamId } from "@weft/environment";
+import type { MemoryHandle } from "@weft/server";
+import { afterEach, describe, expect, it } from "vitest";
+import { Client } from "../client/client.js";
+import { setProcessMode, withProcessMode } from "../mode/process-mode.js";
+import { STREAM_MODES } from "../mode/stream-mode.js";
+import { RecordingServer, addScalarKernel, f32Bytes, f32Values } from "../testing/recording-server.js";
+import type { HostTestKernel } from "../testing/recording-server.js";
+import { AutotuneKey } from "./autotune-key.js";
+import { AutotuneError } from "./errors.js";
+import { TunableSet } from "./tunable.js";
+import type { Tunable } from "./tunable.js";
+import { TuneCache } from "./tune-cache.js";
+import { MemoryTuneStore } from "./tune-store.js";
+import { Tuner } from "./tuner.js";
+import type { TuneProgress } from "./tuner.js";
+
+afterEach(() => {
+  setProcessMode("execute");
+  expect(STREAM_MODES.size, "measurements dispose their overrides").toBe(0);
+});
+
+interface Inputs {
+  readonly input: MemoryHandle;
+  readonly length: number;
+}
+
+/** A kernel writing `input + delta` into `output`. */
+function offsetKernel(delta: number): HostTestKernel {
+  return {
+    key: `offset(${delta})`,
+    run([input, output]) {
+      if (input === undefined || output === undefined) throw new Error("offset needs two bindings");
+      output.set(f32Bytes(f32Values(input).map((v) => v + delta)));
+    },
+  };
+}
+
+/**
+ * A harness with a fake clock: each candidate advances it by its cost per run, so "fastest" is
+ * decided deterministically, never by wall time.
+ */
+function harness(options: { referenceFails?: boolean } = {}) {
+  const server = new RecordingServer();
+  const client = new Client(server).withStream(StreamId.allocate());
+  let clock = 0;
+  const runs = new Map<string, number>();
+  const candidate = (name: string, cost: number, delta: number, fails = false): Tunable<Inputs, MemoryHandle, HostTestKernel> => ({
+    name,
+    run(inputs, c) {
+      runs.set(name, (runs.get(name) ?? 0) + 1);
+      if (fails) throw new Error(`${name}: shader rejected`);
+      clock += cost;
+      const output = c.empty(inputs.length * 4);
+      c.launch(offsetKernel(delta), [1, 1, 1], [
+        { binding: inputs.input.binding(), access: "read" },
+        { binding: output.binding(), access: "write" },
+      ]);
+      return output;
+    },
+  });
+  const set = new TunableSet<Inputs, MemoryHandle, number[], HostTestKernel>({
+    name: "offset-by-one",
+    candidates: [
+      candidate("reference", 5, 1, options.referenceFails === true),
+      candidate("wrong-but-fastest", 0.1, 2),
+      candidate("failing", 0, 1, true),
+      candidate("fast", 1, 1),
+    ],
+    key: (inputs) => AutotuneKey.of({ shapes: [[inputs.length]], dtypes: ["f32"] }),
+    validation: {
+      read: async (output, c) => f32Values((await c.read([output.binding()]))[0] ?? new Uint8Array()),
+      equal: (a, b) => a.length === b.length && a.every((v, i) => v === b[i]),
+    },
+    releaseOutput: (output) => output.release(),
+  });
+  const events: TuneProgress[] = [];
+  const cache = new TuneCache({ adapter: "test-adapter", store: new MemoryTuneStore() });
+  const tuner = new Tuner(client, { cache, now: () => clock, warmups: 1, samples: 3, onProgress: (p) => events.push(p) });
+  const inputs: Inputs = { input: client.create(f32Bytes([1, 2, 3])), length: 3 };
+  return { server, client, set, tuner, inputs, events, runs, cache };
+}
+
+describe("Tuner", () => {
+  it("failing and wrong candidates are never chosen, whatever their time", async () => {
+    const { set, tuner, inputs } = harness();
+    const record = await tuner.tune(set, inputs);
+    expect(record.fastest, "the fastest candidate that ran and matched the reference").toBe("fast");
+    const byName = new Map(record.candidates.map((c) => [c.name, c]));
+    expect(byName.get("wrong-but-fastest")?.rejected, "a wrong result is rejected").toMatch(/wrong result/);
+    expect(byName.get("failing")?.rejected, "a throwing candidate is rejected").toMatch(/shader rejected/);
+    expect(byName.get("fast")?.medianMs, "median of the fake clock's per-run cost").toBe(1);
+    expect(byName.get("reference")?.medianMs).toBe(5);
+  });
+
+  it("the progress hook hears start, each candidate with done/total, and done", async () => {
+    const { set, tuner, inputs, events } = harness();
+    await tuner.execute(set, inputs);
+    expect(events.map((e) => e.kind), "one start, four candidates, one done").toEqual([
+      "start",
+      "candidate",
+      "candidate",
+      "candidate",
+      "candidate",
+      "done",
+    ]);
+    expect(events.flatMap((e) => (e.kind === "candidate" ? [[e.done, e.total]] : [])), "a progress bar can advance").toEqual([
+      [1, 4],
+      [2, 4],
+      [3, 4],
+      [4, 4],
+    ]);
+    expect(events.at(-1), "done names the winner").toMatchObject({ kind: "done", fastest: "fast" });
+  });
+
+  it("a discarded launch leaves memory untouched while autotune's measurement still executes under compile-and-autotune", async () => {
+    const { server, client, set, tuner, inputs } = harness();
+    const output = await withProcessMode("compile-and-autotune", async () => {
+      client.launch(addScalarKernel(100), [1, 1, 1], [{ binding: inputs.input.binding(), access: "read-write" }]);
+      return tuner.execute(set, inputs);
+    });
+    expect(f32Values(client.readSync([inputs.input.binding()])?.[0] ?? new Uint8Array()), "the discarded launch wrote nothing").toEqual([1, 2, 3]);
+    const measured = server.launches.filter((l) => l.stream === tuner.measurementClient.stream());
+    expect(measured.length, "the measurement launched").toBeGreaterThan(0);
+    expect(new Set(measured.map((l) => l.mode)), "every measurement launch executed").toEqual(new Set(["execute"]));
+    expect(tuner.cache.get(set.name, set.key(inputs))?.fastest, "validation ran on real results, so the wrong candidate lost").toBe("fast");
+    expect(f32Values(client.readSync([output.binding()])?.[0] ?? new Uint8Array()), "the winner's own launch was discarded").toEqual([0, 0, 0]);
+    expect(server.launches.filter((l) => l.stream === client.stream()).map((l) => l.mode), "the caller's launches were discarded").toEqual([
+      "discard",
+      "discard",
+    ]);
+  });
+
+  it("choose returns the fallback at once, tunes in the background, and returns the winner afterwards", async () => {
+    const { set, tuner, inputs, runs } = harness();
+    expect(tuner.choose(set, inputs).name, "no result yet: the set's fallback (its reference)").toBe("reference");
+    expect(tuner.choose(set, inputs).name, "still pending: the fallback, and no second tuning").toBe("reference");
+    await tuner.idle();
+    expect(tuner.choose(set, inputs).name, "tuned: the winner").toBe("fast");
+    expect(runs.get("fast"), "one tuning: 1 validation + 1 warmup + 3 samples").toBe(5);
+  });
+
+  it("concurrent executes of one unknown key share one tuning", async () => {
+    const { set, tuner, inputs, events } = harness();
+    const outputs = await Promise.all([tuner.execute(set, inputs), tuner.execute(set, inputs)]);
+    expect(events.filter((e) => e.kind === "start").length, "measured once").toBe(1);
+    for (const output of outputs) {
+      expect(f32Values((await tuner.client.read([output.binding()]))[0] ?? new Uint8Array()), "each call ran the winner").toEqual([2, 3, 4]);
+    }
+  });
+
+  it("a failing reference fails the tuning: execute rejects, choose keeps the fallback and reports it", async () => {
+    const { set, tuner, inputs, events } = harness({ referenceFails: true });
+    await expect(tuner.execute(set, inputs), "nothing can be validated").rejects.toBeInstanceOf(AutotuneError);
+    tuner.forget();
+    const other: Inputs = { ...inputs, length: 2 };
+    expect(tuner.choose(set, other).name, "fallback while tuning").toBe("reference");
+    await tuner.idle();
+    expect(events.filter((e) => e.kind === "failed").length, "both failures reached the hook").toBe(2);
+    expect(tuner.choose(set, other).name, "a failed key keeps its fallback without retuning").toBe("reference");
+    expect(events.filter((e) => e.kind === "start").length, "no third tuning started").toBe(2);
+  });
+
+  it("a cached result is reused without measuring again", async () => {
+    const { set, client, inputs, cache } = harness();
+    await cache.set(set.name, set.key(inputs), { fastest: "fast", candidates: [] });
+    const events: TuneProgress[] = [];
+    const tuner = new Tuner(client, { cache, onProgress: (p) => events.push(p) });
+    await tuner.execute(set, inputs);
+    expect(events, "no measurement for a known key").toEqual([]);
+  });
+
+  it("a malformed set throws naming the set and the fix", () => {
+    const base = { name: "bad", key: () => AutotuneKey.raw("k") };
+    const c = { name: "a", run: () => 0 };
+    expect(() => new TunableSet({ ...base, candidates: [] }), "no candidates").toThrow(/"bad" has no candidates/);
+    expect(() => new TunableSet({ ...base, candidates: [c, c] }), "duplicate names").toThrow(/used twice/);
+    expect(() => new TunableSet({ ...base, candidates: [c], reference: "zz" }), "unknown reference").toThrow(/reference "zz"/);
+  });
+});
+
+describe("AutotuneKey", () => {
+  it("is canonical: extra parameters sort by name, and anchoring rounds dims up to powers of two", () => {
+    const a = AutotuneKey.of({ shapes: [[3, 5]], dtypes: ["f32"], extra: { b: 1, a: true } });
+    const b = AutotuneKey.of({ shapes: [[3, 5]], dtypes: ["f32"], extra: { a: true, b: 1 } });
+    expect(a, "order of extra parameters does not matter").toBe(b);
+    expect(AutotuneKey.of({ shapes: [[3, 5]], dtypes: ["f32"], anchor: true }), "anchored").toBe(
+      AutotuneKey.of({ shapes: [[4, 8]], dtypes: ["f32"] }),
+    );
+    expect(a, "dtype is part of the key").not.toBe(AutotuneKey.of({ shapes: [[3, 5]], dtypes: ["f16"], extra: { a: true, b: 1 } }));
+  });
+});

@@ -1,0 +1,300 @@
+/**
+ * The tuner: measures a tunable set's candidates on one device and remembers the fastest.
+ *
+ * @module
+ */
+import { Mutex, StreamId } from "@weft/environment";
+import type { KernelDefinition } from "@weft/server";
+import type { Client } from "../client/client.js";
+import { StreamModeOverride } from "../mode/stream-mode.js";
+import type { AutotuneKey } from "./autotune-key.js";
+import { AutotuneError } from "./errors.js";
+import type { Tunable, TunableSet } from "./tunable.js";
+import { TuneCache } from "./tune-cache.js";
+import type { TuneRecord } from "./tune-store.js";
+
+/** What a progress hook hears; a progress bar advances by `done / total`. */
+export type TuneProgress =
+  | { readonly kind: "start"; readonly set: string; readonly key: AutotuneKey; readonly total: number }
+  | {
+      readonly kind: "candidate";
+      readonly set: string;
+      readonly key: AutotuneKey;
+      readonly candidate: string;
+      readonly done: number;
+      readonly total: number;
+      /** The median time, when the candidate ran and validated. */
+      readonly medianMs?: number;
+      /** Why it was rejected (an error, a wrong result). */
+      readonly rejected?: string;
+    }
+  | { readonly kind: "done"; readonly set: string; readonly key: AutotuneKey; readonly fastest: string }
+  | { readonly kind: "failed"; readonly set: string; readonly key: AutotuneKey; readonly error: unknown };
+
+/** How a {@link Tuner} measures. */
+export interface TunerOptions {
+  /** Where results live; default a {@link TuneCache} for adapter `client.server.name`, persisted. */
+  readonly cache?: TuneCache;
+  /** Runs per candidate before timing starts. Default 2. */
+  readonly warmups?: number;
+  /** Timed runs per candidate; its time is their median. Default 5. */
+  readonly samples?: number;
+  /** Called at each step of every tuning (see {@link TuneProgress}). */
+  readonly onProgress?: (progress: TuneProgress) => void;
+  /** The clock, in milliseconds; default `performance.now`. Injected by deterministic tests. */
+  readonly now?: () => number;
+  /** The stream measurements run on; default a fresh one, so they never mix with callers' work. */
+  readonly stream?: StreamId;
+}
+
+/**
+ * Chooses, per {@link TunableSet} and {@link AutotuneKey}, the fastest candidate that runs and
+ * gives the reference's results, on one device (CubeCL's `LocalTuner`).
+ *
+ * @remarks
+ * **Two entry points.**
+ * - {@link execute}`(set, inputs)` (async): on an unknown key it tunes first (awaitable), then runs
+ *   the winner through the tuner's client. Concurrent calls for one key share one tuning.
+ * - {@link choose}`(set, inputs)` (synchronous — what a backend calls from synchronous fused
+ *   execution): the cached winner, or — while none is known — the set's fallback, and tuning is
+ *   started in the background (inputs made by `set.prepare` now, while the caller's are alive).
+ *   This is CubeCL's wasm "Pending" path: the caller never blocks, and a later call of the same key
+ *   gets the winner once the measurement's promise settled. Background failures go to the progress
+ *   hook (`kind: "failed"`), never to an unhandled rejection; that key then keeps the fallback
+ *   until {@link forget}.
+ * **Measurement.** One tuning at a time (a {@link Mutex}). On its own stream, inside a
+ * `StreamModeOverride('execute', …)`, so it runs even under `'compile-and-autotune'`. The reference
+ * runs first; then each candidate runs once and is validated against it, then `warmups` runs, then
+ * `samples` timed runs, each awaiting `client.sync()`; its time is the median. A candidate that
+ * throws, rejects, or gives a result `validation.equal` refuses is rejected; if the reference itself
+ * fails nothing can be validated and tuning fails with an {@link AutotuneError}.
+ * **State bounds.** `#pending` holds one entry per tuning in flight, removed when it settles;
+ * `#failed` one entry per key whose tuning failed, cleared by {@link forget}.
+ */
+export class Tuner<K extends KernelDefinition = KernelDefinition> {
+  readonly client: Client<K>;
+  readonly cache: TuneCache;
+  readonly #measureClient: Client<K>;
+  readonly #warmups: number;
+  readonly #samples: number;
+  readonly #now: () => number;
+  readonly #onProgress: ((progress: TuneProgress) => void) | undefined;
+  readonly #lock = new Mutex();
+  /** Tunings in flight, by cache key; an entry leaves when its tuning settles. */
+  readonly #pending = new Map<string, Promise<TuneRecord>>();
+  /** Keys whose tuning failed; `choose` keeps their fallback. Cleared by {@link forget}. */
+  readonly #failed = new Set<string>();
+
+  constructor(client: Client<K>, options: TunerOptions = {}) {
+    this.client = client;
+    this.cache = options.cache ?? new TuneCache({ adapter: client.server.name });
+    this.#measureClient = client.withStream(options.stream ?? StreamId.allocate());
+    this.#warmups = options.warmups ?? 2;
+    this.#samples = Math.max(1, options.samples ?? 5);
+    this.#now = options.now ?? (() => performance.now());
+    this.#onProgress = options.onProgress;
+  }
+
+  /** The client measurements launch through: bound to the tuner's measurement stream. */
+  get measurementClient(): Client<K> {
+    return this.#measureClient;
+  }
+
+  /** Tunes `set` for `inputs` when its key is unknown, then runs the winner through {@link client}. */
+  async execute<I, O, V>(set: TunableSet<I, O, V, K>, inputs: I): Promise<O> {
+    const winner = await this.winner(set, inputs);
+    return winner.run(inputs, this.client);
+  }
+
+  /** The winning candidate for `inputs`, tuning first when its key is unknown. */
+  async winner<I, O, V>(set: TunableSet<I, O, V, K>, inputs: I): Promise<Tunable<I, O, K>> {
+    await this.cache.load();
+    const key = set.key(inputs);
+    const known = this.#cached(set, key);
+    if (known !== undefined) return known;
+    const record = await this.#tune(set, key, () => set.prepare(inputs));
+    return this.#resolve(set, key, record);
+  }
+
+  /**
+   * The cached winner, else the set's fallback while tuning runs in the background (see the type
+   * doc). Never blocks and never throws for a tuning failure.
+   */
+  choose<I, O, V>(set: TunableSet<I, O, V, K>, inputs: I): Tunable<I, O, K> {
+    const key = set.key(inputs);
+    const known = this.#cached(set, key);
+    if (known !== undefined) return known;
+    const id = this.#id(set, key);
+    if (!this.#pending.has(id) && !this.#failed.has(id)) {
+      const prepared = set.prepare(inputs);
+      this.#tune(set, key, () => prepared).catch(() => undefined);
+    }
+    return set.fallback;
+  }
+
+  /** Measures `set`'s candidates for `inputs` now, even when a result is cached; stores it. */
+  async tune<I, O, V>(set: TunableSet<I, O, V, K>, inputs: I): Promise<TuneRecord> {
+    return this.#tune(set, set.key(inputs), () => set.prepare(inputs), true);
+  }
+
+  /** Resolves once every tuning started so far (including background ones) has settled. */
+  async idle(): Promise<void> {
+    while (this.#pending.size > 0) {
+      await Promise.allSettled([...this.#pending.values()]);
+    }
+  }
+
+  /** Forgets that tunings failed, so `choose` tries them again. */
+  forget(): void {
+    this.#failed.clear();
+  }
+
+  #id(set: { readonly name: string }, key: AutotuneKey): string {
+    return JSON.stringify([set.name, key]);
+  }
+
+  #cached<I, O, V>(set: TunableSet<I, O, V, K>, key: AutotuneKey): Tunable<I, O, K> | undefined {
+    const record = this.cache.get(set.name, key);
+    return record === undefined ? undefined : set.candidate(record.fastest);
+  }
+
+  #resolve<I, O, V>(set: TunableSet<I, O, V, K>, key: AutotuneKey, record: TuneRecord): Tunable<I, O, K> {
+    const found = set.candidate(record.fastest);
+    if (found === undefined) {
+      throw new AutotuneError(`autotune of "${set.name}" at ${key}: its winner "${record.fastest}" is not a candidate of the set`);
+    }
+    return found;
+  }
+
+  /** Starts (or joins) the tuning of `key`; `force` measures even over a cached result. */
+  #tune<I, O, V>(set: TunableSet<I, O, V, K>, key: AutotuneKey, makeInputs: () => I, force = false): Promise<TuneRecord> {
+    const id = this.#id(set, key);
+    const running = this.#pending.get(id);
+    if (running !== undefined) return running;
+    const inputs = makeInputs();
+    const promise = this.#lock
+      .runExclusive(async () => {
+        await this.cache.load();
+        const cached = this.cache.get(set.name, key);
+        if (!force && cached !== undefined && set.candidate(cached.fastest) !== undefined) return cached;
+        return this.#measure(set, key, inputs);
+      })
+      .then(
+        (record) => {
+          this.#failed.delete(id);
+          return record;
+        },
+        (error: unknown) => {
+          this.#failed.add(id);
+          this.#onProgress?.({ kind: "failed", set: set.name, key, error });
+          throw error;
+        },
+      )
+      .finally(() => {
+        this.#pending.delete(id);
+        set.releaseInputs(inputs);
+      });
+    this.#pending.set(id, promise);
+    return promise;
+  }
+
+  async #measure<I, O, V>(set: TunableSet<I, O, V, K>, key: AutotuneKey, inputs: I): Promise<TuneRecord> {
+    const client = this.#measureClient;
+    const total = set.candidates.length;
+    const order = [set.reference, ...set.candidates.filter((c) => c !== set.reference)];
+    const outcomes = new Map<string, { medianMs?: number; rejected?: string }>();
+    this.#onProgress?.({ kind: "start", set: set.name, key, total });
+    using _measuring = new StreamModeOverride("execute", client);
+    let expected: { value: V } | undefined;
+    let done = 0;
+    for (const candidate of order) {
+      let outcome: { medianMs: number } | { rejected: string };
+      try {
+        const checked = await this.#validate(set, candidate, inputs, client, expected);
+        if (candidate === set.reference && checked.ok) expected = { value: checked.value };
+        outcome = checked.ok ? { medianMs: await this.#time(set, candidate, inputs, client) } : { rejected: checked.reason };
+      } catch (error) {
+        outcome = { rejected: `failed: ${error instanceof Error ? error.message : String(error)}` };
+      }
+      outcomes.set(candidate.name, outcome);
+      done += 1;
+      this.#onProgress?.({ kind: "candidate", set: set.name, key, candidate: candidate.name, done, total, ...outcome });
+      if (candidate === set.reference && "rejected" in outcome) {
+        for (const other of order.slice(1)) {
+          outcomes.set(other.name, { rejected: `not validated: the reference "${set.reference.name}" failed` });
+        }
+        throw new AutotuneError(
+          `autotune of "${set.name}" at ${key}: the reference candidate "${set.reference.name}" ${outcome.rejected}; ` +
+            "no candidate can be validated without it — fix the reference kernel or pick another reference",
+        );
+      }
+    }
+    let fastest: string | undefined;
+    let best = Number.POSITIVE_INFINITY;
+    for (const candidate of set.candidates) {
+      const outcome = outcomes.get(candidate.name);
+      if (outcome?.medianMs !== undefined && outcome.medianMs < best) {
+        best = outcome.medianMs;
+        fastest = candidate.name;
+      }
+    }
+    const candidates = set.candidates.map((c) => ({ name: c.name, ...outcomes.get(c.name) }));
+    if (fastest === undefined) {
+      throw new AutotuneError(
+        `autotune of "${set.name}" at ${key}: every candidate was rejected (` +
+          candidates.map((c) => `${c.name}: ${c.rejected ?? "?"}`).join("; ") +
+          ")",
+      );
+    }
+    const record: TuneRecord = { fastest, candidates };
+    await this.cache.set(set.name, key, record);
+    this.#onProgress?.({ kind: "done", set: set.name, key, fastest });
+    return record;
+  }
+
+  /**
+   * Runs `candidate` once and checks its output: for the reference, that it can be read back
+   * (returned as `value` for the others); for the others, that it equals the reference's.
+   */
+  async #validate<I, O, V>(
+    set: TunableSet<I, O, V, K>,
+    candidate: Tunable<I, O, K>,
+    inputs: I,
+    client: Client<K>,
+    expected: { value: V } | undefined,
+  ): Promise<{ ok: true; value: V } | { ok: false; reason: string }> {
+    const output = await candidate.run(inputs, client);
+    try {
+      await client.sync();
+      const validation = set.validation;
+      if (validation === undefined) return { ok: true, value: undefined as V };
+      const value = await validation.read(output, client);
+      if (expected !== undefined && !validation.equal(expected.value, value)) {
+        return { ok: false, reason: `gave a wrong result (differs from the reference "${set.reference.name}")` };
+      }
+      return { ok: true, value };
+    } finally {
+      set.releaseOutput(output);
+    }
+  }
+
+  /** The median of `samples` timed runs of `candidate`, after `warmups` untimed ones. */
+  async #time<I, O, V>(set: TunableSet<I, O, V, K>, candidate: Tunable<I, O, K>, inputs: I, client: Client<K>): Promise<number> {
+    for (let i = 0; i < this.#warmups; i++) {
+      const output = await candidate.run(inputs, client);
+      await client.sync();
+      set.releaseOutput(output);
+    }
+    const times: number[] = [];
+    for (let i = 0; i < this.#samples; i++) {
+      const start = this.#now();
+      const output = await candidate.run(inputs, client);
+      await client.sync();
+      times.push(this.#now() - start);
+      set.releaseOutput(output);
+    }
+    times.sort((a, b) => a - b);
+    const mid = times.length >> 1;
+    return times.length % 2 === 1 ? (times[mid] ?? 0) : ((times[mid - 1] ?? 0) + (times[mid] ?? 0)) / 2;
+  }
+}
