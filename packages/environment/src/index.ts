@@ -6,6 +6,7 @@
  */
 export { StreamId, Stream, getStreamPolicy, setStreamPolicy, setStreamPolicyFromConfig } from "./stream/stream-id.js";
 export type { StreamPolicy } from "./stream/stream-id.js";
+export { AsyncOverrideError } from "./stream/async-override-error.js";
 export { Deferred } from "./sync/deferred.js";
 export { Mutex } from "./sync/mutex.js";
 export { ReentrancyGuard, ReentrancyError } from "./sync/reentrancy-guard.js";

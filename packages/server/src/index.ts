@@ -1,6 +1,7 @@
 /**
  * `@weft/server`: the compute-server layer. Stream pools, byte-range taint and the error graph,
- * memory management, and the `ComputeServer` interface every device implements.
+ * memory management, the `ComputeServer` interface every device implements, and
+ * `HostComputeServer`, the synchronous host implementation the CPU backend is built on.
  *
  * @module
  */
@@ -23,5 +24,30 @@ export {
   BufferTooBigError,
   DeviceLostError,
   InjectedFaultError,
+  StreamCreationError,
+  InvalidBindingError,
+  ReleasedHandleError,
+  SkippedLaunchError,
 } from "./errors/server-error.js";
 export type { ServerErrorKind } from "./errors/server-error.js";
+export { TaintedReadError } from "./errors/tainted-read-error.js";
+export { ErrorGraph } from "./errors/error-graph.js";
+export type { FailureId } from "./errors/error-graph.js";
+export { FailureStore } from "./errors/failure-store.js";
+export type { ReadFailure } from "./errors/failure-store.js";
+export { StreamPool } from "./stream/stream-pool.js";
+export type { StreamFactory } from "./stream/stream-pool.js";
+export { ByteRangeClaims } from "./stream/stream-memory.js";
+export type { StreamMemory, Claim } from "./stream/stream-memory.js";
+export { taint, taintWith, written } from "./stream/taint.js";
+export type { ComputeStorage } from "./memory/compute-storage.js";
+export type { MemoryConfiguration } from "./memory/memory-configuration.js";
+export { checkMemoryConfiguration } from "./memory/memory-configuration.js";
+export { MemoryManagement } from "./memory/memory-management.js";
+export type { MemoryManagementOptions, ResolvedBinding } from "./memory/memory-management.js";
+export { ManagedMemoryHandle } from "./memory/managed-memory-handle.js";
+export { HostComputeServer, HOST_MEMORY_CONFIGURATION } from "./host/host-compute-server.js";
+export type { FaultSpec, HostComputeServerOptions, HostServerStats } from "./host/host-compute-server.js";
+export type { HostKernel } from "./host/host-kernel.js";
+export { HostStorage } from "./host/host-storage.js";
+export { HostStream } from "./host/host-stream.js";

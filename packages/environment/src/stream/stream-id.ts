@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { InvariantError } from "../errors/weft-error.js";
+import { AsyncOverrideError } from "./async-override-error.js";
 import { asyncScope } from "./async-scope.js";
 
 /**
@@ -85,9 +85,9 @@ export const StreamId = {
    * Runs synchronous `fn` with `id` as the current stream, restoring the previous state (including
    * "no override") on return and on throw, so overrides nest.
    *
-   * @throws InvariantError when `fn` returns a thenable: an override cannot survive an `await`
-   *   (it would leak into whatever task runs next). Use {@link Stream.run} or
-   *   {@link Stream.spawn} for async code.
+   * @throws AsyncOverrideError when `fn` returns a thenable: an override cannot survive an
+   *   `await` (it would leak into whatever task runs next). Use {@link Stream.run} or
+   *   {@link Stream.spawn} for async code. The override is already restored when it throws.
    */
   executes<T>(id: StreamId, fn: () => T): T {
     const previous = override;
@@ -101,14 +101,22 @@ export const StreamId = {
     if (isThenable(result)) {
       // Keep the rejection from going unhandled: the caller gets the thrown error instead.
       (result as PromiseLike<unknown>).then(undefined, () => undefined);
-      throw new InvariantError(
-        "StreamId.executes(id, fn) is for synchronous code, but fn returned a promise; " +
-          "use Stream.run(id, async () => …) or Stream.spawn(async () => …) for async code",
-      );
+      throw new AsyncOverrideError();
     }
     return result;
   },
 };
+
+/** Installs an async scope for `fn`, hiding any synchronous override during its synchronous part. */
+function enterScope<T>(id: StreamId, fn: () => T): T {
+  const previous = override;
+  override = undefined;
+  try {
+    return asyncScope.run(id, fn);
+  } finally {
+    override = previous;
+  }
+}
 
 function isThenable(value: unknown): boolean {
   return (
@@ -141,6 +149,27 @@ export function setStreamPolicyFromConfig(next: StreamPolicy): void {
 }
 
 /**
+ * A snapshot of the process-wide policy state, for `@weft/environment/testing` to restore after a
+ * test. Allocation is deliberately not part of it: ids are never reused, not even across tests.
+ * @internal
+ */
+export interface StreamPolicyState {
+  readonly policy: StreamPolicy;
+  readonly setByUser: boolean;
+}
+
+/** The current {@link StreamPolicyState}. @internal */
+export function captureStreamPolicyState(): StreamPolicyState {
+  return { policy, setByUser: policySetByUser };
+}
+
+/** Puts back a state taken by {@link captureStreamPolicyState}. @internal */
+export function restoreStreamPolicyState(state: StreamPolicyState): void {
+  policy = state.policy;
+  policySetByUser = state.setByUser;
+}
+
+/**
  * Running code on streams.
  *
  * @remarks
@@ -155,9 +184,13 @@ export function setStreamPolicyFromConfig(next: StreamPolicy): void {
 export const Stream = {
   /**
    * Runs `fn` with `id` as the current stream for its whole async lifetime, nested scopes included.
+   *
+   * The innermost scope wins: a `Stream.run` nested inside {@link StreamId.executes} hides the
+   * outer synchronous override while its own synchronous part runs, so `fn` sees `id` before and
+   * after its first `await` alike. The outer override is back when `run` returns.
    */
   run<T>(id: StreamId, fn: () => T): T {
-    return asyncScope.run(id, fn);
+    return enterScope(id, fn);
   },
 
   /**
@@ -166,7 +199,7 @@ export const Stream = {
    */
   spawn<T>(fn: () => T): T {
     const id = policy === "per-task" ? StreamId.allocate() : StreamId.DEFAULT;
-    return asyncScope.run(id, fn);
+    return enterScope(id, fn);
   },
 
   /** Whether async scopes survive `await` here (Node, or a browser with `AsyncContext`). */

@@ -12,6 +12,10 @@ export type ServerErrorKind =
   | "stream-creation" // a backend stream could not be created
   | "injected" // a fault injected by a test hook
   | "io" // a read or write that failed
+  | "tainted" // a read of bytes a failed launch was to write (see TaintedReadError)
+  | "skipped" // a launch that did not run because an input was tainted
+  | "invalid-binding" // a binding outside its allocation, or of memory that was freed
+  | "released" // a handle used after its last release, or released twice
   | "unhealthy" // an aggregate of earlier failures
   | "generic";
 
@@ -79,4 +83,55 @@ export class InjectedFaultError extends ServerError {
   constructor(what: string, options?: ErrorOptions) {
     super("injected", `injected fault: ${what}`, options);
   }
+}
+
+/**
+ * A backend stream could not be created (`StreamPool.getMut` when the factory failed). Permanent
+ * for that device: the cause says why (a poisoned device, an exhausted driver).
+ */
+export class StreamCreationError extends ServerError {
+  constructor(cause: unknown) {
+    super("stream-creation", `a stream could not be created: ${describeError(cause)}`, { cause });
+  }
+}
+
+/**
+ * A binding that does not name live bytes: outside its allocation, of an allocation already freed,
+ * or of data whose length does not match. Thrown synchronously at the call; nothing changed.
+ */
+export class InvalidBindingError extends ServerError {
+  constructor(op: string, detail: string) {
+    super("invalid-binding", `${op}: ${detail}`);
+  }
+}
+
+/**
+ * A memory handle used after its last `release()`, or released once too often. A bug in the
+ * caller's ownership: retain once per holder, release once per holder.
+ */
+export class ReleasedHandleError extends ServerError {
+  constructor(op: string, allocation: number) {
+    super(
+      "released",
+      `${op}: allocation ${allocation} was already released; retain() the handle for each holder ` +
+        "and release() it exactly once per holder",
+    );
+  }
+}
+
+/**
+ * The failure recorded for a launch that did not run because one of its inputs was tainted.
+ * Its `cause` is the root error; the `ErrorGraph` links it to the failure it read.
+ */
+export class SkippedLaunchError extends ServerError {
+  constructor(what: string, root: ServerError) {
+    super("skipped", `${what} did not run: an input it reads was never written (${root.message})`, {
+      cause: root,
+    });
+  }
+}
+
+/** A one-line description of anything thrown. */
+export function describeError(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

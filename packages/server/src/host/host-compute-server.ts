@@ -1,0 +1,358 @@
+import { ReentrancyGuard, type StreamId } from "@weft/environment";
+import type { BufferBinding } from "../binding.js";
+import type { ComputeServer, CubeCount, KernelBinding, LaunchMode, MemoryUsage } from "../compute-server.js";
+import { FailureStore } from "../errors/failure-store.js";
+import { ErrorGraph } from "../errors/error-graph.js";
+import {
+  InjectedFaultError,
+  InvalidBindingError,
+  LaunchError,
+  OutOfMemoryError,
+  ServerError,
+  ValidationError,
+  describeError,
+} from "../errors/server-error.js";
+import type { ManagedMemoryHandle } from "../memory/managed-memory-handle.js";
+import type { MemoryConfiguration } from "../memory/memory-configuration.js";
+import type { MemoryManagement } from "../memory/memory-management.js";
+import { StreamPool } from "../stream/stream-pool.js";
+import type { HostKernel } from "./host-kernel.js";
+import { HostStorage } from "./host-storage.js";
+import { HostStream } from "./host-stream.js";
+
+/** A fault for {@link HostComputeServer.injectFault}. */
+export type FaultSpec =
+  /** Fail the `launch`-th launch that would run from now (1 = the next) with `InjectedFaultError`. */
+  | { readonly launch: number }
+  /** Fail the `allocation`-th `empty`/`create` from now with `OutOfMemoryError`. */
+  | { readonly allocation: number }
+  /** Fail every launch of the kernel with this key until `clearFaults()`. */
+  | { readonly kernelKey: string };
+
+/** Options of a {@link HostComputeServer}. */
+export interface HostComputeServerOptions {
+  /** Name for logs; default `"host"`. */
+  readonly name?: string;
+  /** Overrides of {@link HOST_MEMORY_CONFIGURATION}. */
+  readonly memory?: Partial<MemoryConfiguration>;
+  /** Regular stream slots; default 32. */
+  readonly maxStreams?: number;
+  /** Total host bytes pages may take; beyond it allocations throw `OutOfMemoryError`. */
+  readonly capacity?: number;
+}
+
+/** Counters of what the server did, for tests of the layers above. Only grow. */
+export interface HostServerStats {
+  /** Launches whose kernel ran (successfully or not). */
+  readonly launched: number;
+  /** Launches not run because an input was tainted. */
+  readonly skipped: number;
+  /** Launches that failed (kernel threw, injected fault, compile error). */
+  readonly failed: number;
+  /** Launches in `discard` mode (compiled only). */
+  readonly discarded: number;
+  /** Distinct kernel keys compiled. */
+  readonly compiled: number;
+}
+
+/** Defaults for host memory: 4 MiB pages, 16-byte alignment, 2 GiB largest buffer. */
+export const HOST_MEMORY_CONFIGURATION: MemoryConfiguration = {
+  pageSize: 4 * 1024 * 1024,
+  alignment: 16,
+  maxAllocation: 2 ** 31,
+};
+
+/**
+ * A complete, synchronous {@link ComputeServer} over host `ArrayBuffer`s: the CPU backend is built
+ * on it, and `DummyServer` (`@weft/server/testing`) extends it for the tests of every layer.
+ *
+ * @remarks
+ * **Structure.** A {@link StreamPool} of {@link HostStream}s (each with its `MemoryManagement`
+ * and `ByteRangeClaims`), one {@link ErrorGraph} behind a {@link FailureStore}.
+ * **Launch** (the error contract of `ComputeServer`, seed 002):
+ * 1. `discard` → compile only; memory and claims untouched.
+ * 2. Compile (`kernel.validate`, once per key); a compile error fails the launch (step 5).
+ * 3. A read (`read`/`read-write`) claimed by a failure → the launch is skipped and its writes are
+ *    claimed by a failure caused by that one.
+ * 4. An injected fault fails the launch.
+ * 5. Run `kernel.run(views, uniforms)` with every binding pinned; a throw taints exactly the write
+ *    bindings (non-`ServerError`s wrapped in `LaunchError`, cause kept).
+ * 6. Success → the writes' claims are released (`written`).
+ * `launch` throws only for misuse (a binding that is not live, a bad count); device-side failures
+ * are recorded and surface at the read of the bytes they taint.
+ * **Synchronous.** Every launch runs before `launch` returns, so `flush` has nothing to submit and
+ * `sync` resolves at once; reads answer synchronously too (`readSync`).
+ * **Re-entrancy.** A kernel calling back into the server throws `ReentrancyError` (recorded as
+ * that launch's failure).
+ */
+export class HostComputeServer implements ComputeServer<HostKernel> {
+  readonly name: string;
+  readonly storage: HostStorage;
+  readonly config: MemoryConfiguration;
+  readonly pool: StreamPool<HostStream>;
+  readonly failures: FailureStore<HostStream>;
+  readonly #guard: ReentrancyGuard;
+  /** Keys compiled successfully; grows with the distinct kernels launched or compiled. */
+  readonly #compiled = new Set<string>();
+  /** Ordinals (of `#launchOrdinal`) of launches to fail; each removed when reached. */
+  readonly #launchFaults = new Set<number>();
+  /** Ordinals (of `#allocationOrdinal`) of allocations to fail; each removed when reached. */
+  readonly #allocationFaults = new Set<number>();
+  /** Kernel keys whose every launch fails; cleared by `clearFaults`. */
+  readonly #kernelFaults = new Set<string>();
+  #launchOrdinal = 0;
+  #allocationOrdinal = 0;
+  #stats = { launched: 0, skipped: 0, failed: 0, discarded: 0 };
+
+  constructor(options: HostComputeServerOptions = {}) {
+    this.name = options.name ?? "host";
+    this.config = { ...HOST_MEMORY_CONFIGURATION, ...options.memory };
+    this.storage = new HostStorage(options.capacity);
+    const graph = new ErrorGraph();
+    this.pool = new StreamPool<HostStream>(
+      { create: (slot) => new HostStream(slot, this.storage, this.config, graph) },
+      options.maxStreams ?? 32,
+      0,
+    );
+    this.failures = new FailureStore(this.pool, graph);
+    this.#guard = new ReentrancyGuard(`${this.name} compute server`);
+  }
+
+  /** The error graph of every stream's failures. */
+  get graph(): ErrorGraph {
+    return this.failures.graph;
+  }
+
+  empty(size: number, stream: StreamId): ManagedMemoryHandle {
+    return this.#guard.enter(() => this.#reserve(size, stream));
+  }
+
+  create(data: Uint8Array, stream: StreamId): ManagedMemoryHandle {
+    return this.#guard.enter(() => {
+      const handle = this.#reserve(data.byteLength, stream);
+      this.#upload(handle.binding(), data);
+      return handle;
+    });
+  }
+
+  write(binding: BufferBinding, data: Uint8Array, stream: StreamId): void {
+    this.#guard.enter(() => {
+      this.pool.getOrCreate(stream);
+      this.#upload(binding, data);
+    });
+  }
+
+  read(bindings: readonly BufferBinding[], stream: StreamId): Promise<Uint8Array[]> {
+    try {
+      return Promise.resolve(this.readSync(bindings, stream));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * Copies of the bindings' bytes.
+   * @throws TaintedReadError when a failure claims any byte read (naming the root cause and chain).
+   */
+  readSync(bindings: readonly BufferBinding[], stream: StreamId): Uint8Array[] {
+    return this.#guard.enter(() => {
+      this.pool.getOrCreate(stream);
+      const views = bindings.map((binding) => this.#view("read", binding));
+      const error = this.failures.readError(bindings);
+      if (error) throw error;
+      return views.map((view) => view.slice());
+    });
+  }
+
+  compile(kernel: HostKernel): void {
+    this.#guard.enter(() => this.#compile(kernel));
+  }
+
+  launch(
+    kernel: HostKernel,
+    count: CubeCount,
+    bindings: readonly KernelBinding[],
+    stream: StreamId,
+    mode: LaunchMode,
+    uniforms?: Uint8Array,
+  ): void {
+    this.#guard.enter(() => this.#launch(kernel, count, bindings, stream, mode, uniforms));
+  }
+
+  flush(stream: StreamId): void {
+    // Launches ran when recorded: nothing is waiting to be submitted.
+    void stream;
+  }
+
+  sync(stream: StreamId): Promise<void> {
+    void stream;
+    return Promise.resolve();
+  }
+
+  memoryUsage(): MemoryUsage {
+    const total = { bytesInUse: 0, bytesReserved: 0, pages: 0, slices: 0, liveAllocations: 0 };
+    for (const s of this.pool.streams()) {
+      const usage = s.memory.usage();
+      total.bytesInUse += usage.bytesInUse;
+      total.bytesReserved += usage.bytesReserved;
+      total.pages += usage.pages;
+      total.slices += usage.slices;
+      total.liveAllocations += usage.liveAllocations;
+    }
+    return total;
+  }
+
+  /** Gives free pages back on every stream (see `MemoryManagement.cleanup`). */
+  memoryCleanup(force: boolean): void {
+    for (const s of this.pool.streams()) s.memory.cleanup(force);
+  }
+
+  /**
+   * Pins `binding` in the memory of the stream that allocated it (a cross-stream reader's pin);
+   * call the returned function once the reader's work is done.
+   */
+  pin(binding: BufferBinding): () => void {
+    return this.#memoryOf("pin", binding).pin(binding);
+  }
+
+  /** Schedules a fault (see {@link FaultSpec}). Faults add up; `clearFaults` removes them all. */
+  injectFault(spec: FaultSpec): void {
+    if ("kernelKey" in spec) {
+      this.#kernelFaults.add(spec.kernelKey);
+      return;
+    }
+    const n = "launch" in spec ? spec.launch : spec.allocation;
+    if (!Number.isSafeInteger(n) || n < 1) {
+      throw new RangeError(`injectFault: the ordinal must be a positive integer (1 = the next one), got ${n}`);
+    }
+    if ("launch" in spec) this.#launchFaults.add(this.#launchOrdinal + n);
+    else this.#allocationFaults.add(this.#allocationOrdinal + n);
+  }
+
+  /** Removes every scheduled fault. */
+  clearFaults(): void {
+    this.#launchFaults.clear();
+    this.#allocationFaults.clear();
+    this.#kernelFaults.clear();
+  }
+
+  /** What the server did so far. */
+  stats(): HostServerStats {
+    return { ...this.#stats, compiled: this.#compiled.size };
+  }
+
+  #reserve(size: number, stream: StreamId): ManagedMemoryHandle {
+    const memory = this.pool.getOrCreate(stream).memory;
+    const ordinal = ++this.#allocationOrdinal;
+    if (this.#allocationFaults.delete(ordinal)) {
+      throw new OutOfMemoryError(size, { cause: new InjectedFaultError(`allocation #${ordinal} of ${size} bytes`) });
+    }
+    return memory.reserve(size, stream);
+  }
+
+  #upload(binding: BufferBinding, data: Uint8Array): void {
+    const view = this.#view("write", binding);
+    if (data.byteLength !== binding.size) {
+      throw new InvalidBindingError(
+        "write",
+        `${data.byteLength} bytes of data for a binding of ${binding.size} bytes; pass exactly the binding's size`,
+      );
+    }
+    view.set(data);
+    this.failures.written([binding]);
+  }
+
+  #compile(kernel: HostKernel): void {
+    if (this.#compiled.has(kernel.key)) return;
+    try {
+      kernel.validate?.();
+    } catch (error) {
+      if (error instanceof ServerError) throw error;
+      throw new ValidationError(`kernel "${kernel.key}" failed to compile: ${describeError(error)}`, { cause: error });
+    }
+    this.#compiled.add(kernel.key);
+  }
+
+  #launch(
+    kernel: HostKernel,
+    count: CubeCount,
+    bindings: readonly KernelBinding[],
+    stream: StreamId,
+    mode: LaunchMode,
+    uniforms: Uint8Array | undefined,
+  ): void {
+    if (count.length !== 3 || !count.every((n) => Number.isSafeInteger(n) && n >= 0)) {
+      throw new LaunchError(`launch of "${kernel.key}": count must be three non-negative integers, got [${count.join(", ")}]`);
+    }
+    this.pool.getOrCreate(stream);
+    // Misuse is thrown before anything is recorded: every binding must name live bytes.
+    for (const { binding } of bindings) this.#memoryOf("launch", binding).resolve(binding);
+    const reads = bindings.filter((b) => b.access !== "write").map((b) => b.binding);
+    const writes = bindings.filter((b) => b.access !== "read").map((b) => b.binding);
+
+    if (mode === "discard") {
+      this.#stats.discarded++;
+      this.#compile(kernel);
+      return;
+    }
+    if (count[0] * count[1] * count[2] === 0) return;
+    try {
+      this.#compile(kernel);
+    } catch (error) {
+      this.#fail(error as ServerError, writes);
+      return;
+    }
+    const readFailure = this.failures.checkReads(reads);
+    if (readFailure) {
+      this.#stats.skipped++;
+      this.failures.skipLaunch(readFailure, writes, `kernel "${kernel.key}"`);
+      return;
+    }
+    const ordinal = ++this.#launchOrdinal;
+    if (this.#launchFaults.delete(ordinal)) {
+      this.#fail(new InjectedFaultError(`launch #${ordinal} (kernel "${kernel.key}")`), writes);
+      return;
+    }
+    if (this.#kernelFaults.has(kernel.key)) {
+      this.#fail(new InjectedFaultError(`every launch of kernel "${kernel.key}"`), writes);
+      return;
+    }
+    const unpins = bindings.map(({ binding }) => this.#memoryOf("launch", binding).pin(binding));
+    this.#stats.launched++;
+    try {
+      kernel.run(
+        bindings.map(({ binding }) => this.#view("launch", binding)),
+        uniforms,
+      );
+    } catch (error) {
+      this.#fail(
+        error instanceof ServerError
+          ? error
+          : new LaunchError(`kernel "${kernel.key}" failed: ${describeError(error)}`, { cause: error }),
+        writes,
+      );
+      return;
+    } finally {
+      for (const unpin of unpins) unpin();
+    }
+    this.failures.written(writes);
+  }
+
+  #fail(error: ServerError, writes: readonly BufferBinding[]): void {
+    this.#stats.failed++;
+    this.failures.failLaunch(error, writes);
+  }
+
+  #memoryOf(op: string, binding: BufferBinding): MemoryManagement<ArrayBuffer> {
+    const owner = this.pool.tryGet(binding.stream);
+    if (!owner) {
+      throw new InvalidBindingError(op, `binding names stream ${binding.stream}, which never allocated memory here`);
+    }
+    return owner.memory;
+  }
+
+  #view(op: string, binding: BufferBinding): Uint8Array {
+    const { resource, offset, size } = this.#memoryOf(op, binding).resolve(binding);
+    return new Uint8Array(resource, offset, size);
+  }
+}

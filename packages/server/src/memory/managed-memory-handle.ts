@@ -1,0 +1,96 @@
+import type { StreamId } from "@weft/environment";
+import type { AllocationId, BufferBinding } from "../binding.js";
+import type { MemoryHandle } from "../compute-server.js";
+import { InvalidBindingError, ReleasedHandleError } from "../errors/server-error.js";
+
+/**
+ * The bookkeeping of one live allocation, shared by its handle and its manager.
+ * @internal
+ */
+export interface AllocationState {
+  readonly id: AllocationId;
+  /** Requested size in bytes (the slice may be larger, rounded to the alignment). */
+  readonly size: number;
+  readonly stream: StreamId;
+  /** Holders of the handle; `canMut ⇔ handleRefs === 1`. */
+  handleRefs: number;
+  /** Pins: in-flight launches and cross-stream readers. They keep the slice, not `canMut`. */
+  bindingRefs: number;
+  /** Set once the slice went back to its page; nothing may use the state afterwards. */
+  freed: boolean;
+}
+
+/** What a handle tells its manager. @internal */
+export interface HandleOwner {
+  /** Called when a count reached zero; frees the slice when both did. */
+  maybeFree(state: AllocationState): void;
+}
+
+/**
+ * A reference-counted handle on one allocation of a {@link MemoryManagement}: the
+ * {@link MemoryHandle} every server hands out.
+ *
+ * @remarks
+ * **Counts.** Starts at one reference. `retain()` per extra holder, `release()` once per holder.
+ * `canMut()` ⇔ exactly one reference (bindings do not count: a pin keeps memory alive, it does not
+ * share ownership). The slice is reused only when no reference and no pin remain.
+ * **Misuse.** Any use after the last release, and a release past zero, throw
+ * {@link ReleasedHandleError}; a binding outside the allocation throws {@link InvalidBindingError}.
+ */
+export class ManagedMemoryHandle implements MemoryHandle {
+  readonly #state: AllocationState;
+  readonly #owner: HandleOwner;
+
+  constructor(state: AllocationState, owner: HandleOwner) {
+    this.#state = state;
+    this.#owner = owner;
+  }
+
+  get allocation(): AllocationId {
+    return this.#state.id;
+  }
+
+  get size(): number {
+    return this.#state.size;
+  }
+
+  get stream(): StreamId {
+    return this.#state.stream;
+  }
+
+  get refs(): number {
+    return this.#state.handleRefs;
+  }
+
+  retain(): void {
+    this.#alive("retain");
+    this.#state.handleRefs++;
+  }
+
+  release(): void {
+    this.#alive("release");
+    this.#state.handleRefs--;
+    if (this.#state.handleRefs === 0) this.#owner.maybeFree(this.#state);
+  }
+
+  canMut(): boolean {
+    this.#alive("canMut");
+    return this.#state.handleRefs === 1;
+  }
+
+  binding(offset = 0, size = this.#state.size - offset): BufferBinding {
+    this.#alive("binding");
+    if (!Number.isSafeInteger(offset) || !Number.isSafeInteger(size) || offset < 0 || size < 0 || offset + size > this.#state.size) {
+      throw new InvalidBindingError(
+        "MemoryHandle.binding",
+        `bytes [${offset}, ${offset + size}) are outside allocation ${this.#state.id} of ${this.#state.size} bytes; ` +
+          "bind a range inside the allocation",
+      );
+    }
+    return { allocation: this.#state.id, offset, size, stream: this.#state.stream };
+  }
+
+  #alive(op: string): void {
+    if (this.#state.handleRefs <= 0) throw new ReleasedHandleError(`MemoryHandle.${op}`, this.#state.id);
+  }
+}

@@ -1,0 +1,162 @@
+import { StreamId } from "@weft/environment";
+import { describe, expect, it } from "vitest";
+import type { AllocationId } from "../binding.js";
+import { BufferTooBigError, InvalidBindingError, OutOfMemoryError, ReleasedHandleError } from "../errors/server-error.js";
+import type { ComputeStorage } from "./compute-storage.js";
+import { MemoryManagement } from "./memory-management.js";
+
+/** Storage handing out numbered resources, with a byte capacity. */
+class FakeStorage implements ComputeStorage<{ id: number; size: number }> {
+  next = 0;
+  held = 0;
+  deallocs = 0;
+  constructor(public capacity = Number.POSITIVE_INFINITY) {}
+  alloc(size: number) {
+    if (this.held + size > this.capacity) throw new OutOfMemoryError(size);
+    this.held += size;
+    return { id: this.next++, size };
+  }
+  dealloc(resource: { size: number }) {
+    this.held -= resource.size;
+    this.deallocs++;
+  }
+}
+
+function setup(capacity?: number, onFree?: (a: AllocationId) => void) {
+  const storage = new FakeStorage(capacity);
+  const memory = new MemoryManagement(storage, { pageSize: 256, alignment: 16, maxAllocation: 4096 }, StreamId.of(0), onFree ? { onFree } : {});
+  return { storage, memory };
+}
+
+describe("MemoryManagement", () => {
+  it("splits pages into first-fit aligned slices", () => {
+    const { memory } = setup();
+    const a = memory.reserve(10);
+    const b = memory.reserve(20);
+    const ra = memory.resolve(a.binding());
+    const rb = memory.resolve(b.binding());
+    expect(ra.resource, "both fit one page").toBe(rb.resource);
+    expect(ra.offset).toBe(0);
+    expect(rb.offset, "slices start at multiples of the alignment").toBe(16);
+    expect(memory.usage()).toEqual({ bytesInUse: 30, bytesReserved: 256, pages: 1, slices: 3, liveAllocations: 2 });
+  });
+
+  it("a slice is reused only when no handle and no binding refers to it", () => {
+    const { memory } = setup();
+    const a = memory.reserve(64);
+    const offset = memory.resolve(a.binding()).offset;
+    const unpin = memory.pin(a.binding());
+    a.release();
+    const b = memory.reserve(64);
+    expect(memory.resolve(b.binding()).offset, "handle released but binding pinned → not reused").not.toBe(offset);
+    unpin();
+    const c = memory.reserve(64);
+    expect(memory.resolve(c.binding()).offset, "both gone → the slice is reused").toBe(offset);
+  });
+
+  it("a cross-stream pin keeps memory after the owner released it, until the reader unpins", () => {
+    const freed: AllocationId[] = [];
+    const { memory } = setup(undefined, (a) => freed.push(a));
+    const h = memory.reserve(32);
+    const readerPin = memory.pin(h.binding(0, 16));
+    h.release();
+    expect(memory.isLive(h.allocation), "the reader's work may still read it").toBe(true);
+    expect(memory.resolve({ allocation: h.allocation, offset: 0, size: 16, stream: h.stream }).size).toBe(16);
+    readerPin();
+    expect(freed, "freed exactly once, when the last pin went").toEqual([h.allocation]);
+    expect(() => readerPin(), "unpinning twice is refused").toThrow(ReleasedHandleError);
+  });
+
+  it("canMut is true exactly when one handle reference exists; pins do not count", () => {
+    const { memory } = setup();
+    const h = memory.reserve(16);
+    expect(h.canMut()).toBe(true);
+    h.retain();
+    expect(h.canMut(), "a shared handle is never written in place").toBe(false);
+    h.release();
+    const unpin = memory.pin(h.binding());
+    expect(h.canMut(), "a binding keeps the slice, not ownership").toBe(true);
+    unpin();
+  });
+
+  it("use after the final release and double release throw clear errors", () => {
+    const { memory } = setup();
+    const h = memory.reserve(16);
+    h.release();
+    expect(() => h.release(), "double release").toThrow(ReleasedHandleError);
+    expect(() => h.binding(), "binding after release").toThrow(/already released/);
+    expect(() => h.canMut()).toThrow(ReleasedHandleError);
+    expect(() => h.retain()).toThrow(ReleasedHandleError);
+  });
+
+  it("bindings outside the allocation are refused", () => {
+    const { memory } = setup();
+    const h = memory.reserve(16);
+    expect(() => h.binding(8, 16)).toThrow(InvalidBindingError);
+    expect(() => memory.resolve({ ...h.binding(), size: 17 })).toThrow(InvalidBindingError);
+    expect(() => memory.resolve({ ...h.binding(), allocation: 999_999 as AllocationId })).toThrow(/not live/);
+  });
+
+  it("allocations larger than pageSize get a dedicated page; cleanup(false) frees it, not regular pages", () => {
+    const { memory, storage } = setup();
+    const small = memory.reserve(16);
+    const big = memory.reserve(1000);
+    expect(memory.usage().pages).toBe(2);
+    expect(memory.usage().bytesReserved, "a dedicated page has the aligned size").toBe(256 + 1008);
+    big.release();
+    small.release();
+    memory.cleanup(false);
+    expect(memory.usage().pages, "only the dedicated page went").toBe(1);
+    memory.cleanup(true);
+    expect(memory.usage().pages, "force frees every fully free page").toBe(0);
+    expect(storage.held).toBe(0);
+  });
+
+  it("cleanup keeps pages that still hold a live slice", () => {
+    const { memory } = setup();
+    const a = memory.reserve(16);
+    memory.cleanup(true);
+    expect(memory.usage().pages).toBe(1);
+    a.release();
+  });
+
+  it("freed neighbours coalesce so a large slice fits again", () => {
+    const { memory } = setup();
+    const hs = [0, 1, 2, 3].map(() => memory.reserve(64));
+    for (const h of hs) h.release();
+    expect(memory.usage().slices, "four freed slices merge into one").toBe(1);
+    const whole = memory.reserve(256);
+    expect(memory.usage().pages, "the merged page serves a page-sized slice").toBe(1);
+    whole.release();
+  });
+
+  it("maxAllocation → BufferTooBigError", () => {
+    const { memory } = setup();
+    expect(() => memory.reserve(4097)).toThrow(BufferTooBigError);
+  });
+
+  it("OutOfMemoryError from storage → cleanup(true) and retry once, then rethrow", () => {
+    const { memory, storage } = setup(512);
+    const a = memory.reserve(200);
+    const b = memory.reserve(200); // a second regular page: storage is full
+    b.release(); // …and that page is fully free
+    expect(() => memory.reserve(1000), "a 1008-byte page does not fit even after the reclaim").toThrow(OutOfMemoryError);
+    expect(storage.deallocs, "the retry reclaimed the fully free page first").toBe(1);
+    expect(memory.usage().pages, "the live page was kept").toBe(1);
+    a.release();
+  });
+
+  it("the retry after a reclaim succeeds when the freed page was what stood in the way", () => {
+    const { memory, storage } = setup(600);
+    const a = memory.reserve(200);
+    const b = memory.reserve(200);
+    b.release();
+    // 512 bytes held; a 304-byte dedicated page fits only once the free page is given back.
+    const c = memory.reserve(300);
+    expect(storage.deallocs, "the free page was given back to make room").toBe(1);
+    expect(memory.usage().pages).toBe(2);
+    expect(storage.held).toBe(256 + 304);
+    a.release();
+    c.release();
+  });
+});

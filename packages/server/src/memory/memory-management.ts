@@ -1,0 +1,242 @@
+import { type StreamId, invariant } from "@weft/environment";
+import type { AllocationId, BufferBinding } from "../binding.js";
+import type { MemoryUsage } from "../compute-server.js";
+import { BufferTooBigError, InvalidBindingError, OutOfMemoryError, ReleasedHandleError } from "../errors/server-error.js";
+import type { ComputeStorage } from "./compute-storage.js";
+import { type AllocationState, type HandleOwner, ManagedMemoryHandle } from "./managed-memory-handle.js";
+import { type MemoryConfiguration, checkMemoryConfiguration } from "./memory-configuration.js";
+
+/** Process-wide allocation counter: ids are never reused, across every manager. */
+let nextAllocation = 1;
+
+/** A contiguous range of a page: free (`allocation` undefined) or held by one allocation. */
+interface Slice {
+  offset: number;
+  size: number;
+  allocation: AllocationState | undefined;
+}
+
+/** One storage resource, split into slices that tile it exactly, sorted by offset. */
+interface Page<R> {
+  readonly resource: R;
+  readonly size: number;
+  /** A page made for one allocation larger than `pageSize`. */
+  readonly dedicated: boolean;
+  readonly slices: Slice[];
+}
+
+/** Where a binding's bytes live in storage. */
+export interface ResolvedBinding<R> {
+  readonly resource: R;
+  /** Byte offset of the binding's first byte in `resource`. */
+  readonly offset: number;
+  readonly size: number;
+}
+
+/** Optional hooks of a {@link MemoryManagement}. */
+export interface MemoryManagementOptions {
+  /**
+   * Called once when an allocation's slice goes back to its page (no handle, no pin left), e.g.
+   * so the stream drops the allocation's taint claims.
+   */
+  readonly onFree?: (allocation: AllocationId) => void;
+}
+
+/**
+ * One stream's memory: pages from a {@link ComputeStorage}, split into first-fit slices, handed
+ * out as {@link ManagedMemoryHandle}s with explicit counts (CubeCL's `MemoryManagement` with a
+ * sliced pool and an exclusive pool for large buffers).
+ *
+ * @remarks
+ * **Reserve.** Sizes are rounded up to `alignment`. Up to `pageSize`: the first free slice that
+ * fits, in page order, split (the remainder stays free); else a new page. Larger: a free dedicated
+ * page of at most twice the size, else a new dedicated page. Over `maxAllocation`:
+ * `BufferTooBigError`. When storage throws `OutOfMemoryError`, every fully free page is given
+ * back (`cleanup(true)`) and the allocation retried once; a second failure is rethrown.
+ * **Reuse.** A slice is reused only when no handle reference *and* no pin (binding ref) remains.
+ * Pins cover in-flight launches and cross-stream readers: a binding read by another stream stays
+ * pinned until that stream's work is done, and the backend calls `unpin` then (P14).
+ * **Free.** A freed slice merges with free neighbours, so a page's slices always tile it.
+ * **Bounded.** `#live` holds exactly the allocations with a reference or a pin; pages only grow on
+ * a reserve nothing free could serve and shrink on `cleanup`.
+ */
+export class MemoryManagement<R> implements HandleOwner {
+  /** Pages in allocation order; removed only by `cleanup`. */
+  readonly #pages: Page<R>[] = [];
+  /** Live allocations (a reference or a pin) and their slices. Removed when freed. */
+  readonly #live = new Map<AllocationId, { state: AllocationState; slice: Slice; page: Page<R> }>();
+  readonly #onFree: ((allocation: AllocationId) => void) | undefined;
+
+  constructor(
+    readonly storage: ComputeStorage<R>,
+    readonly config: MemoryConfiguration,
+    /** The stream whose memory this is; the default stamp on handles and bindings. */
+    readonly stream: StreamId,
+    options: MemoryManagementOptions = {},
+  ) {
+    checkMemoryConfiguration(config);
+    this.#onFree = options.onFree;
+  }
+
+  /**
+   * Reserves `size` bytes. The handle starts with one reference; its bindings name `stream`
+   * (default: this manager's stream — pass the caller's id when several ids share a pool slot).
+   */
+  reserve(size: number, stream: StreamId = this.stream): ManagedMemoryHandle {
+    if (!Number.isSafeInteger(size) || size < 0) {
+      throw new RangeError(`MemoryManagement.reserve: size must be a non-negative integer, got ${size}`);
+    }
+    if (size > this.config.maxAllocation) throw new BufferTooBigError(size, this.config.maxAllocation);
+    const sliceSize = Math.max(this.#align(size), this.config.alignment);
+    const found = this.#findFree(sliceSize) ?? this.#newPage(sliceSize);
+    const state: AllocationState = {
+      id: nextAllocation++ as AllocationId,
+      size,
+      stream,
+      handleRefs: 1,
+      bindingRefs: 0,
+      freed: false,
+    };
+    const { page, index } = found;
+    const slice = page.slices[index];
+    invariant(slice && slice.allocation === undefined && slice.size >= sliceSize, "reserve: chosen slice is free and fits");
+    if (slice.size > sliceSize) {
+      page.slices.splice(index + 1, 0, { offset: slice.offset + sliceSize, size: slice.size - sliceSize, allocation: undefined });
+      slice.size = sliceSize;
+    }
+    slice.allocation = state;
+    this.#live.set(state.id, { state, slice, page });
+    return new ManagedMemoryHandle(state, this);
+  }
+
+  /** Where `binding`'s bytes live. Throws {@link InvalidBindingError} when they are not live here. */
+  resolve(binding: BufferBinding): ResolvedBinding<R> {
+    const entry = this.#entry("resolve", binding);
+    return { resource: entry.page.resource, offset: entry.slice.offset + binding.offset, size: binding.size };
+  }
+
+  /** Whether `allocation` is live (a reference or a pin) in this manager. */
+  isLive(allocation: AllocationId): boolean {
+    return this.#live.has(allocation);
+  }
+
+  /**
+   * Pins `binding`'s allocation (a binding ref) until the returned function is called: its slice is
+   * not reused even after its last handle is released. Call `unpin` exactly once.
+   */
+  pin(binding: BufferBinding): () => void {
+    const { state } = this.#entry("pin", binding);
+    state.bindingRefs++;
+    let done = false;
+    return () => {
+      if (done) throw new ReleasedHandleError("unpin (called twice)", state.id);
+      done = true;
+      state.bindingRefs--;
+      if (state.bindingRefs === 0) this.maybeFree(state);
+    };
+  }
+
+  /** Frees `state`'s slice when no reference and no pin remain. @internal */
+  maybeFree(state: AllocationState): void {
+    if (state.handleRefs > 0 || state.bindingRefs > 0 || state.freed) return;
+    const entry = this.#live.get(state.id);
+    invariant(entry, () => `MemoryManagement: allocation ${state.id} freed twice`);
+    state.freed = true;
+    this.#live.delete(state.id);
+    const { page, slice } = entry;
+    slice.allocation = undefined;
+    let index = page.slices.indexOf(slice);
+    invariant(index >= 0, "MemoryManagement: a live slice belongs to its page");
+    const next = page.slices[index + 1];
+    if (next && next.allocation === undefined) {
+      slice.size += next.size;
+      page.slices.splice(index + 1, 1);
+    }
+    const prev = page.slices[index - 1];
+    if (prev && prev.allocation === undefined) {
+      prev.size += slice.size;
+      page.slices.splice(index, 1);
+      index--;
+    }
+    this.#onFree?.(state.id);
+  }
+
+  /**
+   * Gives fully free pages back to storage: every one when `force`, else only dedicated (large)
+   * pages, which are rarely reused and costly to keep.
+   */
+  cleanup(force: boolean): void {
+    for (let i = this.#pages.length - 1; i >= 0; i--) {
+      const page = this.#pages[i] as Page<R>;
+      const free = page.slices.length === 1 && page.slices[0]?.allocation === undefined;
+      if (free && (force || page.dedicated)) {
+        this.#pages.splice(i, 1);
+        this.storage.dealloc(page.resource);
+      }
+    }
+  }
+
+  /** The memory report of this manager. `bytesInUse` counts requested sizes of live allocations. */
+  usage(): MemoryUsage {
+    let bytesInUse = 0;
+    for (const { state } of this.#live.values()) bytesInUse += state.size;
+    let bytesReserved = 0;
+    let slices = 0;
+    for (const page of this.#pages) {
+      bytesReserved += page.size;
+      slices += page.slices.length;
+    }
+    return { bytesInUse, bytesReserved, pages: this.#pages.length, slices, liveAllocations: this.#live.size };
+  }
+
+  #align(size: number): number {
+    const a = this.config.alignment;
+    return Math.ceil(size / a) * a;
+  }
+
+  #findFree(sliceSize: number): { page: Page<R>; index: number } | undefined {
+    const dedicated = sliceSize > this.config.pageSize;
+    for (const page of this.#pages) {
+      if (page.dedicated !== dedicated) continue;
+      if (dedicated && (page.size < sliceSize || page.size > 2 * sliceSize)) continue;
+      const index = page.slices.findIndex((slice) => slice.allocation === undefined && slice.size >= sliceSize);
+      if (index >= 0) return { page, index };
+    }
+    return undefined;
+  }
+
+  #newPage(sliceSize: number): { page: Page<R>; index: number } {
+    const dedicated = sliceSize > this.config.pageSize;
+    const size = dedicated ? sliceSize : this.config.pageSize;
+    let resource: R;
+    try {
+      resource = this.storage.alloc(size);
+    } catch (error) {
+      if (!(error instanceof OutOfMemoryError)) throw error;
+      this.cleanup(true);
+      resource = this.storage.alloc(size);
+    }
+    const page: Page<R> = { resource, size, dedicated, slices: [{ offset: 0, size, allocation: undefined }] };
+    this.#pages.push(page);
+    return { page, index: 0 };
+  }
+
+  #entry(op: string, binding: BufferBinding): { state: AllocationState; slice: Slice; page: Page<R> } {
+    const entry = this.#live.get(binding.allocation);
+    if (!entry) {
+      throw new InvalidBindingError(
+        `MemoryManagement.${op}`,
+        `allocation ${binding.allocation} is not live in stream ${this.stream}'s memory (it was freed, or another ` +
+          "stream allocated it); keep a handle on memory while it is used",
+      );
+    }
+    const { offset, size } = binding;
+    if (!Number.isSafeInteger(offset) || !Number.isSafeInteger(size) || offset < 0 || size < 0 || offset + size > entry.state.size) {
+      throw new InvalidBindingError(
+        `MemoryManagement.${op}`,
+        `bytes [${offset}, ${offset + size}) are outside allocation ${binding.allocation} of ${entry.state.size} bytes`,
+      );
+    }
+    return entry;
+  }
+}
