@@ -1,0 +1,12 @@
+/**
+ * The WebGPU compute server: per-stream command encoders, memory and taint over one `GPUQueue`.
+ *
+ * @module
+ */
+export { WebGpuServer } from "./webgpu-server.js";
+export type { WebGpuServerOptions, WebGpuServerStats } from "./webgpu-server.js";
+export { WebGpuStream, FAILURE_LOG_LIMIT } from "./webgpu-stream.js";
+export { PipelineStore, declaredBindings } from "./pipeline-store.js";
+export type { PipelineEntry, PipelineState } from "./pipeline-store.js";
+export { GpuBufferStorage } from "../memory/gpu-buffer-storage.js";
+export type { GpuBufferStorageHooks } from "../memory/gpu-buffer-storage.js";

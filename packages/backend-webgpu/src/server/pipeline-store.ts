@@ -1,0 +1,183 @@
+/// <reference types="@webgpu/types" />
+import { ValidationError } from "@weft/server";
+import { DEFAULT_ENTRY_POINT, type WgslKernel } from "../kernel.js";
+
+/** Where a pipeline's validation stands. */
+export type PipelineState =
+  | { readonly kind: "pending" } // error scopes not popped yet: launches must wait
+  | { readonly kind: "valid" }
+  | { readonly kind: "invalid"; readonly error: ValidationError };
+
+/**
+ * One compiled kernel: its pipeline and, until known, the promise of its validation.
+ *
+ * @remarks
+ * **Invariant.** `state` moves once, from `pending` to `valid` or `invalid`, when `ready` settles;
+ * `ready` never rejects.
+ */
+export interface PipelineEntry {
+  readonly kernel: WgslKernel;
+  readonly pipeline: GPUComputePipeline;
+  /** The explicit layout's bind group layout, or the pipeline's `auto` one. */
+  readonly bindGroupLayout: GPUBindGroupLayout;
+  state: PipelineState;
+  readonly ready: Promise<void>;
+}
+
+/** What the WGSL declares at one `@group(0) @binding(i)`. */
+type DeclaredBinding = "read-only-storage" | "storage" | "uniform";
+
+/** `@binding(i) … var<storage, read_write>` / `var<uniform>` declarations of group 0. */
+const BINDING_DECL = /@binding\(\s*(\d+)\s*\)[^;{}]*?var\s*<\s*(storage|uniform)\s*(?:,\s*(read_write|read))?\s*>/g;
+
+/**
+ * The bindings a WGSL module declares, by reading its `var<…>` declarations (the layout
+ * convention of {@link WgslKernel}). `undefined` when none is found or a `@group` other than 0
+ * appears, in which case the pipeline uses `layout: "auto"`.
+ *
+ * @remarks
+ * **Why an explicit layout.** With `layout: "auto"` a binding the shader never uses is dropped
+ * from the layout, and the bind group the launch creates (one entry per binding) would then fail
+ * validation and poison the whole command buffer.
+ */
+export function declaredBindings(source: string): DeclaredBinding[] | undefined {
+  if (/@group\(\s*[1-9]/.test(source)) return undefined;
+  const found = new Map<number, DeclaredBinding>();
+  for (const match of source.matchAll(BINDING_DECL)) {
+    const index = Number(match[1]);
+    const kind: DeclaredBinding =
+      match[2] === "uniform" ? "uniform" : match[3] === "read_write" ? "storage" : "read-only-storage";
+    found.set(index, kind);
+  }
+  if (found.size === 0) return undefined;
+  const out: DeclaredBinding[] = [];
+  for (let i = 0; i < found.size; i++) {
+    const kind = found.get(i);
+    if (kind === undefined) return undefined; // not dense: let the driver decide
+    out.push(kind);
+  }
+  return out;
+}
+
+/**
+ * `source` with every read-only storage declaration (`var<storage, read>` and `var<storage>`)
+ * made `read_write`.
+ *
+ * @remarks
+ * **Why.** Allocations are slices of shared pages, and WebGPU tracks buffer usage per
+ * `GPUBuffer`, not per range: a dispatch that binds one slice of a page read-only and another
+ * slice of the same page writable is a usage conflict that invalidates the whole command buffer.
+ * Writable storage is compatible with itself, so every storage binding is made writable (CubeCL
+ * does the same). Reading through a `read_write` binding is unchanged WGSL.
+ */
+export function writableStorage(source: string): string {
+  return source.replace(/var\s*<\s*storage\s*(?:,\s*read\s*)?>/g, "var<storage, read_write>");
+}
+
+/**
+ * The pipelines of one device, cached on the kernel's key and the device's features, each
+ * validated before its first launch runs.
+ *
+ * @remarks
+ * **Compile.** `getOrCompile` creates the shader module and the pipeline inside a `validation`
+ * error scope and returns at once; the scope's promise (and `getCompilationInfo`) decide `state`.
+ * **Bound.** One entry per distinct kernel key for the device's life; entries are never evicted
+ * (a key is canonical, so the set of keys is the set of distinct kernels a program uses).
+ */
+export class PipelineStore {
+  /** Entries by `features \0 key`; see the type doc for the bound. */
+  readonly #entries = new Map<string, PipelineEntry>();
+  readonly #features: string;
+  #compiled = 0;
+
+  constructor(
+    private readonly device: GPUDevice,
+    /** Called with every validation promise, so reads can await it. */
+    private readonly track: (ready: Promise<void>) => void,
+  ) {
+    this.#features = [...device.features].sort().join(",");
+  }
+
+  /** How many pipelines were created (cache misses). */
+  get compiled(): number {
+    return this.#compiled;
+  }
+
+  /** How many distinct pipelines are cached. */
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** The cached entry for `kernel`, compiling it on first use (see the type doc). */
+  getOrCompile(kernel: WgslKernel): PipelineEntry {
+    const full = `${this.#features}\u0000${kernel.key}`;
+    const found = this.#entries.get(full);
+    if (found !== undefined) return found;
+    const entry = this.#compile(kernel);
+    this.#entries.set(full, entry);
+    this.#compiled++;
+    return entry;
+  }
+
+  #compile(kernel: WgslKernel): PipelineEntry {
+    const device = this.device;
+    const label = kernel.label ?? kernel.key;
+    const entryPoint = kernel.entryPoint ?? DEFAULT_ENTRY_POINT;
+    const code = writableStorage(kernel.source);
+    const declared = declaredBindings(code);
+    device.pushErrorScope("validation");
+    const module = device.createShaderModule({ label, code });
+    let layout: GPUPipelineLayout | "auto" = "auto";
+    let explicit: GPUBindGroupLayout | undefined;
+    if (declared !== undefined) {
+      explicit = device.createBindGroupLayout({
+        label,
+        entries: declared.map((type, binding) => ({
+          binding,
+          visibility: 0x4 /* GPUShaderStage.COMPUTE */,
+          buffer: { type },
+        })),
+      });
+      layout = device.createPipelineLayout({ label, bindGroupLayouts: [explicit] });
+    }
+    const pipeline = device.createComputePipeline({ label, layout, compute: { module, entryPoint } });
+    const scope = device.popErrorScope();
+    const bindGroupLayout = explicit ?? pipeline.getBindGroupLayout(0);
+    const entry: PipelineEntry = {
+      kernel,
+      pipeline,
+      bindGroupLayout,
+      state: { kind: "pending" },
+      ready: Promise.resolve(),
+    };
+    const ready = Promise.all([scope, module.getCompilationInfo().catch(() => undefined)]).then(
+      ([error, info]) => {
+        if (error === null || error === undefined) {
+          entry.state = { kind: "valid" };
+          return;
+        }
+        const messages = (info?.messages ?? [])
+          .filter((m) => m.type === "error")
+          .map((m) => `${m.lineNum}:${m.linePos}: ${m.message}`);
+        const detail = messages.length > 0 ? messages.join("; ") : error.message;
+        entry.state = {
+          kind: "invalid",
+          error: new ValidationError(
+            `WebGPU rejected kernel '${label}' (entry point '${entryPoint}'): ${detail}. ` +
+              "The code generator produced invalid WGSL; report it with the kernel key.",
+            { cause: error },
+          ),
+        };
+      },
+      (reason: unknown) => {
+        entry.state = {
+          kind: "invalid",
+          error: new ValidationError(`validating kernel '${label}' failed: ${String(reason)}`, { cause: reason }),
+        };
+      },
+    );
+    (entry as { ready: Promise<void> }).ready = ready;
+    this.track(ready);
+    return entry;
+  }
+}

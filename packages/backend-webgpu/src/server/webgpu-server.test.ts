@@ -1,0 +1,213 @@
+/**
+ * The WebGPU server on a real device (Dawn on Mesa's software GLES here, Vulkan on a GPU
+ * machine): ordering on the one queue, batching, cross-stream lifetimes, taint from compile
+ * errors, discard mode, out-of-memory and device loss.
+ */
+import { StreamId } from "@weft/environment";
+import { DeviceLostError, OutOfMemoryError, TaintedReadError, ValidationError } from "@weft/server";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { requestWebGpuDevice, type WebGpuDevice } from "../device/request-device.js";
+import type { WgslKernel } from "../kernel.js";
+import { WebGpuServer } from "./webgpu-server.js";
+
+const S0 = StreamId.of(0);
+const S1 = StreamId.of(1);
+
+/** `out[i] = a[i] + p.add` over u32. */
+const addUniform: WgslKernel = {
+  key: "test/add-uniform",
+  source: `
+struct P { add: u32 }
+@group(0) @binding(0) var<storage, read> a: array<u32>;
+@group(0) @binding(1) var<storage, read_write> out: array<u32>;
+@group(0) @binding(2) var<uniform> p: P;
+@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+  if (g.x < arrayLength(&out)) { out[g.x] = a[g.x] + p.add; }
+}`,
+};
+
+/** `x[i] += 1` in place over u32. */
+const increment: WgslKernel = {
+  key: "test/increment",
+  source: `
+@group(0) @binding(0) var<storage, read_write> x: array<u32>;
+@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+  if (g.x < arrayLength(&x)) { x[g.x] = x[g.x] + 1u; }
+}`,
+};
+
+/** Does not compile. */
+const broken: WgslKernel = {
+  key: "test/broken",
+  label: "broken",
+  source: `
+@group(0) @binding(0) var<storage, read> a: array<u32>;
+@group(0) @binding(1) var<storage, read_write> out: array<u32>;
+@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>) { out[g.x] = a[g.x] + undefined_name; }`,
+};
+
+const u32Bytes = (values: number[]): Uint8Array => new Uint8Array(new Uint32Array(values).buffer);
+const asU32 = (bytes: Uint8Array): number[] => [...new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4)];
+const params = (add: number): Uint8Array => u32Bytes([add]);
+
+let gpu: WebGpuDevice;
+let server: WebGpuServer;
+
+beforeAll(async () => {
+  gpu = await requestWebGpuDevice({ backend: process.env["WEFT_WEBGPU_BACKEND"] === "vulkan" ? "vulkan" : "auto" });
+  server = new WebGpuServer(gpu.device);
+});
+
+afterAll(() => gpu?.device.destroy());
+
+describe("WebGpuServer", () => {
+  it("uploads and reads back any byte length, padding to 4 bytes without losing bytes", async () => {
+    for (const length of [1, 3, 4, 5, 1027]) {
+      const data = Uint8Array.from({ length }, (_, i) => (i * 37 + length) & 0xff);
+      const handle = server.create(data, S0);
+      const [back] = await server.read([handle.binding()], S0);
+      expect(back, `round trip of ${length} bytes must return exactly the bytes written`).toEqual(data);
+      handle.release();
+    }
+  });
+
+  it("launches a hand-written WGSL kernel with uniforms and reads its output", async () => {
+    const a = server.create(u32Bytes([1, 2, 3, 4, 5]), S0);
+    const out = server.empty(20, S0);
+    server.launch(addUniform, [1, 1, 1], [{ binding: a.binding(), access: "read" }, { binding: out.binding(), access: "write" }], S0, "execute", params(10));
+    const [bytes] = await server.read([out.binding()], S0);
+    expect(asU32(bytes as Uint8Array), "each element is a[i] + 10").toEqual([11, 12, 13, 14, 15]);
+    a.release();
+    out.release();
+  });
+
+  it("batches many dispatches per submit", async () => {
+    const x = server.create(u32Bytes(new Array(64).fill(0)), S0);
+    await server.sync(S0);
+    const before = server.stats();
+    const n = 200;
+    for (let i = 0; i < n; i++) server.launch(increment, [1, 1, 1], [{ binding: x.binding(), access: "read-write" }], S0, "execute");
+    const [bytes] = await server.read([x.binding()], S0);
+    const after = server.stats();
+    expect(asU32(bytes as Uint8Array).every((v) => v === n), "every launch ran, in order").toBe(true);
+    expect(after.dispatches - before.dispatches, "one dispatch per launch").toBe(n);
+    // 200 dispatches at 64 per submit: 3 full submits, the tail at the read, and the read's copy.
+    expect(after.submits - before.submits, "dispatches are batched, not submitted one by one").toBeLessThanOrEqual(Math.ceil(n / 64) + 2);
+    x.release();
+  });
+
+  it("orders a host write after a dispatch still pending in the encoder (P15)", async () => {
+    const x = server.create(u32Bytes([5, 5, 5, 5]), S0);
+    server.launch(increment, [1, 1, 1], [{ binding: x.binding(), access: "read-write" }], S0, "execute");
+    server.write(x.binding(), u32Bytes([100, 200, 300, 400]), S0);
+    const [bytes] = await server.read([x.binding()], S0);
+    expect(asU32(bytes as Uint8Array), "the write comes after the increment, so it is not incremented").toEqual([100, 200, 300, 400]);
+    x.release();
+  });
+
+  it("reads on one stream a buffer another stream produced, after the producer's pending work", async () => {
+    const x = server.create(u32Bytes([1, 2, 3, 4]), S0);
+    server.launch(increment, [1, 1, 1], [{ binding: x.binding(), access: "read-write" }], S0, "execute");
+    const y = server.empty(16, S1);
+    server.launch(addUniform, [1, 1, 1], [{ binding: x.binding(), access: "read" }, { binding: y.binding(), access: "write" }], S1, "execute", params(100));
+    x.release(); // the consumer's pin keeps the slice until its work is done (P14)
+    const reuse = server.create(u32Bytes([9, 9, 9, 9]), S0);
+    const [bytes] = await server.read([y.binding()], S1);
+    expect(asU32(bytes as Uint8Array), "the consumer saw the producer's increment, not a reused slice").toEqual([102, 103, 104, 105]);
+    reuse.release();
+    y.release();
+  });
+
+  it("reuses a freed slice while earlier work on it is pending, without corrupting that work", async () => {
+    const x = server.create(u32Bytes([7, 7, 7, 7]), S0);
+    const y = server.empty(16, S0);
+    server.launch(addUniform, [1, 1, 1], [{ binding: x.binding(), access: "read" }, { binding: y.binding(), access: "write" }], S0, "execute", params(1));
+    x.release();
+    server.flush(S0);
+    const slicesBefore = server.memoryUsage().slices;
+    const z = server.create(u32Bytes([50, 50, 50, 50]), S0);
+    expect(server.memoryUsage().slices, "the freed slice is reused, not a new one carved").toBe(slicesBefore);
+    const [yBytes, zBytes] = await server.read([y.binding(), z.binding()], S0);
+    expect(asU32(yBytes as Uint8Array), "the launch read x's bytes before the slice was rewritten").toEqual([8, 8, 8, 8]);
+    expect(asU32(zBytes as Uint8Array)).toEqual([50, 50, 50, 50]);
+    y.release();
+    z.release();
+  });
+
+  it("a compile error taints exactly the outputs of its launches; other reads succeed", async () => {
+    const a = server.create(u32Bytes([1, 1, 1, 1]), S0);
+    const bad = server.empty(16, S0);
+    const good = server.empty(16, S0);
+    const derived = server.empty(16, S0);
+    server.launch(broken, [1, 1, 1], [{ binding: a.binding(), access: "read" }, { binding: bad.binding(), access: "write" }], S0, "execute");
+    server.launch(addUniform, [1, 1, 1], [{ binding: a.binding(), access: "read" }, { binding: good.binding(), access: "write" }], S0, "execute", params(2));
+    server.launch(addUniform, [1, 1, 1], [{ binding: bad.binding(), access: "read" }, { binding: derived.binding(), access: "write" }], S0, "execute", params(3));
+    const badRead = server.read([bad.binding()], S0).catch((e: unknown) => e);
+    const derivedRead = server.read([derived.binding()], S0).catch((e: unknown) => e);
+    const [goodBytes] = await server.read([good.binding()], S0);
+    expect(asU32(goodBytes as Uint8Array), "a launch sharing nothing with the failure runs").toEqual([3, 3, 3, 3]);
+    const badError = await badRead;
+    expect(badError, "the broken kernel's output rejects").toBeInstanceOf(TaintedReadError);
+    expect((badError as TaintedReadError).root, "naming the compile error as root").toBeInstanceOf(ValidationError);
+    const derivedError = await derivedRead;
+    expect(derivedError, "a launch reading tainted bytes is skipped and taints its output").toBeInstanceOf(TaintedReadError);
+    expect((derivedError as TaintedReadError).chain.length, "the chain is root then skip").toBe(2);
+    expect(() => server.compile(broken), "compiling a known-invalid kernel throws its ValidationError").toThrow(ValidationError);
+    for (const h of [a, bad, good, derived]) h.release();
+  });
+
+  it("discard mode compiles but leaves memory untouched", async () => {
+    const kernel: WgslKernel = { ...increment, key: "test/increment-discard" };
+    const x = server.create(u32Bytes([4, 4, 4, 4]), S0);
+    const before = server.stats();
+    server.launch(kernel, [1, 1, 1], [{ binding: x.binding(), access: "read-write" }], S0, "discard");
+    const [bytes] = await server.read([x.binding()], S0);
+    expect(asU32(bytes as Uint8Array), "a discarded launch does not run").toEqual([4, 4, 4, 4]);
+    expect(server.stats().pipelines - before.pipelines, "but its pipeline was created").toBe(1);
+    expect(server.stats().dispatches, "and nothing was dispatched").toBe(before.dispatches);
+    x.release();
+  });
+
+  it("reclaims and retries once on out-of-memory, then throws a transient OutOfMemoryError", () => {
+    const small = new WebGpuServer(gpu.device, { pageSize: 4096 });
+    const big = 64 * 1024; // larger than a page: needs a dedicated page
+    small.injectAllocationFailures(1);
+    const first = small.empty(big, S0);
+    expect(first.size, "one injected failure is absorbed by the reclaim-and-retry").toBe(big);
+    first.release();
+    small.cleanup();
+    small.injectAllocationFailures(2);
+    let error: unknown;
+    try {
+      small.empty(big, S0);
+    } catch (e) {
+      error = e;
+    }
+    expect(error, "a second failure after the retry is reported").toBeInstanceOf(OutOfMemoryError);
+    expect((error as OutOfMemoryError).transient, "out-of-memory is transient").toBe(true);
+    const after = small.empty(16, S0);
+    expect(after.size, "the server still works after an out-of-memory").toBe(16);
+    after.release();
+  });
+});
+
+describe("WebGpuServer device loss", () => {
+  it("rejects pending reads with DeviceLostError and throws it on later calls", async () => {
+    const own = await requestWebGpuDevice({ backend: "auto" });
+    const lossy = new WebGpuServer(own.device);
+    const x = lossy.create(u32Bytes([1, 2, 3, 4]), S0);
+    lossy.launch(increment, [1, 1, 1], [{ binding: x.binding(), access: "read-write" }], S0, "execute");
+    const pending = lossy.read([x.binding()], S0);
+    own.device.destroy();
+    await expect(pending, "a read in flight when the device goes rejects").rejects.toBeInstanceOf(DeviceLostError);
+    await own.device.lost;
+    await Promise.resolve();
+    expect(() => lossy.empty(16, S0), "later calls throw DeviceLostError").toThrow(DeviceLostError);
+    await expect(lossy.sync(S0)).rejects.toBeInstanceOf(DeviceLostError);
+    const fresh = await requestWebGpuDevice({ backend: "auto" });
+    const again = new WebGpuServer(fresh.device);
+    const [bytes] = await again.read([again.create(u32Bytes([42]), S0).binding()], S0);
+    expect(asU32(bytes as Uint8Array), "a new server on a new device works").toEqual([42]);
+    fresh.device.destroy();
+  });
+});

@@ -1,0 +1,719 @@
+/// <reference types="@webgpu/types" />
+import { Deferred, StreamId, UnsupportedError, invariant } from "@weft/environment";
+import {
+  DeviceLostError,
+  FailureStore,
+  LaunchError,
+  MemoryManagement,
+  ServerError,
+  StreamPool,
+  type BufferBinding,
+  type ComputeServer,
+  type CubeCount,
+  type KernelBinding,
+  type LaunchMode,
+  type MemoryConfiguration,
+  type MemoryHandle,
+  type MemoryUsage,
+} from "@weft/server";
+import { BufferUsage, MapMode } from "../device/gpu-constants.js";
+import type { WgslKernel } from "../kernel.js";
+import { GpuBufferStorage } from "../memory/gpu-buffer-storage.js";
+import { PipelineStore, type PipelineEntry } from "./pipeline-store.js";
+import { WebGpuStream } from "./webgpu-stream.js";
+
+/** Tuning of a {@link WebGpuServer}; every field has a default. */
+export interface WebGpuServerOptions {
+  /** Regular stream slots (stream id modulo this). Default 32. */
+  readonly maxStreams?: number;
+  /** Dispatches recorded per stream before it is submitted. Default 64. */
+  readonly tasksMax?: number;
+  /** Host writes between two submits during bulk uploads (bug P15). Default 64. */
+  readonly writesPerSubmit?: number;
+  /** Bytes per shared page. Default min(64 MiB, maxStorageBufferBindingSize). */
+  readonly pageSize?: number;
+}
+
+/** Counters for tests and benchmarks. They only grow. */
+export interface WebGpuServerStats {
+  /** `queue.submit` calls (command buffers of launches and copies, and the periodic empty ones). */
+  readonly submits: number;
+  /** Dispatches encoded. */
+  readonly dispatches: number;
+  /** `queue.writeBuffer` calls. */
+  readonly writes: number;
+  /** Pipelines created (cache misses). */
+  readonly pipelines: number;
+  /** Launches that waited for a pipeline's validation before being encoded. */
+  readonly deferredLaunches: number;
+}
+
+/** One unit of work waiting, in issue order, behind a pipeline whose validation is pending. */
+interface DeferredTask {
+  /** The pipeline it needs validated first, if any. */
+  readonly waitFor: PipelineEntry | undefined;
+  /** Performs the work (encode, write, read copy, flush). Never throws: it records failures. */
+  readonly run: () => void;
+  /** Called instead of `run` when the device is lost first. */
+  readonly abort: (error: DeviceLostError) => void;
+}
+
+/** Bytes of one uniform arena buffer; a launch's uniforms take a region of one. */
+const UNIFORM_ARENA = 64 * 1024;
+/** Staging buffers kept for reuse after a read; more are destroyed. */
+const STAGING_KEPT = 4;
+
+const roundUp = (n: number, to: number): number => Math.ceil(n / to) * to;
+
+/**
+ * The WebGPU {@link ComputeServer}: one `GPUDevice`, its one `GPUQueue`, and per-stream command
+ * encoders, memory and taint claims (cubecl-wgpu's `WgpuServer` + `WgpuStream`).
+ *
+ * @remarks
+ * **Order.** Everything funnels into the one queue, so order is submission order. Before work of
+ * stream S touches an allocation, every *other* stream whose unsubmitted encoder refers to that
+ * allocation is submitted first (producers before consumers, readers before a later writer).
+ * Host writes (`queue.writeBuffer`) jump ahead of unsubmitted encoders, so the writing stream and
+ * those streams are submitted before every write (bug P15); during bulk uploads an empty submit
+ * follows every `writesPerSubmit` writes.
+ * **Batching.** Dispatches accumulate in the stream's encoder; it is submitted every `tasksMax`
+ * dispatches, and at reads, syncs, writes and flushes.
+ * **Lifetimes.** A launch pins every slice it binds. Pins on the stream's own slices are released
+ * at submit (the queue orders any later reuse); pins on other streams' slices are released when
+ * the consumer's submission completes (`onSubmittedWorkDone`, bug P14). A page is destroyed only
+ * after its stream's pending encoder was submitted.
+ * **Validation before launch.** A pipeline is created inside a `validation` error scope and is
+ * `pending` until the scope pops. While any launch waits on a pending pipeline, every later
+ * launch, write, read copy and flush is queued behind it, in issue order, and runs when the
+ * validation settles; a launch of an invalid pipeline taints exactly its write bindings with the
+ * {@link ValidationError}, and later launches reading those bytes are skipped and taint theirs.
+ * Invalid pipelines never reach a command buffer, so they never poison other launches.
+ * **Errors.** Reads reject with the taint of their bytes (`FailureStore.readError`), checked when
+ * the read is issued and again after every outstanding error scope settled, so an error is never
+ * reported one read late. A failed submission taints the bytes its launches wrote.
+ * `uncapturederror` events go to the failure log of the stream last used. Device loss rejects
+ * every pending read and sync with {@link DeviceLostError}; every later call throws it.
+ */
+export class WebGpuServer implements ComputeServer<WgslKernel> {
+  readonly name = "webgpu";
+  readonly device: GPUDevice;
+  readonly #pool: StreamPool<WebGpuStream>;
+  readonly #failures: FailureStore<WebGpuStream>;
+  readonly #pipelines: PipelineStore;
+  readonly #config: MemoryConfiguration;
+  readonly #tasksMax: number;
+  readonly #writesPerSubmit: number;
+  /** Work queued behind a pending pipeline, in issue order. Empty in the steady state. */
+  readonly #deferred: DeferredTask[] = [];
+  /** Whether a drain of `#deferred` is scheduled or running. */
+  #draining = false;
+  /** Error-scope and validation promises not settled yet; each removes itself when it settles. */
+  readonly #outstanding = new Set<Promise<unknown>>();
+  /** Rejecters of reads and syncs in flight; each removes itself when it settles. */
+  readonly #pending = new Set<(error: DeviceLostError) => void>();
+  /** Free staging buffers (MAP_READ | COPY_DST), at most {@link STAGING_KEPT}. */
+  readonly #staging: GPUBuffer[] = [];
+  /** Free uniform arenas, at most 8. */
+  readonly #uniformArenas: GPUBuffer[] = [];
+  /** The error every call throws once the device is lost. */
+  #lost: DeviceLostError | undefined;
+  /** The stream of the last call, to which uncaptured errors are attributed. */
+  #lastStream: WebGpuStream | undefined;
+  /** Allocations that must fail next (fault injection). */
+  #injectedAllocationFailures = 0;
+  #stats = { submits: 0, dispatches: 0, writes: 0, deferredLaunches: 0 };
+
+  constructor(device: GPUDevice, options: WebGpuServerOptions = {}) {
+    this.device = device;
+    this.#tasksMax = options.tasksMax ?? 64;
+    this.#writesPerSubmit = options.writesPerSubmit ?? 64;
+    const limits = device.limits;
+    const alignment = Math.max(4, limits.minStorageBufferOffsetAlignment, limits.minUniformBufferOffsetAlignment);
+    const maxBinding = Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize);
+    const maxPage = Math.floor(maxBinding / alignment) * alignment;
+    const pageSize = Math.min(options.pageSize ?? 64 * 1024 * 1024, maxPage);
+    this.#config = { pageSize: Math.max(alignment, Math.floor(pageSize / alignment) * alignment), alignment, maxAllocation: maxPage };
+    this.#pipelines = new PipelineStore(device, (ready) => this.#track(ready));
+    this.#pool = new StreamPool<WebGpuStream>({ create: (slot) => this.#createStream(slot) }, options.maxStreams ?? 32, 0);
+    this.#failures = new FailureStore(this.#pool);
+    device.lost.then(
+      (info) => this.#onLost(`${info.reason}: ${info.message || "no message"}`),
+      () => this.#onLost("the lost promise rejected"),
+    );
+    device.addEventListener("uncapturederror", (event) => {
+      const error = (event as GPUUncapturedErrorEvent).error;
+      this.#lastStream?.logFailure(new ServerError("generic", `uncaptured WebGPU error: ${error.message}`));
+    });
+  }
+
+  /** The memory layout every stream uses (page size, alignment, largest allocation). */
+  get memoryConfiguration(): MemoryConfiguration {
+    return this.#config;
+  }
+
+  /** Counters (see {@link WebGpuServerStats}). */
+  stats(): WebGpuServerStats {
+    return { ...this.#stats, pipelines: this.#pipelines.compiled };
+  }
+
+  /** Failures logged on `stream` outside any launch (uncaptured errors, failed submissions). */
+  failures(stream: StreamId): readonly ServerError[] {
+    return [...(this.#pool.tryGet(stream)?.failures ?? [])];
+  }
+
+  /** Whether the device was lost (every call then throws {@link DeviceLostError}). */
+  get lost(): boolean {
+    return this.#lost !== undefined;
+  }
+
+  /**
+   * Test hook: the next `count` page allocations fail as if the device were out of memory
+   * (each reserve reclaims and retries once, so one injected failure is absorbed by the retry).
+   */
+  injectAllocationFailures(count: number): void {
+    this.#injectedAllocationFailures = count;
+  }
+
+  // ----- memory -------------------------------------------------------------------------------
+
+  empty(size: number, stream: StreamId): MemoryHandle {
+    this.#checkAlive("empty");
+    return this.#stream(stream).memory.reserve(size, stream);
+  }
+
+  create(data: Uint8Array, stream: StreamId): MemoryHandle {
+    const handle = this.empty(data.byteLength, stream);
+    this.write(handle.binding(), data, stream);
+    return handle;
+  }
+
+  write(binding: BufferBinding, data: Uint8Array, stream: StreamId): void {
+    this.#checkAlive("write");
+    if (data.byteLength !== binding.size) {
+      throw new LaunchError(
+        `write: ${data.byteLength} bytes given for a binding of ${binding.size} bytes; pass exactly the binding's bytes`,
+      );
+    }
+    if (binding.offset % 4 !== 0) {
+      throw new UnsupportedError(
+        "writes at offsets that are not multiples of 4 bytes",
+        `write to allocation ${binding.allocation} at offset ${binding.offset}; write the whole allocation or a 4-byte-aligned range`,
+      );
+    }
+    const owner = this.#owner(binding, "write");
+    const s = this.#stream(stream);
+    const padded = roundUp(data.byteLength, 4);
+    if (padded !== data.byteLength && this.#padStaysInside(owner, binding, padded)) {
+      throw new UnsupportedError(
+        "writes of a length that is not a multiple of 4 bytes inside an allocation",
+        `write of ${binding.size} bytes at offset ${binding.offset} of allocation ${binding.allocation}; ` +
+          "write up to the allocation's end or a multiple of 4 bytes",
+      );
+    }
+    const unpin = owner.memory.pin(binding);
+    const bytes = this.#deferred.length > 0 ? data.slice() : data;
+    this.#submitTask({
+      waitFor: undefined,
+      run: () => {
+        try {
+          this.#runWrite(s, owner, binding, bytes, padded);
+        } finally {
+          unpin();
+        }
+      },
+      abort: () => unpin(),
+    });
+  }
+
+  read(bindings: readonly BufferBinding[], stream: StreamId): Promise<Uint8Array[]> {
+    if (this.#lost) return Promise.reject(this.#lost);
+    const s = this.#stream(stream);
+    for (const b of bindings) this.#owner(b, "read");
+    const done = new Deferred<Uint8Array[]>();
+    const reject = (error: DeviceLostError) => done.reject(error);
+    this.#pending.add(reject);
+    const settle = done.promise.finally(() => this.#pending.delete(reject));
+    this.#submitTask({
+      waitFor: undefined,
+      run: () => this.#runRead(s, bindings, done),
+      abort: (error) => done.reject(error),
+    });
+    return settle;
+  }
+
+  // ----- kernels ------------------------------------------------------------------------------
+
+  compile(kernel: WgslKernel): void {
+    this.#checkAlive("compile");
+    const entry = this.#pipelines.getOrCompile(kernel);
+    if (entry.state.kind === "invalid") throw entry.state.error;
+  }
+
+  launch(
+    kernel: WgslKernel,
+    count: CubeCount,
+    bindings: readonly KernelBinding[],
+    stream: StreamId,
+    mode: LaunchMode,
+    uniforms?: Uint8Array,
+  ): void {
+    this.#checkAlive("launch");
+    const entry = this.#pipelines.getOrCompile(kernel);
+    if (mode === "discard") return;
+    this.#checkLaunch(kernel, count, bindings);
+    const s = this.#stream(stream);
+    // Pin every slice now: a deferred launch must find its memory as it was when issued.
+    const pins = bindings.map((kb) => ({ stream: kb.binding.stream, unpin: this.#owner(kb.binding, "launch").memory.pin(kb.binding) }));
+    const data = uniforms === undefined ? undefined : this.#deferred.length > 0 || entry.state.kind === "pending" ? uniforms.slice() : uniforms;
+    const deferred = this.#deferred.length > 0 || entry.state.kind === "pending";
+    if (deferred) this.#stats.deferredLaunches++;
+    this.#submitTask({
+      waitFor: entry,
+      run: () => this.#runLaunch(s, entry, count, bindings, pins, data),
+      abort: () => {
+        for (const pin of pins) pin.unpin();
+      },
+    });
+  }
+
+  // ----- submission ---------------------------------------------------------------------------
+
+  flush(stream: StreamId): void {
+    this.#checkAlive("flush");
+    const s = this.#stream(stream);
+    this.#submitTask({ waitFor: undefined, run: () => this.#flushStream(s), abort: () => undefined });
+  }
+
+  async sync(stream: StreamId): Promise<void> {
+    if (this.#lost) throw this.#lost;
+    const s = this.#stream(stream);
+    const done = new Deferred<void>();
+    const reject = (error: DeviceLostError) => done.reject(error);
+    this.#pending.add(reject);
+    this.#submitTask({
+      waitFor: undefined,
+      run: () => {
+        this.#flushStream(s);
+        this.device.queue.onSubmittedWorkDone().then(
+          () => (this.#lost ? done.reject(this.#lost) : done.resolve()),
+          (error: unknown) => done.reject(this.#lost ?? new DeviceLostError(String(error), { cause: error })),
+        );
+      },
+      abort: (error) => done.reject(error),
+    });
+    try {
+      await done.promise;
+    } finally {
+      this.#pending.delete(reject);
+    }
+  }
+
+  memoryUsage(): MemoryUsage {
+    let bytesInUse = 0;
+    let bytesReserved = 0;
+    let pages = 0;
+    let slices = 0;
+    let liveAllocations = 0;
+    for (const s of this.#pool.streams()) {
+      const u = s.memory.usage();
+      bytesInUse += u.bytesInUse;
+      bytesReserved += u.bytesReserved;
+      pages += u.pages;
+      slices += u.slices;
+      liveAllocations += u.liveAllocations;
+    }
+    return { bytesInUse, bytesReserved, pages, slices, liveAllocations };
+  }
+
+  /** Submits every stream's pending work and frees every free page. */
+  cleanup(): void {
+    this.#checkAlive("cleanup");
+    for (const s of this.#pool.streams()) {
+      this.#flushStream(s);
+      s.memory.cleanup(true);
+    }
+  }
+
+  // ----- internals ----------------------------------------------------------------------------
+
+  #createStream(slot: StreamId): WebGpuStream {
+    if (this.#lost) throw this.#lost;
+    const stream: WebGpuStream = new WebGpuStream(slot, undefined as unknown as MemoryManagement<GPUBuffer>);
+    const storage = new GpuBufferStorage(
+      this.device,
+      {
+        beforeDestroy: () => this.#submitEncoder(stream),
+        track: (scope) => this.#track(scope),
+        takeInjectedFailure: () => {
+          if (this.#injectedAllocationFailures <= 0) return false;
+          this.#injectedAllocationFailures--;
+          return true;
+        },
+      },
+      `weft page (stream ${slot})`,
+    );
+    stream.memory = new MemoryManagement<GPUBuffer>(storage, this.#config, slot, {
+      onFree: (allocation) => stream.claims.forget(allocation, this.#failures.graph),
+    });
+    return stream;
+  }
+
+  #stream(id: StreamId): WebGpuStream {
+    const s = this.#pool.getOrCreate(id);
+    this.#lastStream = s;
+    return s;
+  }
+
+  /**
+   * Whether padding `binding` to `padded` bytes stays inside its allocation, i.e. would overwrite
+   * bytes of the allocation the write does not own. Past the allocation's end the padding lands
+   * in the slice's own alignment padding (slices are aligned to at least 4 bytes), which is safe.
+   */
+  #padStaysInside(owner: WebGpuStream, binding: BufferBinding, padded: number): boolean {
+    try {
+      owner.memory.resolve({ ...binding, size: padded });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** The stream whose memory holds `binding`; a binding no stream allocated is misuse. */
+  #owner(binding: BufferBinding, op: string): WebGpuStream {
+    const owner = this.#pool.tryGet(binding.stream);
+    if (owner === undefined) {
+      throw new LaunchError(
+        `${op}: allocation ${binding.allocation} names stream ${binding.stream}, which allocated nothing on this server; ` +
+          "bindings must come from handles of this WebGpuServer",
+      );
+    }
+    return owner;
+  }
+
+  #checkAlive(op: string): void {
+    if (this.#lost) throw this.#lost;
+    invariant(op.length > 0, "an operation name is required");
+  }
+
+  #checkLaunch(kernel: WgslKernel, count: CubeCount, bindings: readonly KernelBinding[]): void {
+    const limits = this.device.limits;
+    const max = limits.maxComputeWorkgroupsPerDimension;
+    if (count.some((c) => !Number.isInteger(c) || c < 0 || c > max)) {
+      throw new LaunchError(
+        `launch of '${kernel.label ?? kernel.key}': work-group count [${count.join(", ")}] exceeds the device's ` +
+          `maxComputeWorkgroupsPerDimension (${max}) or is not a non-negative integer; split the dispatch over y/z`,
+      );
+    }
+    if (bindings.length > limits.maxStorageBuffersPerShaderStage) {
+      throw new LaunchError(
+        `launch of '${kernel.label ?? kernel.key}' binds ${bindings.length} storage buffers; the device allows ` +
+          `${limits.maxStorageBuffersPerShaderStage} per shader stage; split the kernel`,
+      );
+    }
+    for (const kb of bindings) {
+      if (kb.binding.offset % this.#config.alignment !== 0) {
+        throw new LaunchError(
+          `launch of '${kernel.label ?? kernel.key}': binding at offset ${kb.binding.offset} of allocation ` +
+            `${kb.binding.allocation} is not a multiple of the storage offset alignment (${this.#config.alignment}); ` +
+            "bind the whole allocation and pass the offset as a uniform",
+        );
+      }
+    }
+  }
+
+  /** Runs `task` now when nothing waits, else queues it behind the waiting work. */
+  #submitTask(task: DeferredTask): void {
+    if (this.#lost) {
+      task.abort(this.#lost);
+      return;
+    }
+    if (this.#deferred.length === 0 && task.waitFor?.state.kind !== "pending") {
+      task.run();
+      return;
+    }
+    this.#deferred.push(task);
+    if (!this.#draining) {
+      this.#draining = true;
+      void this.#drain();
+    }
+  }
+
+  /** Runs queued tasks in order, waiting for each one's pipeline validation first. */
+  async #drain(): Promise<void> {
+    await Promise.resolve();
+    for (;;) {
+      const head = this.#deferred[0];
+      if (head === undefined || this.#lost) {
+        this.#draining = false;
+        return;
+      }
+      if (head.waitFor?.state.kind === "pending") await head.waitFor.ready;
+      // Device loss while waiting aborted (and removed) every queued task, this one included.
+      if (this.#deferred[0] !== head) continue;
+      this.#deferred.shift();
+      if (this.#lost) head.abort(this.#lost);
+      else head.run();
+    }
+  }
+
+  #runLaunch(
+    s: WebGpuStream,
+    entry: PipelineEntry,
+    count: CubeCount,
+    bindings: readonly KernelBinding[],
+    pins: readonly { stream: StreamId; unpin: () => void }[],
+    uniforms: Uint8Array | undefined,
+  ): void {
+    const reads = bindings.filter((kb) => kb.access !== "write").map((kb) => kb.binding);
+    const writes = bindings.filter((kb) => kb.access !== "read").map((kb) => kb.binding);
+    const releaseAll = () => {
+      for (const pin of pins) pin.unpin();
+    };
+    const readFailure = this.#failures.checkReads(reads);
+    if (readFailure !== undefined) {
+      this.#failures.skipLaunch(readFailure, writes, `kernel '${entry.kernel.label ?? entry.kernel.key}'`);
+      releaseAll();
+      return;
+    }
+    if (entry.state.kind === "invalid") {
+      this.#failures.failLaunch(entry.state.error, writes);
+      releaseAll();
+      return;
+    }
+    if (count[0] === 0 || count[1] === 0 || count[2] === 0) {
+      this.#failures.written(writes);
+      releaseAll();
+      return;
+    }
+    try {
+      this.#align(s, bindings.map((kb) => kb.binding));
+      const entries: GPUBindGroupEntry[] = bindings.map((kb, i) => {
+        const owner = this.#pool.tryGet(kb.binding.stream);
+        invariant(owner, "a launch's bindings were checked to belong to this server");
+        const r = owner.memory.resolve(kb.binding);
+        const size = Math.min(Math.max(4, roundUp(r.size, 4)), r.resource.size - r.offset);
+        return { binding: i, resource: { buffer: r.resource, offset: r.offset, size } };
+      });
+      if (uniforms !== undefined) {
+        const region = this.#uniformRegion(s, uniforms);
+        entries.push({ binding: bindings.length, resource: region });
+      }
+      const bindGroup = this.device.createBindGroup({ layout: entry.bindGroupLayout, entries });
+      s.encoder ??= this.device.createCommandEncoder();
+      s.pass ??= s.encoder.beginComputePass();
+      s.pass.setPipeline(entry.pipeline);
+      s.pass.setBindGroup(0, bindGroup);
+      s.pass.dispatchWorkgroups(count[0], count[1], count[2]);
+    } catch (error) {
+      this.#failures.failLaunch(
+        new LaunchError(`encoding kernel '${entry.kernel.label ?? entry.kernel.key}' failed: ${String(error)}`, { cause: error }),
+        writes,
+      );
+      releaseAll();
+      return;
+    }
+    this.#stats.dispatches++;
+    s.dispatches++;
+    for (const kb of bindings) s.encodedAllocations.add(kb.binding.allocation);
+    s.submissionWrites.push(...writes);
+    for (const pin of pins) (pin.stream === s.id ? s.submitPins : s.foreignPins).push(pin.unpin);
+    this.#failures.written(writes);
+    if (s.dispatches >= this.#tasksMax) this.#flushStream(s);
+  }
+
+  /** A `UNIFORM | COPY_DST` region holding `data` padded to 16 bytes, recycled after completion. */
+  #uniformRegion(s: WebGpuStream, data: Uint8Array): GPUBufferBinding {
+    const size = roundUp(Math.max(16, data.byteLength), 16);
+    if (size > UNIFORM_ARENA) {
+      throw new LaunchError(`uniforms of ${data.byteLength} bytes exceed the ${UNIFORM_ARENA}-byte limit; pass them in a storage buffer`);
+    }
+    const align = this.device.limits.minUniformBufferOffsetAlignment;
+    let buffer = s.uniformBuffers[s.uniformBuffers.length - 1];
+    let offset = roundUp(s.uniformCursor, align);
+    if (buffer === undefined || offset + size > UNIFORM_ARENA) {
+      buffer =
+        this.#uniformArenas.pop() ??
+        this.device.createBuffer({ label: "weft uniforms", size: UNIFORM_ARENA, usage: BufferUsage.UNIFORM | BufferUsage.COPY_DST });
+      s.uniformBuffers.push(buffer);
+      offset = 0;
+    }
+    s.uniformCursor = offset + size;
+    const padded = new Uint8Array(size);
+    padded.set(data);
+    // A fresh region no submitted or pending command uses yet: the write needs no ordering.
+    this.device.queue.writeBuffer(buffer, offset, padded);
+    return { buffer, offset, size };
+  }
+
+  /** Submits every other stream whose unsubmitted encoder refers to one of `bindings`' allocations. */
+  #align(s: WebGpuStream, bindings: readonly BufferBinding[]): void {
+    for (const other of this.#pool.streams()) {
+      if (other === s || !other.hasPendingWork) continue;
+      if (bindings.some((b) => other.encodedAllocations.has(b.allocation))) this.#flushStream(other);
+    }
+  }
+
+  #runWrite(s: WebGpuStream, owner: WebGpuStream, binding: BufferBinding, data: Uint8Array, padded: number): void {
+    this.#align(s, [binding]);
+    this.#flushStream(s);
+    if (owner !== s) this.#flushStream(owner);
+    const r = owner.memory.resolve(binding);
+    let bytes = data;
+    if (padded !== data.byteLength) {
+      bytes = new Uint8Array(padded);
+      bytes.set(data);
+    }
+    this.device.queue.writeBuffer(r.resource, r.offset, bytes.buffer, bytes.byteOffset, padded);
+    this.#stats.writes++;
+    this.#failures.written([binding]);
+    s.writesSinceSubmit++;
+    if (s.writesSinceSubmit >= this.#writesPerSubmit) {
+      this.device.queue.submit([]);
+      this.#stats.submits++;
+      s.writesSinceSubmit = 0;
+    }
+  }
+
+  #runRead(s: WebGpuStream, bindings: readonly BufferBinding[], done: Deferred<Uint8Array[]>): void {
+    const tainted = this.#failures.readError(bindings);
+    if (tainted !== undefined) {
+      done.reject(tainted);
+      return;
+    }
+    this.#align(s, bindings);
+    this.#flushStream(s);
+    const copies = bindings.map((b) => {
+      const owner = this.#pool.tryGet(b.stream);
+      invariant(owner, "a read's bindings were checked to belong to this server");
+      const r = owner.memory.resolve(b);
+      const start = r.offset - (r.offset % 4);
+      const end = Math.min(roundUp(r.offset + r.size, 4), r.resource.size);
+      return { buffer: r.resource, start, length: end - start, skip: r.offset - start, size: b.size };
+    });
+    const total = Math.max(4, copies.reduce((sum, c) => sum + roundUp(c.length, 4), 0));
+    const staging = this.#acquireStaging(total);
+    const encoder = this.device.createCommandEncoder();
+    let at = 0;
+    const placed = copies.map((c) => {
+      if (c.length > 0) encoder.copyBufferToBuffer(c.buffer, c.start, staging, at, c.length);
+      const where = { at: at + c.skip, size: c.size };
+      at += roundUp(c.length, 4);
+      return where;
+    });
+    this.#submit([encoder.finish()], s, []);
+    const outstanding = [...this.#outstanding];
+    void (async () => {
+      try {
+        await staging.mapAsync(MapMode.READ, 0, total);
+      } catch (error) {
+        done.reject(this.#lost ?? new DeviceLostError(`mapping a readback buffer failed: ${String(error)}`, { cause: error }));
+        return;
+      }
+      const mapped = new Uint8Array(staging.getMappedRange(0, total));
+      const out = placed.map((p) => mapped.slice(p.at, p.at + p.size));
+      staging.unmap();
+      this.#releaseStaging(staging);
+      await Promise.all(outstanding);
+      const late = this.#failures.readError(bindings);
+      if (late !== undefined) done.reject(late);
+      else done.resolve(out);
+    })();
+  }
+
+  #acquireStaging(size: number): GPUBuffer {
+    const i = this.#staging.findIndex((b) => b.size >= size && b.size <= 2 * size);
+    if (i >= 0) return this.#staging.splice(i, 1)[0] as GPUBuffer;
+    return this.device.createBuffer({
+      label: "weft readback",
+      size: roundUp(Math.max(size, 256), 256),
+      usage: BufferUsage.MAP_READ | BufferUsage.COPY_DST,
+    });
+  }
+
+  #releaseStaging(buffer: GPUBuffer): void {
+    if (this.#lost) return;
+    this.#staging.push(buffer);
+    if (this.#staging.length > STAGING_KEPT) this.#staging.shift()?.destroy();
+  }
+
+  /** Submits `s`'s encoder if it holds work, then cleans up its free memory. */
+  #flushStream(s: WebGpuStream): void {
+    if (!s.hasPendingWork) {
+      for (const unpin of s.submitPins.splice(0)) unpin();
+      return;
+    }
+    this.#submitEncoder(s);
+    s.memory.cleanup(false);
+  }
+
+  /** Ends the pass and submits `s`'s encoder (no cleanup: page destruction calls this). */
+  #submitEncoder(s: WebGpuStream): void {
+    const encoder = s.encoder;
+    if (encoder === undefined) return;
+    s.pass?.end();
+    s.pass = undefined;
+    s.encoder = undefined;
+    s.dispatches = 0;
+    s.encodedAllocations.clear();
+    const writes = s.submissionWrites;
+    s.submissionWrites = [];
+    this.device.pushErrorScope("validation");
+    const commands = encoder.finish();
+    const scope = this.device.popErrorScope();
+    this.#trackSubmission(s, scope, writes);
+    this.#submit([commands], s, writes);
+  }
+
+  /** `queue.submit` plus the release of `s`'s pins and uniform arenas. */
+  #submit(commands: GPUCommandBuffer[], s: WebGpuStream, writes: BufferBinding[]): void {
+    this.device.pushErrorScope("validation");
+    this.device.queue.submit(commands);
+    this.#trackSubmission(s, this.device.popErrorScope(), writes);
+    this.#stats.submits++;
+    s.writesSinceSubmit = 0;
+    for (const unpin of s.submitPins.splice(0)) unpin();
+    const foreign = s.foreignPins.splice(0);
+    const arenas = s.uniformBuffers.splice(0);
+    s.uniformCursor = 0;
+    if (foreign.length === 0 && arenas.length === 0) return;
+    this.device.queue.onSubmittedWorkDone().then(
+      () => {
+        for (const unpin of foreign) unpin();
+        for (const arena of arenas) {
+          if (this.#uniformArenas.length < 8 && !this.#lost) this.#uniformArenas.push(arena);
+          else arena.destroy();
+        }
+      },
+      () => undefined,
+    );
+  }
+
+  /** A submission whose scope reports an error taints what its launches wrote. */
+  #trackSubmission(s: WebGpuStream, scope: Promise<GPUError | null>, writes: BufferBinding[]): void {
+    this.#track(
+      scope.then((error) => {
+        if (error === null || this.#lost) return;
+        const failure = new LaunchError(`a submission of stream ${s.id} failed: ${error.message}`);
+        s.logFailure(failure);
+        this.#failures.failLaunch(failure, writes);
+      }),
+    );
+  }
+
+  #track(promise: Promise<unknown>): void {
+    const settled: Promise<unknown> = promise.then(
+      (): void => void this.#outstanding.delete(settled),
+      (): void => void this.#outstanding.delete(settled),
+    );
+    this.#outstanding.add(settled);
+  }
+
+  #onLost(reason: string): void {
+    if (this.#lost) return;
+    const error = new DeviceLostError(reason);
+    this.#lost = error;
+    for (const reject of [...this.#pending]) reject(error);
+    this.#pending.clear();
+    for (const task of this.#deferred.splice(0)) task.abort(error);
+  }
+}

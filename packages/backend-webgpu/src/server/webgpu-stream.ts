@@ -1,0 +1,85 @@
+/// <reference types="@webgpu/types" />
+import type { StreamId } from "@weft/environment";
+import {
+  ByteRangeClaims,
+  type AllocationId,
+  type BufferBinding,
+  type ErrorGraph,
+  type FailureId,
+  type MemoryManagement,
+  type ServerError,
+  type StreamMemory,
+} from "@weft/server";
+
+/** How many failures a stream's log keeps (the oldest are dropped). */
+export const FAILURE_LOG_LIMIT = 32;
+
+/**
+ * The CPU-side state of one server stream (cubecl-wgpu's `WgpuStream`): its open command encoder
+ * and compute pass, what that encoder refers to, its pins, its memory and its taint claims.
+ *
+ * @remarks
+ * **Why per stream.** Every stream funnels into the one `GPUQueue`, so order between streams is
+ * submission order; what a stream keeps is what it has recorded and not yet submitted.
+ * **Bounded state.** Everything below "since the last submit" is cleared by the server's flush
+ * of this stream, which happens at least every `tasksMax` dispatches, so it never holds more than
+ * `tasksMax` launches' worth of entries. `failures` keeps the last {@link FAILURE_LOG_LIMIT}.
+ * **StreamMemory.** Taint claims on this stream's allocations live in `claims`; the stream
+ * delegates to it so the shared `FailureStore` can find them through the pool.
+ */
+export class WebGpuStream implements StreamMemory {
+  /** The open encoder, created on first use after a submit; `undefined` when nothing is recorded. */
+  encoder: GPUCommandEncoder | undefined;
+  /** The open compute pass of `encoder`; ended before copies and at submit. */
+  pass: GPUComputePassEncoder | undefined;
+  /** Dispatches recorded in `encoder` since the last submit. */
+  dispatches = 0;
+  /** Host writes (`writeBuffer`) since the last submit of any kind; reset at every submit. */
+  writesSinceSubmit = 0;
+  /** Allocations the unsubmitted encoder refers to (any stream's); cleared at submit. */
+  readonly encodedAllocations = new Set<AllocationId>();
+  /** Bytes the unsubmitted encoder writes; tainted if its submission fails; cleared at submit. */
+  submissionWrites: BufferBinding[] = [];
+  /** Pins on this stream's own slices held until the encoder is submitted; released at submit. */
+  submitPins: Array<() => void> = [];
+  /** Pins on other streams' slices, released when this stream's next submission completes. */
+  foreignPins: Array<() => void> = [];
+  /** Uniform regions written for the unsubmitted encoder; recycled when its submission completes. */
+  uniformBuffers: GPUBuffer[] = [];
+  /** Next free byte of the last of `uniformBuffers`; reset when they are released at submit. */
+  uniformCursor = 0;
+  /** Failures that reached this stream outside any launch (uncaptured errors, failed submits). */
+  readonly failures: ServerError[] = [];
+  /** Taint claims on this stream's allocations. */
+  readonly claims = new ByteRangeClaims();
+
+  constructor(
+    /** The slot's synthetic id; the `stream` of every allocation of this stream's memory. */
+    readonly id: StreamId,
+    /** This stream's pages and slices. Set once by the server right after construction. */
+    public memory: MemoryManagement<GPUBuffer>,
+  ) {}
+
+  /** Whether the unsubmitted encoder holds any command. */
+  get hasPendingWork(): boolean {
+    return this.encoder !== undefined;
+  }
+
+  /** Records a failure in the bounded log. */
+  logFailure(error: ServerError): void {
+    this.failures.push(error);
+    if (this.failures.length > FAILURE_LOG_LIMIT) this.failures.shift();
+  }
+
+  failure(binding: BufferBinding): FailureId | undefined {
+    return this.claims.failure(binding);
+  }
+
+  taint(binding: BufferBinding, failure: FailureId, graph: ErrorGraph): void {
+    this.claims.taint(binding, failure, graph);
+  }
+
+  written(binding: BufferBinding, graph: ErrorGraph): void {
+    this.claims.written(binding, graph);
+  }
+}
