@@ -1,1 +1,20 @@
-export {};
+/**
+ * `@weft/backend-cpu`: the CPU backend — a plain TypeScript `FusionRuntime` over a host compute
+ * server, with the elementwise fuser. The oracle every conformance test compares against, and the
+ * embedded default when no WebGPU adapter exists.
+ *
+ * @module
+ */
+export { CpuRuntime, createCpuRuntime } from "./runtime/cpu-runtime.js";
+export type { CpuRuntimeOptions } from "./runtime/cpu-runtime.js";
+export { CpuFusionStats } from "./runtime/cpu-stats.js";
+export type { CpuHandle } from "./handle/cpu-handle.js";
+export { hostBytesPerElement } from "./handle/cpu-handle.js";
+export type { Layout } from "./handle/layout.js";
+export { contiguousStrides, isContiguous, broadcastShapes } from "./handle/layout.js";
+export type { CpuKernel } from "./kernels/cpu-kernel.js";
+export { ElementwiseFuser, MAX_FUSED_OPERATIONS } from "./fusion/elementwise-fuser.js";
+export { ElementwiseOptimization } from "./fusion/elementwise-optimization.js";
+export { IndexOutOfRangeError, InvalidOperationError } from "./errors/cpu-errors.js";
+export { pcg, randomValue } from "./numerics/random.js";
+export { erf, gelu, roundHalfEven } from "./numerics/special.js";

@@ -1,0 +1,124 @@
+import type { ExecutionContext, OperationIr, Optimization, TensorId, TensorIr, TensorStatus } from "@weft/fusion";
+import { operationInputs } from "@weft/fusion";
+import { UnsupportedError, invariant } from "@weft/environment";
+import { hostBytesPerElement, isDense, withLayout, type CpuHandle } from "../handle/cpu-handle.js";
+import { broadcastShapes, denseLayout, sameShape } from "../handle/layout.js";
+import { ElementwiseProgramBuilder, type Register } from "../kernels/elementwise-kernel.js";
+import { appendElementwise, isElementwise } from "../kernels/elementwise-ops.js";
+import type { CpuRuntime } from "../runtime/cpu-runtime.js";
+
+/**
+ * A fused elementwise block: the whole chain evaluated in ONE pass over the reference shape's
+ * elements, as one kernel launch.
+ *
+ * @remarks
+ * **Replayable.** It keeps only its length: everything else (reference shape, inputs, which
+ * outputs to write, in-place reuse) is derived from the global operations it is executed with, so
+ * one instance serves every replay of a cached plan.
+ * **Write elision.** An output is written only when its latest status in the block is not
+ * `ReadWrite` (it is still used after the block); an output consumed or dropped inside the block
+ * lives only in registers and gets no handle.
+ * **In place.** A written output whose shape is the reference shape reuses the memory of an
+ * external input that dies in the block (`ReadWrite` or dropped) when that input is dense, has the
+ * reference shape and the same bytes per element, and `canMut` (its memory has one reference: no
+ * view, alias or other stream holds it). Never when shared or aliased.
+ * **Freeing.** External inputs that die in the block are removed from the container after the
+ * launch; an in-place output keeps the memory alive through its own reference.
+ */
+export class ElementwiseOptimization implements Optimization<CpuHandle> {
+  readonly name = "elementwise";
+  readonly len: number;
+  readonly #runtime: CpuRuntime;
+
+  constructor(runtime: CpuRuntime, len: number) {
+    this.#runtime = runtime;
+    this.len = len;
+  }
+
+  execute(ctx: ExecutionContext<CpuHandle>, operations: readonly OperationIr[]): void {
+    invariant(operations.length === this.len, () => `elementwise block of ${this.len} ops executed with ${operations.length}`);
+    const runtime = this.#runtime;
+    const last = new Map<TensorId, TensorStatus>();
+    const produced = new Map<TensorId, TensorIr>();
+    const external: TensorIr[] = [];
+    let reference: number[] | undefined;
+    for (const op of operations) {
+      for (const input of operationInputs(op)) {
+        if (input.dtype === "f16" || (op.kind !== "drop" && op.out.dtype === "f16")) throw new UnsupportedError("f16 on the CPU backend", "fused elementwise block: use f32");
+        if (!produced.has(input.id) && !external.some((t) => t.id === input.id)) external.push(input);
+        last.set(input.id, op.kind === "drop" ? "ReadWrite" : input.status);
+      }
+      if (op.kind === "drop") continue;
+      invariant(isElementwise(op), () => `elementwise block holds a ${op.kind} op`);
+      produced.set(op.out.id, op.out);
+      last.set(op.out.id, "NotInit");
+      reference = reference === undefined ? [...op.out.shape] : broadcastShapes(reference, op.out.shape);
+      invariant(reference !== undefined, "fused ops broadcast to one reference shape (checked by the fuser)");
+    }
+    invariant(reference !== undefined, "an elementwise block holds at least one elementwise op");
+    const ref = reference;
+
+    const builder = new ElementwiseProgramBuilder(ref);
+    const registers = new Map<TensorId, Register>();
+    const load = (t: TensorIr): Register => {
+      const known = registers.get(t.id);
+      if (known !== undefined) return known;
+      invariant(!produced.has(t.id), () => `tensor ${t.id} is read before the block op producing it`);
+      const handle = ctx.handles.getHandle(t);
+      const r = builder.input(handle.memory, handle.dtype, handle);
+      registers.set(t.id, r);
+      return r;
+    };
+    for (const op of operations) {
+      if (op.kind === "drop" || !isElementwise(op)) continue;
+      registers.set(op.out.id, appendElementwise(builder, op, load));
+    }
+
+    // In-place candidates: external inputs dying in the block whose memory nothing else holds.
+    const candidates: CpuHandle[] = [];
+    for (const t of external) {
+      if (last.get(t.id) !== "ReadWrite") continue;
+      const handle = ctx.handles.getHandleRef(t.id);
+      if (handle !== undefined && runtime.canMut(handle) && isDense(handle) && sameShape(handle.shape, ref)) candidates.push(handle);
+    }
+
+    const outputs: [TensorIr, CpuHandle][] = [];
+    let inPlace = 0;
+    let elided = 0;
+    try {
+      for (const [id, out] of produced) {
+        if (last.get(id) === "ReadWrite") {
+          elided++;
+          continue;
+        }
+        const register = registers.get(id);
+        invariant(register !== undefined, () => `block output ${id} has a register`);
+        let handle: CpuHandle;
+        const at = sameShape(out.shape, ref) ? candidates.findIndex((c) => hostBytesPerElement(c.dtype) === hostBytesPerElement(out.dtype)) : -1;
+        const reused = candidates[at];
+        if (reused !== undefined) {
+          candidates.splice(at, 1);
+          reused.memory.retain();
+          handle = withLayout(reused, denseLayout(out.shape, reused.offset), out.dtype);
+          inPlace++;
+        } else {
+          handle = runtime.allocate(out.shape, out.dtype);
+        }
+        outputs.push([out, handle]);
+        builder.output(register, handle.memory, handle.dtype, handle);
+      }
+      if (outputs.length > 0) {
+        const built = builder.build();
+        runtime.launch(built.kernel, built.bindings, built.uniforms);
+        runtime.stats.fusedLaunches++;
+      }
+    } catch (error) {
+      for (const [, handle] of outputs) runtime.releaseHandle(handle);
+      throw error;
+    }
+    runtime.stats.inPlaceWrites += inPlace;
+    runtime.stats.elidedWrites += elided;
+    for (const [out, handle] of outputs) ctx.handles.registerHandle(out.id, handle);
+    for (const t of external) if (last.get(t.id) === "ReadWrite") ctx.handles.removeHandle(t.id);
+  }
+}

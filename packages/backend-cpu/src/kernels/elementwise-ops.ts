@@ -1,0 +1,47 @@
+/**
+ * Which IR operations are elementwise, and how each one becomes a step of an
+ * {@link ElementwiseProgramBuilder} program. Shared by the unfused path and the fused
+ * elementwise optimization, so both evaluate the same scalar code.
+ *
+ * @module
+ */
+import type { OperationIr, TensorIr } from "@weft/fusion";
+import type { ElementwiseProgramBuilder, Register } from "./elementwise-kernel.js";
+
+/** The IR operations an elementwise program evaluates. */
+export type ElementwiseOperation = Extract<OperationIr, { kind: "unary" | "binary" | "binary-scalar" | "clamp" | "cast" | "where" }>;
+
+/** Whether `op` is one of the {@link ElementwiseOperation}s. */
+export function isElementwise(op: OperationIr): op is ElementwiseOperation {
+  switch (op.kind) {
+    case "unary":
+    case "binary":
+    case "binary-scalar":
+    case "clamp":
+    case "cast":
+    case "where":
+      return true;
+    default:
+      return false;
+  }
+}
+
+/** Appends `op`'s step to `builder`, reading its inputs through `load`; returns its output's register. */
+export function appendElementwise(builder: ElementwiseProgramBuilder, op: ElementwiseOperation, load: (tensor: TensorIr) => Register): Register {
+  switch (op.kind) {
+    case "unary":
+      return builder.unary(op.op, load(op.input), op.input.dtype, op.out.dtype);
+    case "binary":
+      return builder.binary(op.op, load(op.lhs), load(op.rhs), op.lhs.dtype, op.out.dtype);
+    case "binary-scalar":
+      return builder.binaryScalar(op.op, load(op.lhs), op.scalar, op.scalarFirst, op.lhs.dtype, op.out.dtype);
+    case "clamp":
+      return builder.clamp(load(op.input), op.min, op.max, op.out.dtype);
+    case "cast":
+      return builder.cast(load(op.input), op.input.dtype, op.out.dtype);
+    case "where":
+      return builder.where(load(op.condition), load(op.lhs), load(op.rhs), op.out.dtype);
+    default:
+      return op satisfies never;
+  }
+}

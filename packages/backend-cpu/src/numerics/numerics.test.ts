@@ -1,0 +1,119 @@
+import { describe, expect, it } from "vitest";
+import { erf, gelu, roundHalfEven } from "./special.js";
+import { pcg, randomValue, uniformPair } from "./random.js";
+import { binaryFn, castFn, convert, unaryFn } from "./scalar-ops.js";
+
+/** The spec's PCG written independently in BigInt arithmetic (mod 2³²), to cross-check `pcg`. */
+function pcgBig(x: number): number {
+  const m = 0xffffffffn;
+  const state = (BigInt(x >>> 0) * 747796405n + 2891336453n) & m;
+  const shift = (state >> 28n) + 4n;
+  const word = (((state >> shift) ^ state) * 277803737n) & m;
+  return Number(((word >> 22n) ^ word) & m);
+}
+
+describe("special functions", () => {
+  it("erf matches tabulated values to 1e-13", () => {
+    const table: [number, number][] = [
+      [0, 0], [0.1, 0.1124629160182849], [0.5, 0.5204998778130465], [1, 0.8427007929497149],
+      [1.5, 0.9661051464753108], [2, 0.9953222650189527], [2.5, 0.999593047982555],
+      [3, 0.9999779095030014], [4, 0.9999999845827421], [-1, -0.8427007929497149],
+    ];
+    for (const [x, value] of table) expect(Math.abs(erf(x) - value), `erf(${x})`).toBeLessThan(1e-13);
+    expect(erf(Infinity)).toBe(1);
+    expect(erf(-Infinity)).toBe(-1);
+    expect(erf(NaN)).toBeNaN();
+  });
+
+  it("gelu is the exact erf form", () => {
+    expect(gelu(1)).toBeCloseTo(0.8413447460685429, 14);
+    expect(gelu(-1)).toBeCloseTo(-0.15865525393145707, 14);
+    expect(gelu(0)).toBe(0);
+  });
+
+  it("round breaks ties to even and passes non-finite values through", () => {
+    expect([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 2.4, 2.6, -2.6].map(roundHalfEven)).toEqual([0, 2, 2, -0, -2, -2, 2, 3, -3]);
+    expect(roundHalfEven(Infinity)).toBe(Infinity);
+    expect(roundHalfEven(NaN)).toBeNaN();
+  });
+});
+
+describe("random numbers", () => {
+  it("pcg equals the specification evaluated in exact integer arithmetic", () => {
+    for (const x of [0, 1, 2, 12345, 0x7fffffff, 0x80000000, 0xffffffff, 747796405]) {
+      expect(pcg(x), `pcg(${x})`).toBe(pcgBig(x));
+    }
+  });
+
+  it("uniform variates lie in [0, 1) and depend on the key and the index", () => {
+    const key = pcg(42);
+    const seen = new Set<number>();
+    for (let i = 0; i < 1000; i++) {
+      const [u1, u2] = uniformPair(key, i);
+      expect(u1 >= 0 && u1 < 1 && u2 >= 0 && u2 < 1, "24-bit fractions are in [0, 1)").toBe(true);
+      seen.add(u1);
+    }
+    expect(seen.size, "distinct indices give (almost always) distinct values").toBeGreaterThan(990);
+    expect(uniformPair(pcg(43), 0)).not.toEqual(uniformPair(key, 0));
+  });
+
+  it("uniform maps to [a, b) and normal has roughly the requested moments", () => {
+    const key = pcg(7);
+    let sum = 0;
+    let sq = 0;
+    const n = 20000;
+    for (let i = 0; i < n; i++) {
+      const u = randomValue("uniform", key, i, -2, 3);
+      expect(u >= -2 && u < 3).toBe(true);
+      const v = randomValue("normal", key, i, 1, 2);
+      sum += v;
+      sq += (v - 1) ** 2;
+    }
+    expect(Math.abs(sum / n - 1), "mean of normal(1, 2)").toBeLessThan(0.1);
+    expect(Math.abs(Math.sqrt(sq / n) - 2), "std of normal(1, 2)").toBeLessThan(0.1);
+  });
+});
+
+describe("scalar semantics", () => {
+  it("integer div truncates toward zero and mod takes the divisor's sign", () => {
+    const div = binaryFn("div", "i32");
+    const mod = binaryFn("mod", "i32");
+    expect([div(7, 2), div(-7, 2), div(7, -2), div(-7, -2)]).toEqual([3, -3, -3, 3]);
+    expect([mod(7, 3), mod(-7, 3), mod(7, -3), mod(-7, -3)]).toEqual([1, 2, -2, -1]);
+    expect(div(5, 0), "division by zero returns the dividend (WGSL)").toBe(5);
+    expect(mod(5, 0), "mod by zero is 0").toBe(0);
+    expect(div(-2147483648, -1), "INT_MIN / -1 wraps").toBe(-2147483648);
+  });
+
+  it("float mod is floored and NaN-producing for a zero divisor", () => {
+    const mod = binaryFn("mod", "f32");
+    expect([mod(7.5, 2), mod(-7.5, 2), mod(7.5, -2)]).toEqual([1.5, 0.5, -0.5]);
+    expect(mod(1, 0)).toBeNaN();
+  });
+
+  it("integer arithmetic wraps like i32 and u32", () => {
+    expect(binaryFn("add", "i32")(2147483647, 1)).toBe(-2147483648);
+    expect(binaryFn("mul", "i32")(65536, 65536)).toBe(0);
+    expect(binaryFn("sub", "u32")(0, 1)).toBe(4294967295);
+    expect(binaryFn("pow", "i32")(3, 4)).toBe(81);
+    expect(unaryFn("neg", "u32")(1)).toBe(4294967295);
+    expect(unaryFn("abs", "i32")(-2147483648), "abs(INT_MIN) wraps to INT_MIN").toBe(-2147483648);
+  });
+
+  it("casts truncate toward zero, saturate floats, wrap integers and test != 0 for bool", () => {
+    const f2i = castFn("f32", "i32");
+    expect([f2i(2.7), f2i(-2.7), f2i(NaN), f2i(1e10), f2i(-1e10)]).toEqual([2, -2, 0, 2147483647, -2147483648]);
+    expect(castFn("i32", "u32")(-1), "integer casts wrap").toBe(4294967295);
+    expect([castFn("f32", "bool")(0), castFn("f32", "bool")(-0.5), castFn("f32", "bool")(NaN)]).toEqual([0, 1, 1]);
+    expect(castFn("bool", "f32")(1)).toBe(1);
+    expect(convert(0.1, "f32"), "f32 values are rounded to f32").toBe(Math.fround(0.1));
+  });
+
+  it("max and min propagate NaN; sign(0) is 0; sigmoid and silu use the plain forms", () => {
+    expect(binaryFn("maximum", "f32")(NaN, 1)).toBeNaN();
+    expect(binaryFn("minimum", "f32")(1, NaN)).toBeNaN();
+    expect(unaryFn("sign", "f32")(0)).toBe(0);
+    expect(unaryFn("sigmoid", "f32")(0)).toBe(0.5);
+    expect(unaryFn("silu", "f32")(2)).toBeCloseTo(2 / (1 + Math.exp(-2)), 15);
+  });
+});

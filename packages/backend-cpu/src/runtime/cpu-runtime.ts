@@ -1,0 +1,290 @@
+import { invariant, type StreamId } from "@weft/environment";
+import { HostComputeServer, type FaultSpec, type MemoryUsage } from "@weft/server";
+import { Client } from "@weft/runtime";
+import {
+  BaseFusionRuntime,
+  numElements,
+  operationInputs,
+  operationNodes,
+  type DType,
+  type ExecutionContext,
+  type OperationFuser,
+  type OperationIr,
+  type Optimization,
+  type TensorData,
+  type TensorIr,
+  type TypedArray,
+} from "@weft/fusion";
+import { allocationBytes, denseHandle, isDense, withLayout, type CpuHandle } from "../handle/cpu-handle.js";
+import { denseLayout, expandLayout, forEachPosition, permuteLayout, sliceLayout } from "../handle/layout.js";
+import { BindingSet, KernelMemory, allocateTyped, encodeUniforms, type CpuKernel } from "../kernels/cpu-kernel.js";
+import { ElementwiseProgramBuilder } from "../kernels/elementwise-kernel.js";
+import { appendElementwise, isElementwise } from "../kernels/elementwise-ops.js";
+import { arangeKernel, fullKernel, randomKernel } from "../kernels/creation-kernels.js";
+import { concatKernel, gatherKernel, matmulKernel, padKernel, reduceKernel, type KernelOperand } from "../kernels/tensor-kernels.js";
+import { rejectF16 } from "../numerics/scalar-ops.js";
+import { InvalidOperationError } from "../errors/cpu-errors.js";
+import { ElementwiseFuser } from "../fusion/elementwise-fuser.js";
+import { CpuFusionStats } from "./cpu-stats.js";
+
+/** How to create a {@link CpuRuntime} (see {@link createCpuRuntime}). */
+export interface CpuRuntimeOptions {
+  /** `false`: no fusers — every operation runs alone (the unfused oracle mode). Default `true`. */
+  readonly fusion?: boolean;
+  /** The host server to run on; default a fresh `HostComputeServer({ name: "cpu" })`. */
+  readonly server?: HostComputeServer;
+}
+
+/**
+ * Creates the CPU backend's runtime: a fresh {@link CpuRuntime} over a new (or the given)
+ * `HostComputeServer`. Hand it to `new FusionDevice(runtime)`.
+ */
+export function createCpuRuntime(options: CpuRuntimeOptions = {}): CpuRuntime {
+  return new CpuRuntime(options.server ?? new HostComputeServer({ name: "cpu" }), options);
+}
+
+/**
+ * The CPU backend's `FusionRuntime`: every `OperationIr` kind as a host kernel, plus the
+ * elementwise fuser. The oracle every conformance test compares against.
+ *
+ * @remarks
+ * **Why through a server.** Every kernel is launched through `Client.launch` on a host compute
+ * server, so process/stream modes (`weft.warmup` discards CPU launches too), byte-range taint and
+ * fault injection apply exactly as on a GPU. Views (reshape of dense data, permute, expand,
+ * slice) launch nothing: they are new {@link CpuHandle}s over the same memory.
+ * **Ownership.** Each handle holds one memory reference (`retainHandle`/`releaseHandle`); unfused
+ * operations free their `ReadWrite` inputs after launching (the engine's own `freeHandle` then
+ * finds nothing to do).
+ * **Invariants.** `f16` anywhere throws `UnsupportedError('f16 on the CPU backend')`. Outputs are
+ * dense, freshly allocated (or, in a fused block, an input's memory reused in place when
+ * `canMut`). Counters in {@link CpuRuntime.stats} only grow.
+ */
+export class CpuRuntime extends BaseFusionRuntime<CpuHandle> {
+  readonly name = "cpu";
+  /** The client every launch, allocation and read goes through. */
+  readonly client: Client<CpuKernel>;
+  /** What fusion did (fused launches, in-place and elided writes). */
+  readonly stats = new CpuFusionStats();
+  /** The host server the client forwards to (fault injection, stats). */
+  readonly server: HostComputeServer;
+  readonly #fusion: boolean;
+
+  constructor(server: HostComputeServer, options: Pick<CpuRuntimeOptions, "fusion"> = {}) {
+    super();
+    this.server = server;
+    this.client = new Client<CpuKernel>(server);
+    this.#fusion = options.fusion ?? true;
+  }
+
+  /** `[ElementwiseFuser]`, or none in the unfused oracle mode. */
+  fusers(): OperationFuser<Optimization<CpuHandle>>[] {
+    return this.#fusion ? [new ElementwiseFuser(this)] : [];
+  }
+
+  /**
+   * Fails a later launch (`{ launch: n }`, 1 = the next one that runs), allocation
+   * (`{ allocation: n }`) or every launch of a kernel key (`{ kernelKey }`) — the test hook.
+   * Forwards to `HostComputeServer.injectFault`; a failed launch taints exactly its outputs.
+   */
+  injectFault(fault: FaultSpec): void {
+    this.server.injectFault(fault);
+  }
+
+  /** A new handle object over the same memory and layout, holding its own reference. */
+  retainHandle(handle: CpuHandle): CpuHandle {
+    handle.memory.retain();
+    return withLayout(handle, handle);
+  }
+
+  /** Gives back `handle`'s memory reference (the memory is reused once none is left). */
+  releaseHandle(handle: CpuHandle): void {
+    handle.memory.release();
+  }
+
+  /** True when `handle` is the only reference on its memory (no view, alias or pin). */
+  canMut(handle: CpuHandle): boolean {
+    return handle.memory.canMut();
+  }
+
+  /** Copies `data` into a fresh dense allocation on `stream`. */
+  upload(data: TensorData, stream: StreamId): CpuHandle {
+    if (data.dtype === "f16") rejectF16("upload");
+    const bytes = new Uint8Array(allocationBytes(numElements(data.shape), data.dtype));
+    bytes.set(new Uint8Array(data.data.buffer, data.data.byteOffset, data.data.byteLength));
+    const memory = this.client.withStream(stream).create(bytes);
+    return denseHandle(memory, data.shape, data.dtype);
+  }
+
+  /** The view's values as a dense row-major array; rejects with the taint error of a failed producer. */
+  async read(handle: CpuHandle, tensor: TensorIr, stream: StreamId): Promise<TypedArray> {
+    const binding = handle.memory.binding();
+    const layout = { shape: [...handle.shape], strides: [...handle.strides], offset: handle.offset };
+    const dtype = handle.dtype;
+    // A client bound to `stream` (not `StreamId.executes`, which is for synchronous code only).
+    const [bytes] = await this.client.withStream(stream).read([binding]);
+    invariant(bytes !== undefined, "a read of one binding returns one buffer");
+    return gatherDense(bytes, dtype, layout, tensor.dtype);
+  }
+
+  /** As {@link CpuRuntime.read}, synchronously (throws instead of rejecting). */
+  readSync(handle: CpuHandle, tensor: TensorIr, stream: StreamId): TypedArray | undefined {
+    const bytes = this.client.withStream(stream).readSync([handle.memory.binding()]);
+    const first = bytes?.[0];
+    return first === undefined ? undefined : gatherDense(first, handle.dtype, handle, tensor.dtype);
+  }
+
+  /** Resolves once `stream`'s work has run (at once on the synchronous host server). */
+  sync(stream: StreamId): Promise<void> {
+    return this.client.withStream(stream).sync();
+  }
+
+  /** The host server's memory report. */
+  memoryUsage(): MemoryUsage {
+    return this.client.memoryUsage();
+  }
+
+  /** A dense, freshly allocated handle of `shape` (one reference, owned by the caller). */
+  allocate(shape: readonly number[], dtype: DType): CpuHandle {
+    return denseHandle(this.client.empty(allocationBytes(numElements(shape), dtype)), shape, dtype);
+  }
+
+  /** Launches one CPU kernel on the current stream. */
+  launch(kernel: CpuKernel, bindings: BindingSet | ReturnType<BindingSet["bindings"]>, uniforms?: Uint8Array): void {
+    const list = bindings instanceof BindingSet ? bindings.bindings() : bindings;
+    if (uniforms === undefined) this.client.launch(kernel, [1, 1, 1], list);
+    else this.client.launch(kernel, [1, 1, 1], list, uniforms);
+  }
+
+  /** Runs one operation unfused (see the type doc); throws typed errors for what cannot run. */
+  executeOperation(op: OperationIr, ctx: ExecutionContext<CpuHandle>): void {
+    for (const node of operationNodes(op)) if (node.dtype === "f16") rejectF16(op.kind);
+    this.stats.unfusedOperations++;
+    if (op.kind === "drop") {
+      ctx.handles.removeHandle(op.tensor.id);
+      return;
+    }
+    if (op.kind !== "init") {
+      const out = this.#execute(op, ctx);
+      ctx.handles.registerHandle(op.out.id, out);
+    }
+    for (const input of operationInputs(op)) ctx.handles.free(input);
+  }
+
+  /** Runs one operation; returns its output's handle (one reference, for the container). */
+  #execute(op: Exclude<OperationIr, { kind: "init" | "drop" }>, ctx: ExecutionContext<CpuHandle>): CpuHandle {
+    const get = (t: TensorIr): CpuHandle => ctx.handles.getHandle(t);
+    if (isElementwise(op)) {
+      const builder = new ElementwiseProgramBuilder(op.out.shape);
+      const out = this.allocate(op.out.shape, op.out.dtype);
+      const reg = appendElementwise(builder, op, (t) => {
+        const h = get(t);
+        return builder.input(h.memory, h.dtype, h);
+      });
+      builder.output(reg, out.memory, out.dtype, out);
+      const built = builder.build();
+      this.launch(built.kernel, built.bindings, built.uniforms);
+      return out;
+    }
+    switch (op.kind) {
+      case "full": {
+        const out = this.allocate(op.out.shape, op.out.dtype);
+        this.launch(fullKernel(op.out.shape, op.out.dtype), [{ binding: out.memory.binding(), access: "write" }], encodeUniforms([op.value]));
+        return out;
+      }
+      case "arange": {
+        const out = this.allocate(op.out.shape, op.out.dtype);
+        this.launch(arangeKernel(op.out.shape, op.out.dtype), [{ binding: out.memory.binding(), access: "write" }], encodeUniforms([op.start, op.step]));
+        return out;
+      }
+      case "random": {
+        const out = this.allocate(op.out.shape, op.out.dtype);
+        this.launch(randomKernel(op.out.shape, op.out.dtype, op.distribution), [{ binding: out.memory.binding(), access: "write" }], encodeUniforms([op.seed, op.a, op.b]));
+        return out;
+      }
+      case "reduce": {
+        const input = get(op.input);
+        const extent = op.axes.reduce((n, a) => n * (op.input.shape[a] ?? 1), 1);
+        const noIdentity = op.op === "max" || op.op === "min" || op.op === "argmax" || op.op === "argmin";
+        if (extent === 0 && noIdentity) {
+          throw new InvalidOperationError(`reduce ${op.op}`, `axes [${op.axes.join(", ")}] of shape [${op.input.shape.join(", ")}] are empty and ${op.op} has no identity; reduce a non-empty axis`);
+        }
+        return this.#kernel(op.out, [input], (operands, out, w) => reduceKernel(op.op, operands[0]!, op.axes, out, w));
+      }
+      case "matmul":
+        return this.#kernel(op.out, [get(op.lhs), get(op.rhs)], (o, out, w) => matmulKernel(o[0]!, o[1]!, out, w));
+      case "concat":
+        return this.#kernel(op.out, op.inputs.map(get), (o, out, w) => concatKernel(o, op.axis, out, w));
+      case "gather":
+        return this.#kernel(op.out, [get(op.input), get(op.indices)], (o, out, w) => gatherKernel(o[0]!, o[1]!, op.axis, out, w));
+      case "pad": {
+        if (op.padding.some(([before, after]) => before < 0 || after < 0)) {
+          throw new InvalidOperationError("pad", `padding [${op.padding.map((p) => `[${p.join(", ")}]`).join(", ")}] has a negative amount; use slice to remove elements`);
+        }
+        const input = get(op.input);
+        return this.#kernel(op.out, [input], (o, out, w) => padKernel(o[0]!, op.padding, out, w), [op.value]);
+      }
+      case "reshape": {
+        const input = get(op.input);
+        if (isDense(input)) {
+          input.memory.retain();
+          return withLayout(input, denseLayout(op.out.shape, input.offset));
+        }
+        const copy = this.#copyDense(input);
+        return withLayout(copy, denseLayout(op.out.shape, copy.offset));
+      }
+      case "permute": {
+        const input = get(op.input);
+        input.memory.retain();
+        return withLayout(input, permuteLayout(input, op.axes));
+      }
+      case "expand": {
+        const input = get(op.input);
+        input.memory.retain();
+        return withLayout(input, expandLayout(input, op.out.shape));
+      }
+      case "slice": {
+        const input = get(op.input);
+        input.memory.retain();
+        return withLayout(input, sliceLayout(input, op.ranges));
+      }
+      default:
+        return op satisfies never;
+    }
+  }
+
+  /** A dense copy of `input` (a zero-step elementwise program). */
+  #copyDense(input: CpuHandle): CpuHandle {
+    const builder = new ElementwiseProgramBuilder(input.shape);
+    const out = this.allocate(input.shape, input.dtype);
+    builder.output(builder.input(input.memory, input.dtype, input), out.memory, out.dtype, out);
+    const built = builder.build();
+    this.launch(built.kernel, built.bindings, built.uniforms);
+    return out;
+  }
+
+  /** Binds `inputs` (read) and a fresh dense output (write), builds the kernel, launches it. */
+  #kernel(
+    outIr: TensorIr,
+    inputs: readonly CpuHandle[],
+    make: (operands: KernelOperand[], out: KernelOperand, writable: boolean[]) => CpuKernel,
+    scalars?: readonly number[],
+  ): CpuHandle {
+    const out = this.allocate(outIr.shape, outIr.dtype);
+    const set = new BindingSet();
+    const operands = inputs.map((h) => ({ binding: set.bind(h.memory, "read"), dtype: h.dtype, layout: h }));
+    const outOperand = { binding: set.bind(out.memory, "write"), dtype: out.dtype, layout: out };
+    const kernel = make(operands, outOperand, set.writable());
+    this.launch(kernel, set, scalars === undefined ? undefined : encodeUniforms(scalars));
+    return out;
+  }
+}
+
+/** Gathers a strided view out of `bytes` into a dense row-major array of `dtype`. */
+function gatherDense(bytes: Uint8Array, stored: DType, layout: { shape: readonly number[]; strides: readonly number[]; offset: number }, dtype: DType): TypedArray {
+  const src = new KernelMemory([bytes], [false]).array(0, stored);
+  const out = allocateTyped(dtype, numElements(layout.shape));
+  forEachPosition(layout.shape, [layout.strides], [layout.offset], (i, pos) => {
+    out[i] = src[pos[0]!]!;
+  });
+  return out;
+}
