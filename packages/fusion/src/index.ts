@@ -16,6 +16,8 @@ export type {
   RandomDistribution,
 } from "./ir/operation-ir.js";
 export { operationInputs, operationOutputs, operationNodes } from "./ir/operation-ir.js";
+export { OperationConverter, mapOperation } from "./ir/relative.js";
+export type { RelativeOperation } from "./ir/relative.js";
 export { HandleContainer } from "./runtime/handle-container.js";
 export type { ReleaseHandle } from "./runtime/handle-container.js";
 export { BaseFusionRuntime } from "./runtime/fusion-runtime.js";
@@ -28,3 +30,29 @@ export type {
   ExecutionContext,
   OperationRan,
 } from "./runtime/fusion-runtime.js";
+export { TensorComputationError, DisposedTensorError, describeOperation } from "./errors/tensor-errors.js";
+export { FusionTensor, FUSION_TENSOR } from "./tensor/fusion-tensor.js";
+export type { SharedRef } from "./tensor/fusion-tensor.js";
+export { tidy } from "./tensor/tidy.js";
+export { FusionDevice } from "./device/fusion-device.js";
+export type { FusionDeviceOptions, FusionMemory } from "./device/fusion-device.js";
+export { FusionInspector } from "./inspector/fusion-inspector.js";
+export { MultiStream } from "./stream/multi-stream.js";
+export type { ReadPlan, MultiStreamOptions } from "./stream/multi-stream.js";
+export { OperationQueue, setOutputErrors } from "./stream/queue/operation-queue.js";
+export type { ExecutedBlock, ExecutionEnv } from "./stream/queue/operation-queue.js";
+export { Processor } from "./stream/execution/processor.js";
+export { Policy } from "./stream/execution/policy.js";
+export type { Action, ExecutionMode } from "./stream/execution/policy.js";
+export { Explorer, ExplorationBudget } from "./stream/execution/explorer.js";
+export type { Exploration } from "./stream/execution/explorer.js";
+export { OperationsValidator } from "./stream/execution/validator.js";
+export type { ValidatorState } from "./stream/execution/validator.js";
+export { ExecutionPlanStore } from "./stream/store/execution-plan-store.js";
+export type {
+  ExecutionPlan,
+  ExecutionPlanId,
+  ExecutionTrigger,
+  ExecutionStep,
+  ExecutionStrategy,
+} from "./stream/store/execution-plan-store.js";

@@ -37,6 +37,12 @@ export interface Optimization<H> {
   readonly len: number;
   /** A short name for the inspector's log of executed blocks (`"elementwise"`, `"reduce"`). */
   readonly name: string;
+  /**
+   * The largest relative shape id the optimization relies on beyond its own operations' (for
+   * instance a shape it derived); the plan store takes the max with the operations' ids, and the
+   * queue runs the plan unfused when the stream never assigned that id (bug P12). Optional.
+   */
+  readonly maxRelativeShapeId?: number;
   /** Executes the block. Throws when it fails; the engine puts the error on the block's outputs. */
   execute(ctx: ExecutionContext<H>, operations: readonly OperationIr[]): void;
 }

@@ -1,0 +1,181 @@
+import { ReentrancyError, StreamId } from "@weft/environment";
+import { describe, expect, it } from "vitest";
+import { DisposedTensorError } from "../errors/tensor-errors.js";
+import type { OperationIr } from "../ir/operation-ir.js";
+import type { ExecutionContext } from "../runtime/fusion-runtime.js";
+import { FUSION_TENSOR } from "../tensor/fusion-tensor.js";
+import { tidy } from "../tensor/tidy.js";
+import { TestRuntime, binary, createTestDevice, fromValues, scalar, unary } from "../testing/index.js";
+import type { TestHandle } from "../testing/index.js";
+import { FusionDevice } from "./fusion-device.js";
+
+describe("FusionDevice", () => {
+  it("is lazy: nothing runs until a read needs it", async () => {
+    const { device, runtime } = createTestDevice("elementwise");
+    const x = fromValues(device, [1, 2]);
+    const y = unary(device, "neg", x);
+    expect(runtime.executedOperations, "an open elementwise fuser keeps the op pending").toBe(0);
+    expect(Array.from(await y.read())).toEqual([-1, -2]);
+    expect(runtime.executedOperations).toBe(1);
+  });
+
+  it("a tensor created and dropped inside one segment is never written", async () => {
+    const { device, runtime } = createTestDevice("elementwise");
+    const x = fromValues(device, [1, 2, 3]);
+    const a = unary(device, "exp", x);
+    const b = scalar(device, "mul", a, 2);
+    a.dispose();
+    expect(Array.from(await b.read())).toEqual([1, 2, 3].map((v) => Math.fround(Math.fround(Math.exp(v)) * 2)));
+    expect(runtime.allocatedFor.has(a.id), "a's last use was inside the fused block").toBe(false);
+    expect(runtime.allocatedFor.has(b.id)).toBe(true);
+  });
+
+  it("reuses a consumed input in place only when it is the sole owner (P11)", async () => {
+    const { device, runtime } = createTestDevice("elementwise");
+    // Sole owner: x is disposed while its use is pending → the block consumes it in place.
+    const x = fromValues(device, [1, 2]);
+    const serial = (t: { id: number }): number | undefined => device.handles.getHandleRef(t.id as never)?.memory.serial;
+    const xMemory = serial(x);
+    const y = unary(device, "neg", x);
+    x.dispose();
+    await y.read();
+    expect(runtime.inPlaceWrites, "a solely owned consumed input is reused").toBe(1);
+    expect(serial(y), "y lives in x's memory").toBe(xMemory);
+    // Shared (a same-stream clone holds it): no drop in the segment, no reuse.
+    const s = fromValues(device, [3, 4]);
+    const keep = s.clone();
+    const z = unary(device, "neg", s);
+    s.dispose();
+    expect(Array.from(await z.read())).toEqual([-3, -4]);
+    expect(runtime.inPlaceWrites, "a shared input is never written").toBe(1);
+    expect(Array.from(await keep.read()), "the clone still sees the original values").toEqual([3, 4]);
+    // Aliased (a view on another stream holds a reference): dropped, but canMut is false.
+    const a = fromValues(device, [5, 6]);
+    await device.sync();
+    const other = StreamId.allocate();
+    const view = StreamId.executes(other, () => a.clone());
+    const w = unary(device, "neg", a);
+    a.dispose();
+    expect(Array.from(await w.read())).toEqual([-5, -6]);
+    expect(runtime.inPlaceWrites, "an aliased input is never written in place").toBe(1);
+    expect(Array.from(await view.read()), "the alias is unmodified").toEqual([5, 6]);
+    for (const t of [y, keep, z, w]) t.dispose();
+    StreamId.executes(other, () => view.dispose());
+    await device.syncAll();
+    expect(device.memory()).toMatchObject({ liveHandles: 0, streams: 0, liveTensors: 0 });
+    expect(runtime.liveMemories).toBe(0);
+  });
+
+  it("clone invariance: an op gives the same result whether its input is shared or consumed", async () => {
+    const values = [0.5, -1, 2, 7];
+    const ops: ((d: FusionDevice<TestHandle>, t: ReturnType<typeof fromValues>) => ReturnType<typeof fromValues>)[] = [
+      (d, t) => unary(d, "exp", t),
+      (d, t) => scalar(d, "pow", t, 2),
+      (d, t) => binary(d, "mul", t, t),
+      (d, t) => unary(d, "relu", scalar(d, "sub", t, 1)),
+    ];
+    for (const [i, op] of ops.entries()) {
+      const { device } = createTestDevice("elementwise");
+      const consumed = fromValues(device, values);
+      const r1 = op(device, consumed);
+      consumed.dispose();
+      const shared = fromValues(device, values);
+      const r2 = op(device, shared);
+      expect(Array.from(await r2.read()), `op ${i}: shared vs consumed input`).toEqual(Array.from(await r1.read()));
+      expect(Array.from(await shared.read()), `op ${i}: a shared input is never modified`).toEqual(values);
+    }
+  });
+
+  it("a use after dispose throws DisposedTensorError naming the op; dispose is idempotent", () => {
+    const { device } = createTestDevice();
+    const x = fromValues(device, [1]);
+    x.dispose();
+    x.dispose();
+    expect(() => x.intoIr("matmul")).toThrow(DisposedTensorError);
+    expect(() => x.intoIr("matmul")).toThrow(/matmul: tensor #\d+ with shape \[1\] was already disposed/);
+    expect(() => x.clone()).toThrow(/clone/);
+    expect(() => x.read()).toThrow(/read/);
+    expect(device.memory().liveTensors).toBe(0);
+  });
+
+  it("same-stream clones share the id and count: the id is dropped with its last reference", async () => {
+    const { device } = createTestDevice();
+    const x = fromValues(device, [1]);
+    const y = x.clone();
+    expect(y.id).toBe(x.id);
+    x.dispose();
+    await device.sync();
+    expect(device.memory().liveHandles, "y still holds the id").toBe(1);
+    expect(Array.from(await y.read())).toEqual([1]);
+    y.dispose();
+    await device.sync();
+    expect(device.memory().liveHandles).toBe(0);
+  });
+
+  it("tidy disposes what fn created except what its result reaches", async () => {
+    const { device } = createTestDevice();
+    const outside = fromValues(device, [1]);
+    const wrapped = { [FUSION_TENSOR]: undefined as unknown };
+    const result = tidy(() => {
+      const a = unary(device, "neg", outside);
+      const b = unary(device, "exp", a);
+      const c = scalar(device, "add", b, 1);
+      const d = scalar(device, "add", b, 2);
+      const e = scalar(device, "add", b, 3);
+      wrapped[FUSION_TENSOR] = e;
+      return { list: [c], map: new Map([["d", d]]), wrapped, a: undefined };
+    });
+    expect(outside.disposed, "tensors from outside the scope are untouched").toBe(false);
+    expect([result.list[0]?.disposed, result.map.get("d")?.disposed]).toEqual([false, false]);
+    expect((wrapped[FUSION_TENSOR] as { disposed: boolean }).disposed, "reachable through [FUSION_TENSOR]").toBe(false);
+    expect(device.memory().liveTensors, "outside + the 3 kept").toBe(4);
+    expect(Array.from((await result.list[0]?.read()) ?? [])).toEqual([Math.fround(Math.exp(-1)) + 1].map(Math.fround));
+    expect(() => tidy(() => Promise.resolve(1))).toThrow(/synchronous/);
+  });
+
+  it("tidy disposes its tensors when fn throws", () => {
+    const { device } = createTestDevice();
+    expect(() =>
+      tidy(() => {
+        fromValues(device, [1]);
+        throw new Error("boom");
+      }),
+    ).toThrow("boom");
+    expect(device.memory().liveTensors).toBe(0);
+  });
+
+  it("a fuser or kernel that calls back into the device throws ReentrancyError (P3)", () => {
+    let device: FusionDevice<TestHandle> | undefined;
+    class Reentrant extends TestRuntime {
+      override executeOperation(op: OperationIr, ctx: ExecutionContext<TestHandle>): void {
+        if (op.kind === "unary" && device !== undefined) fromValues(device, [9]);
+        super.executeOperation(op, ctx);
+      }
+    }
+    device = new FusionDevice<TestHandle>(new Reentrant());
+    const x = fromValues(device, [1]);
+    expect(() => unary(device, "neg", x), "a kernel calling back must not corrupt the engine silently").toThrow(ReentrancyError);
+    expect(device.memory().streams, "the engine state stayed consistent: the block was drained").toBe(0);
+  });
+
+  it("every execution runs inside StreamId.executes(stream, …)", async () => {
+    const seen: [StreamId, StreamId][] = [];
+    class Recording extends TestRuntime {
+      override executeOperation(op: OperationIr, ctx: ExecutionContext<TestHandle>): void {
+        seen.push([StreamId.current(), ctx.stream]);
+        super.executeOperation(op, ctx);
+      }
+    }
+    const device = new FusionDevice<TestHandle>(new Recording());
+    const s = StreamId.allocate();
+    const y = StreamId.executes(s, () => unary(device, "neg", fromValues(device, [1])));
+    await y.read();
+    expect(seen).toEqual([[s, s]]);
+  });
+
+  it("upload rejects data that does not fill the shape, naming the fix", () => {
+    const { device } = createTestDevice();
+    expect(() => device.upload({ data: new Float32Array(3), shape: [2, 2], dtype: "f32" })).toThrow(/3 values do not fill shape \[2, 2\]/);
+    expect(device.memory().liveHandles).toBe(0);
+  });
+});

@@ -1,0 +1,311 @@
+import { ReentrancyGuard, StreamId, WeftError, invariant } from "@weft/environment";
+import type { OperationIr } from "../ir/operation-ir.js";
+import { operationOutputs } from "../ir/operation-ir.js";
+import type { DType, TensorData, TensorId, TensorIr, TypedArray } from "../ir/tensor-ir.js";
+import { numElements } from "../ir/tensor-ir.js";
+import { FusionInspector } from "../inspector/fusion-inspector.js";
+import { HandleContainer } from "../runtime/handle-container.js";
+import type { FusionRuntime, Optimization } from "../runtime/fusion-runtime.js";
+import { MultiStream } from "../stream/multi-stream.js";
+import type { ExecutionEnv } from "../stream/queue/operation-queue.js";
+import type { SharedRef } from "../tensor/fusion-tensor.js";
+import { FusionTensor } from "../tensor/fusion-tensor.js";
+
+/** Process-global tensor ids: fresh for every output (SSA), never reused, unique across devices. */
+let nextTensorId = 1;
+
+function freshId(): TensorId {
+  return nextTensorId++ as TensorId;
+}
+
+/** Options of a {@link FusionDevice}. */
+export interface FusionDeviceOptions {
+  /** Pending operations on one stream that force its execution (default 128). */
+  readonly queueLimit?: number;
+  /** Explorations allowed before segments run unfused (default unbounded). */
+  readonly maxExplorations?: number;
+  /** Executed blocks the inspector's log keeps (default 10 000). */
+  readonly maxLoggedBlocks?: number;
+}
+
+/** The device memory report, `weft.memory()`. */
+export interface FusionMemory {
+  /** Live `FusionTensor` wrappers on this device. */
+  readonly liveTensors: number;
+  /** Live handle-container entries (buffers or errors standing in for them). */
+  readonly liveHandles: number;
+  /** Streams that currently hold pending work or deferred frees. */
+  readonly streams: number;
+  /** Bytes held by live allocations. */
+  readonly bytesInUse: number;
+  /** Bytes reserved from the device (pages), used or not. */
+  readonly bytesReserved: number;
+}
+
+/** What the finalizer of a leaked wrapper needs: never the wrapper itself. */
+interface LeakToken {
+  readonly ref: SharedRef;
+  readonly ir: TensorIr;
+  readonly stream: StreamId;
+}
+
+/**
+ * The fusion engine of one backend device: the lazy per-stream queues, the cross-stream sharing,
+ * the plan cache, the handle container and the error delivery. Burn's fusion client + server,
+ * run inline on the caller.
+ *
+ * @remarks
+ * **How an op travels.** `register(op)` enqueues `op` on the current stream; the stream's
+ * processor decides (cached plan, exploration, or wait); blocks execute through the runtime's
+ * optimizations or `executeOperation`, inside `StreamId.executes(stream, …)`. A read, a sync, the
+ * queue limit or a plan trigger forces execution.
+ * **Re-entrancy.** Every engine call runs under a {@link ReentrancyGuard}: a fuser, kernel or
+ * callback that calls back into the device throws `ReentrancyError` (bug P3). Such bug errors
+ * (`InvariantError`, `ReentrancyError`) are rethrown to the caller after the engine's state was
+ * made consistent; ordinary failures go onto the tensors.
+ * **Invariants.**
+ * - At quiescence (every wrapper disposed, every stream synced) there are no handles and no
+ *   streams: `memory().liveHandles === 0 && memory().streams === 0`.
+ * - Nothing is held across an `await`: reads return the backend's promise (bug P4).
+ */
+export class FusionDevice<H> {
+  /** The backend. */
+  readonly runtime: FusionRuntime<H, Optimization<H>>;
+  /** The device's handles, shared by all streams. */
+  readonly handles: HandleContainer<H>;
+  /** The lazy streams. */
+  readonly streams: MultiStream<H>;
+  /** Engine state for tests, benchmarks and `memory()`. */
+  readonly inspector: FusionInspector;
+  readonly #guard: ReentrancyGuard;
+  readonly #env: ExecutionEnv<H>;
+  /** Bug errors caught during execution, rethrown at the end of the engine call (at most a few). */
+  #bugs: Error[] = [];
+  #liveTensors = 0;
+  readonly #registry: FinalizationRegistry<LeakToken>;
+
+  constructor(runtime: FusionRuntime<H, Optimization<H>>, options: FusionDeviceOptions = {}) {
+    this.runtime = runtime;
+    this.handles = new HandleContainer<H>((h) => runtime.releaseHandle(h));
+    this.streams = new MultiStream<H>(() => runtime.fusers(), options);
+    this.inspector = new FusionInspector(
+      this.handles as HandleContainer<unknown>,
+      this.streams as MultiStream<unknown>,
+      () => this.#liveTensors,
+      options.maxLoggedBlocks ?? 10_000,
+    );
+    this.#guard = new ReentrancyGuard(`FusionDevice(${runtime.name})`);
+    this.#env = {
+      runtime,
+      handles: this.handles,
+      onBlock: (block) => this.inspector.record(block),
+      onBug: (error) => this.#bugs.push(error),
+    };
+    this.#registry = new FinalizationRegistry((token) => this.#finalize(token));
+  }
+
+  /** A fresh output `TensorIr`: new id, `NotInit`. */
+  outputIr(shape: readonly number[], dtype: DType): TensorIr {
+    return { id: freshId(), shape: [...shape], dtype, status: "NotInit" };
+  }
+
+  /**
+   * Records `op` on the current stream; returns its outputs wrapped (home: the current stream),
+   * in `operationOutputs` order. Inputs must come from {@link FusionTensor.intoIr}.
+   */
+  register(op: OperationIr): FusionTensor[] {
+    const stream = StreamId.current();
+    const outputs = operationOutputs(op);
+    for (const out of outputs) invariant(out.status === "NotInit", () => `output #${out.id} of ${op.kind} must be NotInit (use outputIr)`);
+    this.#call(() => this.streams.register(stream, op, this.#env));
+    return outputs.map((out) => this.#wrap(out, stream));
+  }
+
+  /** Uploads host values as a new tensor on the current stream (an `init` op). */
+  upload(data: TensorData): FusionTensor {
+    const expected = numElements(data.shape);
+    if (data.data.length !== expected) {
+      throw new WeftError(
+        "shape",
+        `upload: ${data.data.length} values do not fill shape [${data.shape.join(", ")}] (${expected} elements); ` +
+          "pass exactly one value per element, row-major",
+      );
+    }
+    const stream = StreamId.current();
+    const out = this.outputIr(data.shape, data.dtype);
+    this.#call(() => {
+      const handle = this.runtime.upload(data, stream);
+      this.handles.registerHandle(out.id, handle);
+      this.streams.register(stream, { kind: "init", out }, this.#env);
+    });
+    return this.#wrap(out, stream);
+  }
+
+  /** Drains `stream` (default: the current one), then waits for its device work. */
+  async sync(stream: StreamId = StreamId.current()): Promise<void> {
+    this.#call(() => this.streams.drain(stream, this.#env));
+    await this.runtime.sync(stream);
+  }
+
+  /** Drains every stream, then waits for all their device work. */
+  async syncAll(): Promise<void> {
+    const drained = new Set<StreamId>([StreamId.DEFAULT, StreamId.current()]);
+    this.#call(() => {
+      for (const s of this.streams.streamIds()) {
+        drained.add(s);
+        this.streams.drain(s, this.#env);
+      }
+    });
+    await Promise.all([...drained].map((s) => this.runtime.sync(s)));
+  }
+
+  /** The memory report. */
+  memory(): FusionMemory {
+    const usage = this.runtime.memoryUsage();
+    return {
+      liveTensors: this.#liveTensors,
+      liveHandles: this.handles.size,
+      streams: this.streams.streamIds().length,
+      bytesInUse: usage.bytesInUse,
+      bytesReserved: usage.bytesReserved,
+    };
+  }
+
+  /**
+   * Does for `tensor` what the `FinalizationRegistry` does when a leaked wrapper is collected:
+   * gives its reference back through the foreign-drop path (never enqueueing into or draining a
+   * pending segment). For tests that inject finalizer callbacks at chosen points.
+   * @internal
+   */
+  simulateFinalization(tensor: FusionTensor): void {
+    if (!tensor._markDisposed()) return;
+    this.#registry.unregister(tensor);
+    this.#finalize({ ref: tensor._ref, ir: tensor.toIr("ReadWrite"), stream: tensor.stream });
+  }
+
+  // ── FusionTensor's engine side ─────────────────────────────────────────────────────────────
+
+  /** @internal A new wrapper was created. */
+  _track(tensor: FusionTensor, ref: SharedRef): void {
+    this.#liveTensors++;
+    this.#registry.register(tensor, { ref, ir: tensor.toIr("ReadWrite"), stream: tensor.stream }, tensor);
+  }
+
+  /** @internal See {@link FusionTensor.clone}. */
+  _clone(tensor: FusionTensor): FusionTensor {
+    const current = StreamId.current();
+    if (current === tensor.stream) {
+      tensor._ref.count++;
+      return new FusionTensor(this as FusionDevice<unknown>, tensor.id, tensor.shape, tensor.dtype, tensor.stream, tensor._ref);
+    }
+    const view = this.#sharedView(tensor, current);
+    return this.#wrap(view, current);
+  }
+
+  /** @internal See {@link FusionTensor.intoIr}. */
+  _intoIr(tensor: FusionTensor): TensorIr {
+    const current = StreamId.current();
+    if (current === tensor.stream) return tensor.toIr("ReadOnly");
+    let view = tensor._ref.views.get(current);
+    if (view === undefined) {
+      view = this.#sharedView(tensor, current);
+      tensor._ref.views.set(current, view);
+    }
+    return view;
+  }
+
+  /** @internal See {@link FusionTensor.dispose}. */
+  _dispose(tensor: FusionTensor, foreign: boolean): void {
+    if (!tensor._markDisposed()) return;
+    this.#registry.unregister(tensor);
+    this.#liveTensors--;
+    this.#release(tensor._ref, tensor.toIr("ReadWrite"), tensor.stream, foreign);
+  }
+
+  /** @internal See {@link FusionTensor.read}. */
+  _read(tensor: FusionTensor): Promise<TypedArray> {
+    const { handle, ir, error } = this.#prepareRead(tensor);
+    if (error !== undefined) return Promise.reject(error);
+    try {
+      return this.runtime.read(handle as H, ir, tensor.stream);
+    } catch (e) {
+      return Promise.reject(e instanceof Error ? e : new Error(String(e)));
+    }
+  }
+
+  /** @internal See {@link FusionTensor.readSync}. */
+  _readSync(tensor: FusionTensor): TypedArray | undefined {
+    const { handle, ir, error } = this.#prepareRead(tensor);
+    if (error !== undefined) throw error;
+    return this.runtime.readSync?.(handle as H, ir, tensor.stream);
+  }
+
+  // ── internals ───────────────────────────────────────────────────────────────────────────────
+
+  /** Runs an engine call under the re-entrancy guard, then rethrows any bug it caught. */
+  #call<T>(fn: () => T): T {
+    const result = this.#guard.enter(fn);
+    const bug = this.#bugs[0];
+    if (bug !== undefined) {
+      this.#bugs = [];
+      throw bug;
+    }
+    return result;
+  }
+
+  #wrap(ir: TensorIr, stream: StreamId): FusionTensor {
+    return new FusionTensor(this as FusionDevice<unknown>, ir.id, ir.shape, ir.dtype, stream, { count: 1, views: new Map() });
+  }
+
+  /** A fresh id on `current` aliasing `tensor` (seed 000's shared view). */
+  #sharedView(tensor: FusionTensor, current: StreamId): TensorIr {
+    const dst = freshId();
+    this.#call(() => this.streams.tagSharedView(tensor.stream, tensor.id, dst, this.#env));
+    return { id: dst, shape: tensor.shape, dtype: tensor.dtype, status: "ReadOnly" };
+  }
+
+  /**
+   * The synchronous part of a read: the read plan (drain the home stream only when the tensor has
+   * neither a handle nor an error), then the handle or the error.
+   */
+  #prepareRead(tensor: FusionTensor): { handle: H | undefined; ir: TensorIr; error: Error | undefined } {
+    const ir = tensor.toIr("ReadOnly");
+    return this.#call(() => {
+      if (this.streams.readPlan(tensor.stream, ir, this.handles) === "drain") this.streams.drain(tensor.stream, this.#env);
+      const error = this.handles.getError(tensor.id);
+      if (error !== undefined) return { handle: undefined, ir, error };
+      const handle = this.handles.getHandleRef(tensor.id);
+      invariant(handle !== undefined, () => `tensor #${tensor.id} has no handle after draining stream ${tensor.stream}`);
+      this.streams.markRead(tensor.stream, ir, this.handles);
+      return { handle, ir, error: undefined };
+    });
+  }
+
+  /** Gives one reference of `ref` back; the last one drops the id and its views. */
+  #release(ref: SharedRef, ir: TensorIr, stream: StreamId, foreign: boolean): void {
+    ref.count--;
+    if (ref.count > 0) return;
+    const views = [...ref.views.entries()];
+    ref.views.clear();
+    this.#call(() => {
+      for (const [viewStream, view] of views) this.#drop(viewStream, { ...view, status: "ReadWrite" }, foreign);
+      this.#drop(stream, ir, foreign);
+    });
+  }
+
+  /** Drops `ir` homed on `stream`: a `drop` op in program order, or the foreign-drop path. */
+  #drop(stream: StreamId, ir: TensorIr, foreign: boolean): void {
+    if (!foreign && StreamId.current() === stream) this.streams.register(stream, { kind: "drop", tensor: ir }, this.#env);
+    else this.streams.foreignDrop(stream, ir, this.handles);
+  }
+
+  /** The finalizer of a leaked wrapper: always the foreign path (§11.4). */
+  #finalize(token: LeakToken): void {
+    this.#liveTensors--;
+    if (this.#guard.busy) {
+      queueMicrotask(() => this.#release(token.ref, token.ir, token.stream, true));
+      return;
+    }
+    this.#release(token.ref, token.ir, token.stream, true);
+  }
+}

@@ -1,0 +1,90 @@
+import { WeftError } from "@weft/environment";
+import type { OperationIr } from "../ir/operation-ir.js";
+import { operationInputs, operationOutputs } from "../ir/operation-ir.js";
+import type { TensorId } from "../ir/tensor-ir.js";
+
+/**
+ * A short, human-readable description of one operation for error chains and logs:
+ * `"binary add [2,3] f32 → #12"`.
+ */
+export function describeOperation(op: OperationIr): string {
+  const name = "op" in op ? `${op.kind} ${op.op}` : op.kind;
+  const ins = operationInputs(op)
+    .map((t) => `#${t.id}[${t.shape.join(",")}] ${t.dtype}`)
+    .join(", ");
+  const outs = operationOutputs(op)
+    .map((t) => `#${t.id}[${t.shape.join(",")}] ${t.dtype}`)
+    .join(", ");
+  return `${name}(${ins})${outs ? ` → ${outs}` : ""}`;
+}
+
+/**
+ * The error a tensor carries when the operation that was to compute it failed, or did not run
+ * because one of its inputs carried an error. Delivered by the read of that tensor (or of anything
+ * computed from it), never by an unrelated drain or read.
+ *
+ * @remarks
+ * **Why.** Device work is lazy: the op that fails runs far from the call that recorded it. The
+ * reader needs the *root* cause (the compile error, the out-of-memory, the injected fault) and
+ * the *chain* of operations it travelled through, from the failing op to the tensor being read.
+ * **Invariants.**
+ * - {@link TensorComputationError.root} is never itself a `TensorComputationError`.
+ * - {@link TensorComputationError.chain} is non-empty; `chain[0]` is the op that failed, the
+ *   last entry the op that would have produced the tensor carrying this error.
+ */
+export class TensorComputationError extends WeftError {
+  /** The original failure (a `ServerError`, an `UnsupportedError`, …). */
+  readonly root: Error;
+  /** Descriptions of the operations the failure travelled through, root first. */
+  readonly chain: readonly string[];
+
+  constructor(root: Error, chain: readonly string[]) {
+    super(
+      "computation",
+      `tensor computation failed: ${root.message}\n` +
+        `  while computing: ${chain.join("\n    → ")}\n` +
+        "  (the tensor you read depends on an operation that failed; fix the root cause above — " +
+        "other tensors are unaffected)",
+      { cause: root },
+    );
+    this.root = root;
+    this.chain = chain;
+  }
+
+  /**
+   * The error an output of `op` carries because `cause` happened: `op` failed with `cause`, or one
+   * of its inputs carried `cause` (then the chain grows by one link).
+   */
+  static from(op: OperationIr, cause: unknown): TensorComputationError {
+    const link = describeOperation(op);
+    if (cause instanceof TensorComputationError) return new TensorComputationError(cause.root, [...cause.chain, link]);
+    const root = cause instanceof Error ? cause : new Error(String(cause));
+    return new TensorComputationError(root, [link]);
+  }
+}
+
+/**
+ * Thrown synchronously when a disposed `FusionTensor` is used.
+ *
+ * @remarks
+ * **Why.** JavaScript ownership is explicit (`dispose`, `using`, `tidy`); a use after dispose is a
+ * user bug that must fail at the call, naming the op, instead of reading freed memory.
+ * **Invariant.** Throwing it leaves every engine state untouched.
+ */
+export class DisposedTensorError extends WeftError {
+  /** The operation that tried to use the tensor (`"add"`, `"read"`, `"clone"`). */
+  readonly op: string;
+  /** The disposed tensor's id. */
+  readonly tensorId: TensorId;
+
+  constructor(op: string, tensorId: TensorId, shape: readonly number[]) {
+    super(
+      "disposed",
+      `${op}: tensor #${tensorId} with shape [${shape.join(", ")}] was already disposed ` +
+        "(by dispose(), a `using` scope or tidy()); keep it alive with clone() before disposing, " +
+        "or return it from the tidy() callback",
+    );
+    this.op = op;
+    this.tensorId = tensorId;
+  }
+}

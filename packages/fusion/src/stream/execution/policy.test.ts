@@ -1,0 +1,70 @@
+import { describe, expect, it } from "vitest";
+import type { RelativeOperation } from "../../ir/relative.js";
+import { ExecutionPlanStore } from "../store/execution-plan-store.js";
+import { Policy } from "./policy.js";
+
+const op = (key: string): RelativeOperation => ({ op: { kind: "drop", tensor: { id: 0 as never, shape: [], dtype: "f32", status: "ReadWrite" } }, key, maxShapeId: -1 });
+
+function storeWith(...plans: [string[], Parameters<ExecutionPlanStore<never>["add"]>[2]][]): ExecutionPlanStore<never> {
+  const store = new ExecutionPlanStore<never>();
+  for (const [keys, trigger] of plans) store.add(keys.map(op), [{ kind: "operations", len: keys.length }], trigger);
+  return store;
+}
+
+function feed(policy: Policy<never>, store: ExecutionPlanStore<never>, keys: string[]): void {
+  for (const k of keys) policy.update(store, k);
+}
+
+describe("Policy", () => {
+  it("explores when no plan starts with the segment's first operation", () => {
+    const store = storeWith([["a", "b"], { kind: "always" }]);
+    const policy = new Policy<never>();
+    feed(policy, store, ["x"]);
+    expect(policy.action(1, "lazy")).toEqual({ kind: "explore" });
+  });
+
+  it("defers while a candidate still matches, and never executes a plan longer than the segment", () => {
+    const store = storeWith([["a", "b", "c"], { kind: "always" }]);
+    const policy = new Policy<never>();
+    feed(policy, store, ["a", "b"]);
+    expect(policy.action(2, "lazy"), "the plan may still match").toEqual({ kind: "defer" });
+    expect(policy.action(2, "sync"), "a sync cannot wait for a 3-op plan on 2 ops").toEqual({ kind: "explore" });
+  });
+
+  it("executes a plan once its on-operations trigger arrives", () => {
+    const store = storeWith([["a", "b"], { kind: "on-operations", keys: ["c", "d"] }]);
+    const policy = new Policy<never>();
+    feed(policy, store, ["a", "b", "c"]);
+    expect(policy.action(3, "lazy"), "the trigger is half seen").toEqual({ kind: "defer" });
+    feed(policy, store, ["d"]);
+    expect(policy.action(4, "lazy")).toEqual({ kind: "execute", plan: 0 });
+  });
+
+  it("explores when the operations after a matched plan invalidate its trigger", () => {
+    const store = storeWith([["a", "b"], { kind: "on-operations", keys: ["c"] }]);
+    const policy = new Policy<never>();
+    feed(policy, store, ["a", "b", "z"]);
+    expect(policy.action(3, "lazy")).toEqual({ kind: "explore" });
+  });
+
+  it("executes an exactly matching plan at a sync, and an always plan at once", () => {
+    const store = storeWith([["a", "b"], { kind: "on-sync" }], [["q"], { kind: "always" }]);
+    const policy = new Policy<never>();
+    feed(policy, store, ["a", "b"]);
+    expect(policy.action(2, "lazy"), "lazily an on-sync plan only waits").toEqual({ kind: "defer" });
+    expect(policy.action(2, "sync")).toEqual({ kind: "execute", plan: 0 });
+    policy.reset();
+    feed(policy, store, ["q"]);
+    expect(policy.action(1, "lazy")).toEqual({ kind: "execute", plan: 1 });
+  });
+
+  it("the store deduplicates triggers and finds plans by their exact operations", () => {
+    const store = storeWith([["a", "b"], { kind: "on-sync" }]);
+    store.addTrigger(0, { kind: "on-sync" });
+    store.addTrigger(0, { kind: "on-operations", keys: ["c"] });
+    store.addTrigger(0, { kind: "on-operations", keys: ["c"] });
+    expect(store.get(0).triggers).toHaveLength(2);
+    expect(store.findExact(["a", "b"].map(op))).toBe(0);
+    expect(store.findExact(["a"].map(op)), "a prefix is a different plan").toBeUndefined();
+  });
+});

@@ -1,0 +1,194 @@
+import { StreamId, invariant } from "@weft/environment";
+import type { OperationIr } from "../ir/operation-ir.js";
+import type { TensorId, TensorIr } from "../ir/tensor-ir.js";
+import type { HandleContainer } from "../runtime/handle-container.js";
+import type { OperationFuser, Optimization } from "../runtime/fusion-runtime.js";
+import { ExplorationBudget } from "./execution/explorer.js";
+import { Processor } from "./execution/processor.js";
+import type { ExecutionEnv } from "./queue/operation-queue.js";
+import { OperationQueue } from "./queue/operation-queue.js";
+import { ExecutionPlanStore } from "./store/execution-plan-store.js";
+
+/**
+ * How a read reaches a tensor without perturbing its home stream's pending segment. Burn's
+ * `ReadPlan`.
+ * - `drain`: the tensor has no handle (nor error) yet: only running the queue can produce it.
+ * - `direct`: read the handle as it is.
+ * - `defer-free`: a consuming (`ReadWrite`) read of a tensor a pending op still references: read
+ *   through a `ReadOnly` view and free at the next boundary.
+ */
+export type ReadPlan = "drain" | "direct" | "defer-free";
+
+/** One lazy stream: its pending segment and the processor that decides about it. */
+interface LazyStream<H> {
+  readonly queue: OperationQueue;
+  readonly processor: Processor<H>;
+}
+
+/** Options of a {@link MultiStream}. */
+export interface MultiStreamOptions {
+  /** Pending operations on one stream that force its execution (default 128). */
+  readonly queueLimit?: number;
+  /** Explorations allowed on the device before every segment runs unfused (default unbounded). */
+  readonly maxExplorations?: number;
+}
+
+/** Empty streams kept for reuse, so a stream that empties and refills does not rebuild its fusers. */
+const STREAM_POOL_SIZE = 16;
+
+/**
+ * Keeps track of the concurrent lazy streams of one device (seed 000). Burn's `MultiStream`.
+ *
+ * @remarks
+ * **Why.** Each stream's queue assumes its inputs live on that stream; a tensor used from another
+ * stream would break that. A foreign tensor id therefore never enters another stream's queue: it
+ * gets a fresh id aliasing the same handle ({@link MultiStream.tagSharedView}). Drains, reads and
+ * foreign drops are arranged so that events from other streams (and finalizers) never change the
+ * composition of a stream's pending segment.
+ * **State and bounds.**
+ * - `streams`: one entry per stream holding pending operations or deferred frees; an entry is
+ *   removed as soon as its queue is empty (at the end of a drain, an execution, a foreign drop or
+ *   a read), so thousands of short-lived task streams do not accumulate.
+ * - `sharedSources`: ids whose share needed a drain; removed when the id's last wrapper dies
+ *   (its `drop` or foreign drop).
+ * - `store`: the device's plans, shared by all streams.
+ * **Errors.** Execution never throws for a failed operation: its error is put on the tensors it
+ * would have written (`setOutputErrors`) and delivered by their reads.
+ */
+export class MultiStream<H> {
+  readonly #streams = new Map<StreamId, LazyStream<H>>();
+  readonly #pool: LazyStream<H>[] = [];
+  readonly #fusers: () => OperationFuser<Optimization<H>>[];
+  /** The device's execution plans. */
+  readonly store = new ExecutionPlanStore<Optimization<H>>();
+  /** The device's exploration budget and count. */
+  readonly budget: ExplorationBudget;
+  /** Sources whose share required draining their stream (bounded, see the type doc). */
+  readonly sharedSources = new Set<TensorId>();
+  readonly #queueLimit: number;
+
+  constructor(fusers: () => OperationFuser<Optimization<H>>[], options: MultiStreamOptions = {}) {
+    this.#fusers = fusers;
+    this.#queueLimit = options.queueLimit ?? 128;
+    invariant(this.#queueLimit >= 1, "queueLimit must be at least 1");
+    this.budget = new ExplorationBudget(options.maxExplorations ?? Infinity);
+  }
+
+  /** The streams holding pending work or deferred frees. */
+  streamIds(): StreamId[] {
+    return [...this.#streams.keys()];
+  }
+
+  /** Pending operations of `stream` (0 when it has no entry). */
+  queueLength(stream: StreamId): number {
+    return this.#streams.get(stream)?.queue.length ?? 0;
+  }
+
+  /** The pending operations of `stream` in global form (a copy, for inspection). */
+  pending(stream: StreamId): OperationIr[] {
+    return [...(this.#streams.get(stream)?.queue.global ?? [])];
+  }
+
+  #getOrCreate(stream: StreamId): LazyStream<H> {
+    let s = this.#streams.get(stream);
+    if (s === undefined) {
+      s = this.#pool.pop() ?? { queue: new OperationQueue(), processor: new Processor<H>(this.#fusers(), this.budget) };
+      this.#streams.set(stream, s);
+    }
+    return s;
+  }
+
+  #removeIfEmpty(stream: StreamId): void {
+    const s = this.#streams.get(stream);
+    if (s === undefined || !s.queue.isEmpty) return;
+    this.#streams.delete(stream);
+    if (this.#pool.length < STREAM_POOL_SIZE) this.#pool.push(s);
+  }
+
+  /**
+   * Enqueues `op` on `stream` and lets its processor decide (lazy). A `drop` removes its id from
+   * `sharedSources`. When the queue reaches the limit, the stream is drained.
+   */
+  register(stream: StreamId, op: OperationIr, env: ExecutionEnv<H>): void {
+    if (op.kind === "drop") this.sharedSources.delete(op.tensor.id);
+    const s = this.#getOrCreate(stream);
+    s.queue.add(op);
+    s.processor.process(s.queue, this.store, "lazy", stream, env);
+    if (s.queue.length >= this.#queueLimit) this.drain(stream, env);
+    else this.#removeIfEmpty(stream);
+  }
+
+  /**
+   * Runs `stream`'s pending segment to completion, then flushes its deferred frees (a drain is a
+   * boundary even on an empty queue). Reports nothing: failed operations leave their errors on
+   * the tensors they would have written.
+   */
+  drain(stream: StreamId, env: ExecutionEnv<H>): void {
+    const s = this.#streams.get(stream);
+    if (s === undefined) return;
+    StreamId.executes(stream, () => s.processor.process(s.queue, this.store, "sync", stream, env));
+    invariant(s.queue.length === 0, () => `a drain of stream ${stream} left ${s.queue.length} operations`);
+    s.queue.flushDeferred(env.handles);
+    this.#removeIfEmpty(stream);
+  }
+
+  /**
+   * Sets up `dst` as a cross-stream alias of `src` (homed on `srcStream`). Drains `srcStream` only
+   * when `src` has no handle yet and was never drained for a share (`sharedSources`); a chained
+   * share (a view re-shared onward) finds its handle registered and never drains. A source that
+   * carries an error passes it on to `dst`.
+   */
+  tagSharedView(srcStream: StreamId, src: TensorId, dst: TensorId, env: ExecutionEnv<H>): void {
+    const { handles } = env;
+    if (!this.sharedSources.has(src) && !handles.hasHandle(src) && handles.getError(src) === undefined) {
+      this.sharedSources.add(src);
+      this.drain(srcStream, env);
+    }
+    const handle = handles.getHandleRef(src);
+    if (handle !== undefined) {
+      handles.registerHandle(dst, env.runtime.aliasHandle(handle));
+      return;
+    }
+    const error = handles.getError(src);
+    invariant(error !== undefined, () => `shared source ${src} has neither a handle nor an error after draining stream ${srcStream}`);
+    handles.setError(dst, error);
+  }
+
+  /** How to read `ir` (homed on `stream`) without changing its pending segment's composition. */
+  readPlan(stream: StreamId, ir: TensorIr, handles: HandleContainer<H>): ReadPlan {
+    if (!handles.hasHandle(ir.id) && handles.getError(ir.id) === undefined) return "drain";
+    if (ir.status !== "ReadWrite") return "direct";
+    return this.#streams.get(stream)?.queue.referencesTensor(ir.id) === true ? "defer-free" : "direct";
+  }
+
+  /** Parks the free of `ir` until `stream`'s next boundary. */
+  deferFree(stream: StreamId, ir: TensorIr): void {
+    this.#getOrCreate(stream).queue.deferredFrees.push(ir);
+  }
+
+  /**
+   * Marks `ir` as read on `stream`: a consuming (`ReadWrite`) read frees it now; then the stream's
+   * entry goes away if it is empty.
+   */
+  markRead(stream: StreamId, ir: TensorIr, handles: HandleContainer<H>): void {
+    if (ir.status === "ReadWrite") handles.removeHandle(ir.id);
+    this.#removeIfEmpty(stream);
+  }
+
+  /**
+   * Frees `ir` (homed on `stream`) from outside that stream's program order: another stream's
+   * dispose, or a finalizer. Never enqueues into nor drains the pending segment: when a pending
+   * operation references the tensor (including its producer, when it is not computed yet), the
+   * free waits for the next boundary; otherwise it happens now.
+   */
+  foreignDrop(stream: StreamId, ir: TensorIr, handles: HandleContainer<H>): void {
+    this.sharedSources.delete(ir.id);
+    const s = this.#streams.get(stream);
+    if (s !== undefined && s.queue.referencesTensor(ir.id)) {
+      s.queue.deferredFrees.push(ir);
+      return;
+    }
+    handles.removeHandle(ir.id);
+    this.#removeIfEmpty(stream);
+  }
+}

@@ -1,0 +1,242 @@
+import { InvariantError, ReentrancyError, StreamId, invariant } from "@weft/environment";
+import { TensorComputationError } from "../../errors/tensor-errors.js";
+import type { OperationIr } from "../../ir/operation-ir.js";
+import { operationInputs, operationNodes, operationOutputs } from "../../ir/operation-ir.js";
+import type { RelativeOperation } from "../../ir/relative.js";
+import { OperationConverter } from "../../ir/relative.js";
+import type { TensorId, TensorIr } from "../../ir/tensor-ir.js";
+import type { HandleContainer } from "../../runtime/handle-container.js";
+import type { ExecutionContext, FusionRuntime, OperationRan, Optimization } from "../../runtime/fusion-runtime.js";
+import type { ExecutionPlan } from "../store/execution-plan-store.js";
+
+/** One block the engine executed, as the inspector logs it. */
+export interface ExecutedBlock {
+  /** The stream it ran on. */
+  readonly stream: StreamId;
+  /** True for a fused `Optimization`, false for one operation run unfused. */
+  readonly fused: boolean;
+  /** The optimization's name, or the operation's kind for an unfused one. */
+  readonly name: string;
+  /** The kinds of the operations it covered, in order. */
+  readonly kinds: readonly OperationIr["kind"][];
+  /** Whether it ran (`not-ran`: an input carried an error, or it threw). */
+  readonly ran: OperationRan;
+}
+
+/**
+ * What a queue needs to execute blocks: the runtime, the device's handles, and where to report.
+ * @internal
+ */
+export interface ExecutionEnv<H> {
+  readonly runtime: FusionRuntime<H, Optimization<H>>;
+  readonly handles: HandleContainer<H>;
+  /** Called for every executed block (the inspector's log). */
+  readonly onBlock: (block: ExecutedBlock) => void;
+  /** Called with an error that is a bug (invariant, re-entrancy), rethrown at the end of the call. */
+  readonly onBug: (error: Error) => void;
+}
+
+function isBug(error: unknown): error is Error {
+  return error instanceof InvariantError || error instanceof ReentrancyError;
+}
+
+/**
+ * The pending segment of one stream: operations in global form (real ids, shapes, values) and in
+ * relative form (for plan matching and fusers), plus the frees deferred to the next boundary.
+ * Burn's `OperationQueue`.
+ *
+ * @remarks
+ * **Invariants.**
+ * - `global[i]` and `relative[i]` describe the same operation; `relative` is always the conversion
+ *   of `global` from an empty converter (re-relativized after every execution).
+ * - Executions cover a prefix `[0, n)`; the remaining operations keep their order.
+ * - `shapesAssigned[i]` is the number of relative shape ids assigned after operation `i`.
+ * **Bound.** Holds the pending segment (bounded by the device's queue limit) and the deferred
+ * frees, which are flushed at every boundary.
+ */
+export class OperationQueue {
+  /** Pending operations, global form. */
+  readonly global: OperationIr[] = [];
+  /** Pending operations, relative form. */
+  readonly relative: RelativeOperation[] = [];
+  /** Relative shape ids assigned after each pending operation (bug P12 bound check). */
+  readonly shapesAssigned: number[] = [];
+  /** Frees that must wait for the next boundary (a pending operation still references them). */
+  readonly deferredFrees: TensorIr[] = [];
+  readonly #converter = new OperationConverter();
+
+  /** Number of pending operations. */
+  get length(): number {
+    return this.global.length;
+  }
+
+  /** Whether the queue holds nothing: no operation and no deferred free. */
+  get isEmpty(): boolean {
+    return this.global.length === 0 && this.deferredFrees.length === 0;
+  }
+
+  /** Appends `op` (global form) and its relative form; returns the relative form. */
+  add(op: OperationIr): RelativeOperation {
+    const relative = this.#converter.toRelative(op);
+    this.global.push(op);
+    this.relative.push(relative);
+    this.shapesAssigned.push(this.#converter.shapesAssigned);
+    return relative;
+  }
+
+  /** Whether a pending operation reads or writes `id` (a linear scan of the segment). */
+  referencesTensor(id: TensorId): boolean {
+    for (const op of this.global) for (const node of operationNodes(op)) if (node.id === id) return true;
+    return false;
+  }
+
+  /** Frees every deferred tensor no pending operation references any more. A boundary. */
+  flushDeferred<H>(handles: HandleContainer<H>): void {
+    if (this.deferredFrees.length === 0) return;
+    const keep: TensorIr[] = [];
+    for (const ir of this.deferredFrees) {
+      if (this.referencesTensor(ir.id)) keep.push(ir);
+      else handles.removeHandle(ir.id);
+    }
+    this.deferredFrees.length = 0;
+    this.deferredFrees.push(...keep);
+  }
+
+  /**
+   * Executes `plan` on the prefix it covers, on `stream`, then drains that prefix. Falls back to
+   * running the prefix unfused in stream order when the plan names a relative shape id this stream
+   * never assigned (bug P12).
+   */
+  execute<H>(plan: ExecutionPlan<Optimization<H>>, stream: StreamId, env: ExecutionEnv<H>): number {
+    const n = plan.operations.length;
+    invariant(n <= this.global.length, () => `plan of ${n} operations on a segment of ${this.global.length}`);
+    const assigned = this.shapesAssigned[n - 1] ?? 0;
+    if (plan.maxRelativeShapeId >= assigned) {
+      this.executeUnfused(n, stream, env);
+      return n;
+    }
+    const ran: OperationRan[] = new Array<OperationRan>(n).fill("ran");
+    const ctx: ExecutionContext<H> = { handles: env.handles, stream };
+    let pos = 0;
+    StreamId.executes(stream, () => {
+      for (const step of plan.strategy) {
+        if (step.kind === "optimization") runOptimization(step.optimization, this.global.slice(pos, pos + step.len), pos, ran, ctx, env);
+        else for (let i = pos; i < pos + step.len; i++) ran[i] = runUnfused(this.global[i], ctx, env);
+        pos += step.len;
+      }
+    });
+    invariant(pos === n, () => `plan strategy covered ${pos} of its ${n} operations`);
+    this.drain(n, ran, env);
+    return n;
+  }
+
+  /** Runs the first `n` operations unfused, in stream order, then drains them. */
+  executeUnfused<H>(n: number, stream: StreamId, env: ExecutionEnv<H>): void {
+    const ran: OperationRan[] = [];
+    const ctx: ExecutionContext<H> = { handles: env.handles, stream };
+    StreamId.executes(stream, () => {
+      for (let i = 0; i < n; i++) ran.push(runUnfused(this.global[i], ctx, env));
+    });
+    this.drain(n, ran, env);
+  }
+
+  /**
+   * Frees every `ReadWrite` node of the first `n` operations (`freeHandle`), removes them,
+   * re-relativizes the rest and flushes the deferred frees (a boundary). Burn's `drain_queue`.
+   */
+  drain<H>(n: number, ran: readonly OperationRan[], env: ExecutionEnv<H>): void {
+    for (let i = 0; i < n; i++) {
+      const op = this.global[i];
+      invariant(op !== undefined, "drain past the segment");
+      for (const node of operationNodes(op)) {
+        if (node.status === "ReadWrite") env.runtime.freeHandle(env.handles, node, ran[i] ?? "ran");
+      }
+    }
+    const rest = this.global.splice(n);
+    this.global.length = 0;
+    this.relative.length = 0;
+    this.shapesAssigned.length = 0;
+    this.#converter.reset();
+    for (const op of rest) this.add(op);
+    this.flushDeferred(env.handles);
+  }
+}
+
+/** The error the first errored input of `ops` (read from outside the block) carries. */
+function externalInputError<H>(ops: readonly OperationIr[], handles: HandleContainer<H>): Error | undefined {
+  const produced = new Set<TensorId>();
+  for (const op of ops) {
+    for (const input of operationInputs(op)) {
+      if (produced.has(input.id)) continue;
+      const error = handles.getError(input.id);
+      if (error !== undefined) return error;
+    }
+    for (const out of operationOutputs(op)) produced.add(out.id);
+  }
+  return undefined;
+}
+
+/**
+ * Puts the error caused by `cause` on every output of `ops` that has no handle: the error is
+ * delivered by the read of those tensors, never reported by the drain. Burn's `set_output_errors`.
+ */
+export function setOutputErrors<H>(ops: readonly OperationIr[], cause: unknown, handles: HandleContainer<H>): void {
+  for (const op of ops) {
+    for (const out of operationOutputs(op)) {
+      if (!handles.hasHandle(out.id)) handles.setError(out.id, TensorComputationError.from(op, cause));
+    }
+  }
+}
+
+function runOptimization<H>(
+  optimization: Optimization<H>,
+  ops: readonly OperationIr[],
+  offset: number,
+  ran: OperationRan[],
+  ctx: ExecutionContext<H>,
+  env: ExecutionEnv<H>,
+): void {
+  // An op whose input carries an error must not run: run the block unfused, op by op, so the
+  // error travels to exactly the outputs that depend on it and the rest still computes.
+  if (externalInputError(ops, env.handles) !== undefined) {
+    for (let i = 0; i < ops.length; i++) ran[offset + i] = runUnfused(ops[i], ctx, env);
+    return;
+  }
+  const kinds = ops.map((o) => o.kind);
+  try {
+    optimization.execute(ctx, ops);
+    env.onBlock({ stream: ctx.stream, fused: true, name: optimization.name, kinds, ran: "ran" });
+  } catch (error) {
+    if (isBug(error)) env.onBug(error);
+    setOutputErrors(ops, error, env.handles);
+    for (let i = 0; i < ops.length; i++) ran[offset + i] = "not-ran";
+    env.onBlock({ stream: ctx.stream, fused: true, name: optimization.name, kinds, ran: "not-ran" });
+  }
+}
+
+function runUnfused<H>(op: OperationIr | undefined, ctx: ExecutionContext<H>, env: ExecutionEnv<H>): OperationRan {
+  invariant(op !== undefined, "unfused execution past the segment");
+  // `init` handles are registered out of band; a `drop` is carried out by the drain's freeHandle.
+  if (op.kind === "init" || op.kind === "drop") {
+    env.onBlock({ stream: ctx.stream, fused: false, name: op.kind, kinds: [op.kind], ran: "ran" });
+    return "ran";
+  }
+  for (const input of operationInputs(op)) {
+    const error = env.handles.getError(input.id);
+    if (error !== undefined) {
+      setOutputErrors([op], error, env.handles);
+      env.onBlock({ stream: ctx.stream, fused: false, name: op.kind, kinds: [op.kind], ran: "not-ran" });
+      return "not-ran";
+    }
+  }
+  try {
+    env.runtime.executeOperation(op, ctx);
+    env.onBlock({ stream: ctx.stream, fused: false, name: op.kind, kinds: [op.kind], ran: "ran" });
+    return "ran";
+  } catch (error) {
+    if (isBug(error)) env.onBug(error);
+    setOutputErrors([op], error, env.handles);
+    env.onBlock({ stream: ctx.stream, fused: false, name: op.kind, kinds: [op.kind], ran: "not-ran" });
+    return "not-ran";
+  }
+}

@@ -1,0 +1,156 @@
+import type { StreamId } from "@weft/environment";
+import type { FusionDevice } from "../device/fusion-device.js";
+import { DisposedTensorError } from "../errors/tensor-errors.js";
+import type { DType, TensorId, TensorIr, TypedArray } from "../ir/tensor-ir.js";
+import { trackInTidy } from "./tidy.js";
+
+/**
+ * The key under which an object exposes the `FusionTensor` it wraps (a `Symbol.for`, so copies of
+ * this package agree). `tidy` keeps every `FusionTensor` reachable through it; `Tensor` carries it.
+ */
+export const FUSION_TENSOR: unique symbol = Symbol.for("weft.fusion-tensor") as never;
+
+/**
+ * The state shared by every same-stream reference (`clone()`) of one tensor id. Burn's `count`.
+ *
+ * **Bound.** `views` has at most one entry per stream the tensor was used on; it is emptied (each
+ * view dropped) when {@link SharedRef.count} reaches zero.
+ * @internal
+ */
+export interface SharedRef {
+  /** Live wrappers of this id on its home stream; the id is dropped when it reaches 0. */
+  count: number;
+  /** Borrowed uses from other streams: one shared-view id per stream (fresh ids, aliases). */
+  readonly views: Map<StreamId, TensorIr>;
+}
+
+/**
+ * One reference to a lazily computed tensor on a {@link FusionDevice}. Burn's `FusionTensor`.
+ *
+ * @remarks
+ * **Why.** It is what the user API holds: an id in the engine's IR, the tensor's *home stream*
+ * (the stream whose queue produced it), and a reference count shared by its same-stream clones,
+ * so the engine knows when the last reference dies and can elide writes or reuse buffers in place.
+ * **Ownership (JavaScript).** Ops *borrow* their inputs ({@link FusionTensor.intoIr}); the wrapper
+ * stays usable until {@link FusionTensor.dispose} (or `using`, or `tidy`). The last dispose of an
+ * id registers a `drop` on the home stream (a foreign drop when called from another stream).
+ * A `FinalizationRegistry` frees leaked wrappers through the foreign-drop path only.
+ * **Invariants.**
+ * - `id`, `shape`, `dtype`, `stream` never change.
+ * - After `dispose()`, every use throws {@link DisposedTensorError} naming the op; `dispose()`
+ *   itself is idempotent.
+ */
+export class FusionTensor {
+  /** The tensor's id in the IR (shared by same-stream clones). */
+  readonly id: TensorId;
+  /** Logical shape. */
+  readonly shape: readonly number[];
+  /** Element type. */
+  readonly dtype: DType;
+  /** The home stream: the stream whose queue produces this id. */
+  readonly stream: StreamId;
+  /** The device that owns the tensor. */
+  readonly device: FusionDevice<unknown>;
+  readonly #ref: SharedRef;
+  #disposed = false;
+
+  /** @internal Created by {@link FusionDevice} only. */
+  constructor(device: FusionDevice<unknown>, id: TensorId, shape: readonly number[], dtype: DType, stream: StreamId, ref: SharedRef) {
+    this.device = device;
+    this.id = id;
+    this.shape = shape;
+    this.dtype = dtype;
+    this.stream = stream;
+    this.#ref = ref;
+    device._track(this, ref);
+    trackInTidy(this);
+  }
+
+  /** True once this wrapper was disposed (directly, by `tidy`, or by `using`). */
+  get disposed(): boolean {
+    return this.#disposed;
+  }
+
+  /** This tensor, for `tidy`'s reachability walk. */
+  get [FUSION_TENSOR](): FusionTensor {
+    return this;
+  }
+
+  /** @internal The shared reference state (the device's drop and view paths). */
+  get _ref(): SharedRef {
+    return this.#ref;
+  }
+
+  /** @internal Marks the wrapper dead without any engine effect (the device does the rest). */
+  _markDisposed(): boolean {
+    if (this.#disposed) return false;
+    this.#disposed = true;
+    return true;
+  }
+
+  /**
+   * A new reference to the same value. On the home stream it shares the id and the count (cheap);
+   * from another stream it is a shared view: a fresh id aliasing the same buffer, homed on the
+   * current stream (seed 000).
+   * @throws DisposedTensorError after dispose.
+   */
+  clone(): FusionTensor {
+    this.#check("clone");
+    return this.device._clone(this);
+  }
+
+  /**
+   * Gives this reference back. The last reference of the id registers a `drop` on the home stream
+   * (or takes the foreign-drop path from another stream). Idempotent.
+   */
+  dispose(): void {
+    this.device._dispose(this, false);
+  }
+
+  /** `using t = …` support: the same as {@link FusionTensor.dispose}. */
+  [Symbol.dispose](): void {
+    this.dispose();
+  }
+
+  /**
+   * The tensor as an input of the op named `opName`: a *borrowing* use (`ReadOnly`; the wrapper
+   * stays usable). From another stream, a shared view on the current stream is used instead (one
+   * per stream, freed when this tensor's last reference dies).
+   * @throws DisposedTensorError naming `opName` after dispose.
+   */
+  intoIr(opName: string): TensorIr {
+    this.#check(opName);
+    return this.device._intoIr(this);
+  }
+
+  /**
+   * The values, once computed. Non-consuming. All synchronous work (draining the home stream if
+   * the tensor is not computed yet, taking the handle, starting the backend read) happens before
+   * this returns; the promise holds nothing of the engine.
+   * @returns rejects with the {@link TensorComputationError} this tensor carries, or with the
+   *   backend's read error.
+   * @throws DisposedTensorError after dispose.
+   */
+  read(): Promise<TypedArray> {
+    this.#check("read");
+    return this.device._read(this);
+  }
+
+  /**
+   * The values now where the backend can answer synchronously (else `undefined`).
+   * @throws DisposedTensorError after dispose; the tensor's computation error when it carries one.
+   */
+  readSync(): TypedArray | undefined {
+    this.#check("readSync");
+    return this.device._readSync(this);
+  }
+
+  /** The `TensorIr` of this tensor with `status`, without any check or side effect. */
+  toIr(status: TensorIr["status"]): TensorIr {
+    return { id: this.id, shape: this.shape, dtype: this.dtype, status };
+  }
+
+  #check(op: string): void {
+    if (this.#disposed) throw new DisposedTensorError(op, this.id, this.shape);
+  }
+}
