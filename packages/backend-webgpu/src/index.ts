@@ -1,1 +1,24 @@
-export {};
+/**
+ * `@weft/backend-webgpu`: Weft's WebGPU backend — device discovery, the `WebGpuServer`, WGSL code
+ * generation, a kernel for every operation, the fusers and the `WebGpuRuntime`.
+ *
+ * @module
+ */
+export { requestWebGpuDevice, probeWebGpu, describeAdapter, REQUESTED_LIMITS, OPTIONAL_FEATURES, BufferUsage, MapMode } from "./device/index.js";
+export type { WebGpuBackendChoice, WebGpuDeviceOptions, WebGpuAdapterDescription, WebGpuDevice, WebGpuProbe, WebGpuBackend } from "./device/index.js";
+export { WebGpuServer } from "./server/index.js";
+export type { WebGpuServerOptions, WebGpuServerStats } from "./server/index.js";
+export type { WgslKernel } from "./kernel.js";
+export { DEFAULT_ENTRY_POINT } from "./kernel.js";
+
+export type { WebGpuHandle } from "./handle/index.js";
+export { contiguousStrides, isContiguous, reshapeView, permuteView, expandView, sliceView } from "./handle/index.js";
+
+export { WgslBuilder, ExprGraph, emitExpressions, Preamble, UNARY, BINARY, deviceProfile, literal, wgslType, pcg } from "./codegen/index.js";
+export type { DeviceProfile, ValueType, ExprNode, NodeId, StridedLayout } from "./codegen/index.js";
+
+export { elementwiseKernel, reducePassKernel, matmulKernel, gatherKernel, MATMUL_CONFIGS, REDUCE_ITERATIONS } from "./kernels/index.js";
+export type { ElementwiseSpec, ReducePassSpec, MatmulSpec, MatmulConfig, GatherSpec, KernelLaunchPlan } from "./kernels/index.js";
+
+export { WebGpuRuntime, createWebGpuRuntime, DirectGpuServer, ElementwiseFuser, ReduceFuser, MatmulFuser, WebGpuOptimization } from "./fusion/index.js";
+export type { WebGpuRuntimeOptions, CreateWebGpuRuntimeOptions, RuntimeCounters } from "./fusion/index.js";

@@ -1,0 +1,235 @@
+import type { TensorId, TensorIr } from "@weft/fusion";
+import { describe, expect, it } from "vitest";
+import { BlockGraph } from "../fusion/block-graph.js";
+import { elementwiseKernel } from "../kernels/elementwise.js";
+import { matmulKernel } from "../kernels/matmul.js";
+import { reducePassKernel } from "../kernels/reduce.js";
+import { deviceProfile } from "./wgsl/types.js";
+
+const profile = deviceProfile(
+  { maxComputeInvocationsPerWorkgroup: 128, maxComputeWorkgroupSizeX: 128, maxComputeWorkgroupsPerDimension: 65535, maxStorageBuffersPerShaderStage: 8, maxComputeWorkgroupStorageSize: 16384 },
+  new Set<string>(),
+  64,
+);
+const t = (id: number, shape: number[], status: TensorIr["status"] = "ReadOnly"): TensorIr => ({ id: id as TensorId, shape, dtype: "f32", status });
+const dense = (shape: number[]) => ({ shape, strides: shape.map((_, d) => shape.slice(d + 1).reduce((a, b) => a * b, 1)), offset: 0 });
+
+describe("generated WGSL", () => {
+  it("a fused chain with a broadcast input hoists shared subexpressions and emits gelu's erf helper once", () => {
+    const block = new BlockGraph();
+    block.add({ kind: "binary", op: "add", lhs: t(1, [2, 4]), rhs: t(2, [4]), out: t(3, [2, 4]) });
+    block.add({ kind: "unary", op: "gelu", input: t(3, [2, 4], "ReadWrite"), out: t(4, [2, 4]) });
+    block.add({ kind: "binary", op: "mul", lhs: t(4, [2, 4], "ReadWrite"), rhs: t(1, [2, 4]), out: t(5, [2, 4]) });
+    const plan = elementwiseKernel(
+      {
+        shape: [2, 4],
+        graph: block.graph,
+        label: "add+gelu+mul",
+        inputs: [
+          { dtype: "f32", access: "read", layout: dense([2, 4]) },
+          { dtype: "f32", access: "read", layout: dense([4]) },
+        ],
+        outputs: block.written().map((o) => ({ node: o.node, dtype: "f32" as const })),
+      },
+      profile,
+    );
+    expect(block.elided(), "t3 and t4 die inside the block").toBe(2);
+    expect(plan.kernel.source).toMatchInlineSnapshot(`
+      "@group(0) @binding(0) var<storage, read> in0: array<f32>;
+      @group(0) @binding(1) var<storage, read> in1: array<f32>;
+      @group(0) @binding(2) var<storage, read_write> out0: array<f32>;
+
+      fn weft_erf_f32(x: f32) -> f32 {
+        let a = abs(x);
+        let t = 1.0 / (1.0 + 0.3275911 * a);
+        let p = ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t;
+        return sign(x) * (1.0 - p * exp(-a * a));
+      }
+
+      @compute @workgroup_size(64)
+      fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+        let i = (wid.y * nwg.x + wid.x) * 64u + lid;
+        if (i >= 8u) { return; }
+        let c1 = i % 4u;
+        let cr1 = i / 4u;
+        let c0 = cr1;
+        let v0 = in0[i];
+        let v1 = in1[c1];
+        let v2 = (v0 + v1);
+        out0[i] = ((0.5f * v2 * (1.0f + weft_erf_f32(v2 * 0.7071067690849304f))) * v0);
+      }
+      "
+    `);
+  });
+
+  it("a contiguous same-shape chain is vectorised to vec4", () => {
+    const block = new BlockGraph();
+    block.add({ kind: "binary-scalar", op: "maximum", lhs: t(1, [8]), scalar: 0, scalarFirst: false, out: t(2, [8]) });
+    const plan = elementwiseKernel(
+      { shape: [8], graph: block.graph, label: "relu", inputs: [{ dtype: "f32", access: "read-write", layout: dense([8]) }], outputs: [{ node: block.written()[0]?.node ?? 0, dtype: "f32", inPlaceSlot: 0 }] },
+      profile,
+    );
+    expect(plan.kernel.source).toMatchInlineSnapshot(`
+      "@group(0) @binding(0) var<storage, read_write> in0: array<vec4<f32>>;
+
+      @compute @workgroup_size(64)
+      fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+        let i = (wid.y * nwg.x + wid.x) * 64u + lid;
+        if (i >= 2u) { return; }
+        let v0 = in0[i];
+        in0[i] = max(v0, vec4<f32>(0.0f));
+      }
+      "
+    `);
+  });
+
+  it("a reduce with a prologue reads the prologue inside its bounded loop", () => {
+    const prologue = new BlockGraph();
+    prologue.add({ kind: "unary", op: "exp", input: t(1, [3, 5]), out: t(2, [3, 5]) });
+    const node = prologue.leaf(t(2, [3, 5], "ReadWrite"));
+    const epilogue = new BlockGraph();
+    const res = epilogue.provide(t(3, [3]), "res");
+    epilogue.outputs.push({ tensor: t(3, [3]), node: res, written: true });
+    epilogue.add({ kind: "unary", op: "log", input: t(3, [3], "ReadWrite"), out: t(4, [3]) });
+    const plan = reducePassKernel(
+      {
+        op: "sum",
+        inputShape: [3, 5],
+        axes: [1],
+        valueDtype: "f32",
+        label: "exp+sum+log",
+        source: { kind: "graph", graph: prologue.graph, node, inputs: [{ dtype: "f32", access: "read", layout: dense([3, 5]) }] },
+        sink: { kind: "final", outShape: [3], graph: epilogue.graph, inputs: [], outputs: epilogue.written().map((o) => ({ node: o.node, dtype: "f32" as const })), resultDtype: "f32" },
+      },
+      profile,
+    );
+    expect(plan.count, "one workgroup per output row").toEqual([3, 1, 1]);
+    expect(plan.kernel.source).toMatchInlineSnapshot(`
+      "@group(0) @binding(0) var<storage, read> in0: array<f32>;
+      @group(0) @binding(1) var<storage, read_write> out0: array<f32>;
+
+      var<workgroup> sv: array<f32, 64>;
+
+      @compute @workgroup_size(64)
+      fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+        let g = (wid.y * nwg.x + wid.x);
+        if (g >= 3u) { return; }
+        let o = g / 1u;
+        let k = g % 1u;
+        var av = 0.0f;
+        let q0 = o;
+        for (var j = 0u; j < 1u; j = j + 1u) {
+          let r = k * 16384u + j * 64u + lid;
+          if (r < 5u) {
+            let p0 = r;
+            let v0 = in0[q0 * 5u + p0];
+            let bv = exp(v0);
+            av = av + bv;
+          }
+        }
+        sv[lid] = av;
+        workgroupBarrier();
+        for (var s = 32u; s > 0u; s = s >> 1u) {
+          if (lid < s) {
+            var xv = sv[lid];
+            xv = xv + sv[lid + s];
+            sv[lid] = xv;
+          }
+          workgroupBarrier();
+        }
+        if (lid == 0u) {
+          let res = sv[0];
+          out0[o] = log(res);
+        }
+      }
+      "
+    `);
+  });
+
+  it("a tiled matmul with a bias epilogue stages tiles in workgroup memory", () => {
+    const epilogue = new BlockGraph();
+    const res = epilogue.provide(t(3, [4, 4]), "res");
+    epilogue.outputs.push({ tensor: t(3, [4, 4]), node: res, written: true });
+    epilogue.add({ kind: "binary", op: "add", lhs: t(3, [4, 4], "ReadWrite"), rhs: t(5, [4]), out: t(6, [4, 4]) });
+    const plan = matmulKernel(
+      {
+        lhs: dense([4, 8]),
+        rhs: dense([8, 4]),
+        dtype: "f32",
+        outShape: [4, 4],
+        config: { kind: "tiled", wx: 2, wy: 2, rm: 2, rn: 2, tk: 4 },
+        epilogue: { graph: epilogue.graph, inputs: [{ dtype: "f32", access: "read", layout: dense([4]) }], outputs: epilogue.written().map((o) => ({ node: o.node, dtype: "f32" as const })) },
+        label: "matmul+add",
+      },
+      profile,
+    );
+    expect(plan.kernel.source).toMatchInlineSnapshot(`
+      "@group(0) @binding(0) var<storage, read> lhs: array<f32>;
+      @group(0) @binding(1) var<storage, read> rhs: array<f32>;
+      @group(0) @binding(2) var<storage, read> ep0: array<f32>;
+      @group(0) @binding(3) var<storage, read_write> out0: array<f32>;
+
+      var<workgroup> ta: array<f32, 16>;
+      var<workgroup> tb: array<f32, 16>;
+
+      @compute @workgroup_size(2, 2)
+      fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid3: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+        let batch = wid.z;
+        let aBase = 0u;
+        let bBase = 0u;
+        let row0 = wid.y * 4u + lid3.y * 2u;
+        let col0 = wid.x * 4u + lid3.x * 2u;
+        var acc: array<f32, 4>;
+        for (var t = 0u; t < 4u; t = t + 1u) {
+          acc[t] = 0.0f;
+        }
+        for (var t = 0u; t < 2u; t = t + 1u) {
+          for (var e = lid; e < 16u; e = e + 4u) {
+            let gr = wid.y * 4u + e / 4u;
+            let gk = t * 4u + e % 4u;
+            var v = 0.0f;
+            if (gr < 4u && gk < 8u) {
+              v = lhs[aBase + gr * 8u + gk * 1u];
+            }
+            ta[e] = v;
+          }
+          for (var e = lid; e < 16u; e = e + 4u) {
+            let gk = t * 4u + e / 4u;
+            let gc = wid.x * 4u + e % 4u;
+            var v = 0.0f;
+            if (gk < 8u && gc < 4u) {
+              v = rhs[bBase + gk * 4u + gc * 1u];
+            }
+            tb[e] = v;
+          }
+          workgroupBarrier();
+          for (var kk = 0u; kk < 4u; kk = kk + 1u) {
+            for (var i = 0u; i < 2u; i = i + 1u) {
+              let a = ta[(lid3.y * 2u + i) * 4u + kk];
+              for (var j = 0u; j < 2u; j = j + 1u) {
+                acc[i * 2u + j] = acc[i * 2u + j] + a * tb[kk * 4u + lid3.x * 2u + j];
+              }
+            }
+          }
+          workgroupBarrier();
+        }
+        for (var i = 0u; i < 2u; i = i + 1u) {
+          for (var j = 0u; j < 2u; j = j + 1u) {
+            let row = row0 + i;
+            let col = col0 + j;
+            if (row < 4u && col < 4u) {
+              let o = batch * 16u + row * 4u + col;
+              let res = acc[i * 2u + j];
+              let e1 = o % 4u;
+              let er1 = o / 4u;
+              let e0 = er1;
+              let v1 = ep0[e1];
+              out0[o] = (res + v1);
+            }
+          }
+        }
+      }
+      "
+    `);
+  });
+});

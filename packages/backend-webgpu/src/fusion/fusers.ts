@@ -1,0 +1,241 @@
+import type { FuserProperties, FuserStatus, OperationFuser, OperationIr, TensorId } from "@weft/fusion";
+import { isElementwise } from "./elementwise-ops.js";
+import { WebGpuOptimization, type BlockExecutor, type FusedKind } from "./optimization.js";
+
+/** Most operations one fused block takes (Burn's limit). */
+export const MAX_FUSED_OPS = 64;
+
+const sameShape = (a: readonly number[], b: readonly number[]): boolean => a.length === b.length && a.every((s, d) => s === b[d]);
+
+/**
+ * The relative shape id of a dimension of size 1. Fusers see operations in the fusion engine's
+ * relative form (`OperationConverter`): every distinct dim value becomes a dense shape id and
+ * size 1 is always id 0, so "broadcasts" means "equal id, or id 0".
+ */
+const SIZE_ONE = 0;
+
+/** Whether relative `shape` broadcasts to relative `ref` (equal trailing dim ids, or size 1). */
+function broadcastsTo(shape: readonly number[], ref: readonly number[]): boolean {
+  if (shape.length > ref.length) return false;
+  const lead = ref.length - shape.length;
+  return shape.every((s, d) => s === ref[d + lead] || s === SIZE_ONE);
+}
+
+/**
+ * The shared trace logic of the three fusers: phases of elementwise ops over one reference shape,
+ * bounded bindings, `drop`s accepted once something was fused.
+ *
+ * @remarks
+ * **Bounded by** {@link MAX_FUSED_OPS} operations and `maxBindings` distinct tensors
+ * (`maxStorageBuffersPerShaderStage - 1`, an upper bound on the kernel's storage bindings).
+ * **Invariant.** `len()` counts exactly the accepted prefix; once closed, `fuse` ignores ops.
+ */
+abstract class TraceFuser implements OperationFuser<WebGpuOptimization> {
+  protected readonly executor: BlockExecutor;
+  protected readonly maxBindings: number;
+  protected count = 0;
+  protected computeOps = 0;
+  protected closed = false;
+  /** Distinct tensors the block touches (inputs and outputs); bounded by `maxBindings`. */
+  protected tensors = new Set<TensorId>();
+
+  constructor(executor: BlockExecutor, maxBindings: number) {
+    this.executor = executor;
+    this.maxBindings = maxBindings;
+  }
+
+  abstract readonly kind: FusedKind;
+  /** Whether `op` (not a `drop`) extends the block; may update the phase. */
+  protected abstract accept(op: Exclude<OperationIr, { kind: "drop" }>): boolean;
+  protected abstract ready(): boolean;
+  protected abstract fresh(): TraceFuser;
+
+  fuse(op: OperationIr): void {
+    if (this.closed) return;
+    if (this.count >= MAX_FUSED_OPS) {
+      this.closed = true;
+      return;
+    }
+    if (op.kind === "drop") {
+      if (this.count === 0) this.closed = true;
+      else this.count++;
+      return;
+    }
+    const touched = new Set(this.tensors);
+    const nodes = op.kind === "concat" ? [...op.inputs, op.out] : [];
+    if (isElementwise(op) || op.kind === "reduce" || op.kind === "matmul") {
+      const ins = op.kind === "reduce" ? [op.input] : op.kind === "matmul" ? [op.lhs, op.rhs] : inputsOf(op);
+      for (const t of [...ins, op.out, ...nodes]) touched.add(t.id);
+    }
+    if (touched.size > this.maxBindings || !this.accept(op)) {
+      this.closed = true;
+      return;
+    }
+    this.tensors = touched;
+    this.count++;
+    this.computeOps++;
+  }
+
+  finish(): WebGpuOptimization {
+    return new WebGpuOptimization(this.executor, this.kind, this.count);
+  }
+
+  reset(): void {
+    this.count = 0;
+    this.computeOps = 0;
+    this.closed = false;
+    this.tensors = new Set();
+    this.resetPhase();
+  }
+
+  protected abstract resetPhase(): void;
+
+  status(): FuserStatus {
+    return this.closed ? "closed" : "open";
+  }
+
+  properties(): FuserProperties {
+    return { ready: this.ready(), score: this.ready() ? this.computeOps * 10 + this.bonus() : 0 };
+  }
+
+  protected bonus(): number {
+    return 0;
+  }
+
+  len(): number {
+    return this.count;
+  }
+
+  clone(): OperationFuser<WebGpuOptimization> {
+    const copy = this.fresh();
+    copy.count = this.count;
+    copy.computeOps = this.computeOps;
+    copy.closed = this.closed;
+    copy.tensors = new Set(this.tensors);
+    this.copyPhase(copy);
+    return copy;
+  }
+
+  protected abstract copyPhase(into: TraceFuser): void;
+}
+
+function inputsOf(op: OperationIr): { id: TensorId; shape: readonly number[] }[] {
+  switch (op.kind) {
+    case "unary":
+    case "clamp":
+    case "cast":
+      return [op.input];
+    case "binary":
+      return [op.lhs, op.rhs];
+    case "binary-scalar":
+      return [op.lhs];
+    case "where":
+      return [op.condition, op.lhs, op.rhs];
+    default:
+      return [];
+  }
+}
+
+/** Whether elementwise `op` fits a block whose outputs all have shape `ref`. */
+function fitsShape(op: Exclude<OperationIr, { kind: "drop" }>, ref: readonly number[]): boolean {
+  return isElementwise(op) && sameShape(op.out.shape, ref) && inputsOf(op).every((t) => broadcastsTo(t.shape, ref));
+}
+
+/**
+ * Fuses a chain of elementwise operations (with broadcast inputs) whose outputs share one shape
+ * into ONE kernel; `drop`s make write elision and in-place writes possible. Burn's
+ * `ElemwiseFuser`.
+ */
+export class ElementwiseFuser extends TraceFuser {
+  readonly kind = "elementwise" as const;
+  #ref: readonly number[] | undefined;
+
+  protected accept(op: Exclude<OperationIr, { kind: "drop" }>): boolean {
+    const ref = this.#ref ?? op.out.shape;
+    if (!fitsShape(op, ref)) return false;
+    this.#ref = ref;
+    return true;
+  }
+  protected ready(): boolean {
+    return this.computeOps > 0;
+  }
+  protected fresh(): TraceFuser {
+    return new ElementwiseFuser(this.executor, this.maxBindings);
+  }
+  protected resetPhase(): void {
+    this.#ref = undefined;
+  }
+  protected copyPhase(into: TraceFuser): void {
+    (into as ElementwiseFuser).#ref = this.#ref;
+  }
+}
+
+/**
+ * Fuses an elementwise prologue (on the reduce input's shape), one reduction, and an elementwise
+ * epilogue (on the reduced shape) into one kernel. Ready only once the reduction was seen.
+ */
+export class ReduceFuser extends TraceFuser {
+  readonly kind = "reduce" as const;
+  #prologue: readonly number[] | undefined;
+  #epilogue: readonly number[] | undefined;
+
+  protected accept(op: Exclude<OperationIr, { kind: "drop" }>): boolean {
+    if (this.#epilogue !== undefined) return fitsShape(op, this.#epilogue);
+    if (op.kind === "reduce") {
+      if (this.#prologue !== undefined && !sameShape(op.input.shape, this.#prologue)) return false;
+      this.#epilogue = op.out.shape;
+      return true;
+    }
+    const ref = this.#prologue ?? op.out.shape;
+    if (!fitsShape(op, ref) || op.kind === "arange" || op.kind === "random") return false;
+    this.#prologue = ref;
+    return true;
+  }
+  protected ready(): boolean {
+    return this.#epilogue !== undefined;
+  }
+  protected override bonus(): number {
+    return 5;
+  }
+  protected fresh(): TraceFuser {
+    return new ReduceFuser(this.executor, this.maxBindings);
+  }
+  protected resetPhase(): void {
+    this.#prologue = undefined;
+    this.#epilogue = undefined;
+  }
+  protected copyPhase(into: TraceFuser): void {
+    (into as ReduceFuser).#prologue = this.#prologue;
+    (into as ReduceFuser).#epilogue = this.#epilogue;
+  }
+}
+
+/** Fuses a matmul and the elementwise epilogue on its output into one kernel. */
+export class MatmulFuser extends TraceFuser {
+  readonly kind = "matmul" as const;
+  #out: readonly number[] | undefined;
+
+  protected accept(op: Exclude<OperationIr, { kind: "drop" }>): boolean {
+    if (this.#out === undefined) {
+      if (op.kind !== "matmul") return false;
+      this.#out = op.out.shape;
+      return true;
+    }
+    return fitsShape(op, this.#out) && op.kind !== "arange" && op.kind !== "random";
+  }
+  protected ready(): boolean {
+    return this.#out !== undefined;
+  }
+  protected override bonus(): number {
+    return 5;
+  }
+  protected fresh(): TraceFuser {
+    return new MatmulFuser(this.executor, this.maxBindings);
+  }
+  protected resetPhase(): void {
+    this.#out = undefined;
+  }
+  protected copyPhase(into: TraceFuser): void {
+    (into as MatmulFuser).#out = this.#out;
+  }
+}

@@ -1,0 +1,65 @@
+import { invariant } from "@weft/environment";
+import type { ExecutionContext, OperationIr } from "@weft/fusion";
+import { contiguousHandle, elementCount, type WebGpuHandle } from "../handle/web-gpu-handle.js";
+import { configFits, MATMUL_CONFIGS, matmulKernel, matmulKey, type MatmulConfig, type MatmulSpec } from "../kernels/matmul.js";
+import type { DeviceProfile } from "../codegen/wgsl/types.js";
+import { BlockGraph } from "./block-graph.js";
+import type { Launcher } from "./launcher.js";
+import { bindingOf, bytesOf } from "./run-elementwise.js";
+import { blockInputs } from "./run-reduce.js";
+
+/**
+ * The tile configuration for an `M×K · K×N` product: the simple kernel for small outputs, else the
+ * largest tiled configuration that fits the device and does not waste more than half a tile.
+ * (Used until `@weft/runtime`'s `Tuner` is available to measure the candidates.)
+ */
+export function chooseMatmulConfig(m: number, n: number, profile: DeviceProfile): MatmulConfig {
+  const fitting = MATMUL_CONFIGS.filter((c) => configFits(c, profile));
+  const reference = fitting[0];
+  invariant(reference !== undefined, "the simple matmul configuration fits every device");
+  if (m * n < 64 * 64) return reference;
+  const tiled = fitting.filter((c) => c.kind === "tiled" && m >= c.wy * c.rm && n >= c.wx * c.rn);
+  return tiled[tiled.length - 1] ?? reference;
+}
+
+/** Runs `matmul` followed by an elementwise epilogue (and `drop`s) as one kernel. */
+export function runMatmulBlock(launcher: Launcher, ctx: ExecutionContext<WebGpuHandle>, ops: readonly OperationIr[], fused: boolean, config?: MatmulConfig): void {
+  const matmul = ops[0];
+  invariant(matmul !== undefined && matmul.kind === "matmul", "a matmul block starts with a matmul");
+  const epilogue = new BlockGraph();
+  const res = epilogue.provide(matmul.out, "res");
+  epilogue.outputs.push({ tensor: matmul.out, node: res, written: true });
+  for (const op of ops.slice(1)) invariant(epilogue.add(op), () => `matmul epilogue cannot hold ${op.kind}`);
+  const lhs = ctx.handles.getHandle(matmul.lhs);
+  const rhs = ctx.handles.getHandle(matmul.rhs);
+  const eHandles = epilogue.inputs.map((i) => ctx.handles.getHandle(i.tensor));
+  const written = epilogue.written();
+  if (fused) launcher.counters.elidedWrites += epilogue.elided();
+  const outHandles = written.map((o) => contiguousHandle(launcher.empty(bytesOf(o.tensor.shape, o.tensor.dtype), ctx.stream), o.tensor.shape, o.tensor.dtype));
+  const shape = matmul.out.shape;
+  if (elementCount(shape) > 0 && written.length > 0) {
+    const m = shape[shape.length - 2] ?? 1;
+    const n = shape[shape.length - 1] ?? 1;
+    const spec: MatmulSpec = {
+      lhs: { shape: lhs.shape, strides: lhs.strides, offset: lhs.offset },
+      rhs: { shape: rhs.shape, strides: rhs.strides, offset: rhs.offset },
+      dtype: matmul.out.dtype,
+      outShape: shape,
+      config: config ?? chooseMatmulConfig(m, n, launcher.profile),
+      epilogue: { graph: epilogue.graph, inputs: blockInputs(epilogue, eHandles), outputs: written.map((o) => ({ node: o.node, dtype: o.tensor.dtype })) },
+      label: ops.filter((o) => o.kind !== "drop").map((o) => (o.kind === "unary" || o.kind === "binary" || o.kind === "binary-scalar" ? o.op : o.kind)).join("+"),
+    };
+    const key = matmulKey(spec, launcher.profile);
+    const plan = launcher.plan(key, () => matmulKernel(spec, launcher.profile, key));
+    launcher.launch(plan, [bindingOf(lhs, "read"), bindingOf(rhs, "read"), ...eHandles.map((h) => bindingOf(h, "read")), ...outHandles.map((h) => bindingOf(h, "write"))], ctx.stream);
+    if (fused && ops.filter((o) => o.kind !== "drop").length > 1) launcher.counters.fusedLaunches++;
+  }
+  written.forEach((o, k) => {
+    const h = outHandles[k];
+    if (h !== undefined) ctx.handles.registerHandle(o.tensor.id, h);
+  });
+  if (matmul.lhs.status === "ReadWrite") ctx.handles.removeHandle(matmul.lhs.id);
+  if (matmul.rhs.status === "ReadWrite") ctx.handles.removeHandle(matmul.rhs.id);
+  for (const input of epilogue.inputs) if (input.dies) ctx.handles.removeHandle(input.tensor.id);
+  for (const op of ops) if (op.kind === "drop") ctx.handles.removeHandle(op.tensor.id);
+}
