@@ -1,1 +1,59 @@
-export {};
+/**
+ * `@weft/tensor`: Weft's user API — `Tensor` with shapes, dtypes, broadcasting, creation ops,
+ * elementwise/compare/logical ops, reductions, matmul, layout ops, reads, `tidy`, `dispose`/`using`,
+ * and device selection. Records `OperationIr` on a `FusionDevice`; imports no backend.
+ *
+ * This is a barrel: code inside the package imports concrete files, never this one.
+ *
+ * @module
+ */
+export { Tensor } from "./tensor/tensor.js";
+export type { DataArray } from "./tensor/tensor.js";
+export { Device, device, setDevice, tryDevice } from "./device/device.js";
+export type { DeviceOptions } from "./device/device.js";
+export type { FusionDeviceLike, FusionInspectorLike, FusionTensorLike, MemoryReport } from "./device/fusion-port.js";
+export type { DType } from "./dtype/dtype.js";
+export { DTYPES, promoteTypes, promoteWithScalar, isFloat, isInteger } from "./dtype/dtype.js";
+export {
+  ShapeError,
+  AxisError,
+  DTypeError,
+  ValueError,
+  DeviceMismatchError,
+  NoDeviceError,
+  SyncReadError,
+} from "./errors/tensor-errors.js";
+export { broadcastShapes } from "./shape/shape.js";
+export type { Shape, NestedArray } from "./shape/shape.js";
+export {
+  tensor,
+  zeros,
+  ones,
+  full,
+  zerosLike,
+  onesLike,
+  fullLike,
+  arange,
+  linspace,
+  eye,
+  rand,
+  randn,
+  randLike,
+  randnLike,
+  seed,
+} from "./ops/creation.js";
+export type { CreationOptions, TensorOptions, TensorLike, RandomOptions } from "./ops/creation.js";
+export { unary, binary, cast, clamp } from "./ops/elementwise.js";
+export type { Operand } from "./ops/elementwise.js";
+export {
+  add, sub, mul, div, pow, maximum, minimum, mod, atan2,
+  eq, ne, lt, le, gt, ge, logicalAnd, logicalOr, logicalXor, logicalNot, where,
+} from "./ops/functions.js";
+export { reduce, argReduce, variance, std, logSumExp, softmax, logSoftmax } from "./ops/reduce.js";
+export type { Axes, ReduceOptions, VarianceOptions } from "./ops/reduce.js";
+export { matmul } from "./ops/matmul.js";
+export {
+  reshape, flatten, permute, transpose, expand, squeeze, unsqueeze, slice, concat, stack, split, gather, pad,
+} from "./ops/layout.js";
+export type { SliceSpec } from "./ops/layout.js";
+export { tidy, memory, sync, syncAll } from "./lifetime/lifetime.js";

@@ -1,0 +1,111 @@
+/**
+ * Devices as the user sees them, and the global current device.
+ *
+ * @module
+ */
+import type { DType } from "@weft/fusion";
+import { NoDeviceError } from "../errors/tensor-errors.js";
+import type { FusionDeviceLike, MemoryReport } from "./fusion-port.js";
+
+/** What a backend says about itself when it is wrapped in a {@link Device}. */
+export interface DeviceOptions {
+  /** The backend's name (`"webgpu"`, `"cpu"`), shown in messages and `weft doctor`. */
+  readonly backend: string;
+  /** A longer description (adapter name, "fused"/"unfused"), for messages. Defaults to `backend`. */
+  readonly label?: string;
+  /** The dtypes the device stores. Defaults to `f32, i32, u32, bool` (`f16` only when listed). */
+  readonly dtypes?: readonly DType[];
+  /** Whether `dataSync()` can work here (host-memory backends). Defaults to `false`. */
+  readonly syncReads?: boolean;
+}
+
+const DEFAULT_DTYPES: readonly DType[] = ["f32", "i32", "u32", "bool"];
+
+/**
+ * One backend device as the user API sees it: a `FusionDevice` plus what the backend is.
+ *
+ * @remarks
+ * **Why.** A `Tensor` must know which device it lives on, to refuse mixing devices at the call
+ * and to name the backend in messages; the `FusionDevice` below stays the one place that records
+ * work. **Invariant.** A `Device` never changes its `FusionDevice`; two `Device`s are the same
+ * device only when they are the same object.
+ */
+export class Device {
+  /** The fusion device every op on this device is registered with. */
+  readonly fusion: FusionDeviceLike;
+  /** The backend's name (`"webgpu"`, `"cpu"`). */
+  readonly backend: string;
+  /** A human-readable description, used in error messages. */
+  readonly label: string;
+  /** Whether `dataSync()` may succeed on this device. */
+  readonly syncReads: boolean;
+  readonly #dtypes: ReadonlySet<DType>;
+
+  constructor(fusion: FusionDeviceLike, options: DeviceOptions) {
+    this.fusion = fusion;
+    this.backend = options.backend;
+    this.label = options.label ?? options.backend;
+    this.syncReads = options.syncReads ?? false;
+    this.#dtypes = new Set(options.dtypes ?? DEFAULT_DTYPES);
+  }
+
+  /** Whether tensors of `dtype` can live on this device (`f16` needs `shader-f16` on WebGPU). */
+  supports(dtype: DType): boolean {
+    return this.#dtypes.has(dtype);
+  }
+
+  /** The dtypes this device stores. */
+  get dtypes(): readonly DType[] {
+    return [...this.#dtypes];
+  }
+
+  /** Drains the current stream (or `stream`) and waits for its device work. */
+  sync(): Promise<void> {
+    return this.fusion.sync();
+  }
+
+  /** Drains every stream of this device. */
+  syncAll(): Promise<void> {
+    return this.fusion.syncAll();
+  }
+
+  /** Live tensors, handles, streams and bytes of this device. */
+  memory(): MemoryReport {
+    return this.fusion.memory();
+  }
+
+  toString(): string {
+    return `Device(${this.label})`;
+  }
+}
+
+/** The device ops use when no `{ device }` option is given. Set by `setDevice` / `weft.init`. */
+let current: Device | undefined;
+
+/** Makes `device` the current device (what `weft.init()` does) and returns the previous one. */
+export function setDevice(device: Device | undefined): Device | undefined {
+  const previous = current;
+  current = device;
+  return previous;
+}
+
+/**
+ * The current device.
+ * @throws NoDeviceError when none was chosen (`weft.init()` or `setDevice()` first).
+ */
+export function device(): Device {
+  if (current === undefined) throw new NoDeviceError("device");
+  return current;
+}
+
+/** The current device, or `undefined` when none was chosen. */
+export function tryDevice(): Device | undefined {
+  return current;
+}
+
+/** `explicit` when given, else the current device; throws `NoDeviceError` naming `op`. */
+export function resolveDevice(op: string, explicit: Device | undefined): Device {
+  if (explicit !== undefined) return explicit;
+  if (current === undefined) throw new NoDeviceError(op);
+  return current;
+}

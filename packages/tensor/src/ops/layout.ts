@@ -1,0 +1,354 @@
+/**
+ * Layout ops: reshape, flatten, transpose/permute, expand, squeeze/unsqueeze, slice, concat,
+ * stack, split, gather and pad. Views (reshape, permute, expand, slice) are recorded as operations
+ * like everything else: the backend decides whether they cost a copy.
+ *
+ * @remarks
+ * **Identity shortcuts.** A layout op that would not change anything (reshape to the same shape,
+ * the identity permutation, a full slice, concat of one tensor) returns `clone()` — a new
+ * reference to the same value — instead of recording an op.
+ *
+ * @module
+ */
+import { UnsupportedError } from "@weft/environment";
+import type { SliceRange } from "@weft/fusion";
+import { promoteTypes } from "../dtype/dtype.js";
+import { AxisError, DTypeError, ShapeError, ValueError, formatShape } from "../errors/tensor-errors.js";
+import { checkShape, normalizeAxis, sizeOf } from "../shape/shape.js";
+import { castUnchecked, checkOperands, output, register, release, use } from "../tensor/record.js";
+import type { Tensor } from "../tensor/tensor.js";
+
+function sameShape(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((d, i) => d === b[i]);
+}
+
+/** Records a reshape without validation (callers checked the element count). */
+export function reshapeUnchecked(x: Tensor, shape: readonly number[]): Tensor {
+  if (sameShape(x.shape, shape)) return x.clone();
+  const input = use("reshape", x);
+  return register(x.device, { kind: "reshape", input, out: output(x.device, shape, x.dtype) });
+}
+
+/** Resolves a target shape with at most one `-1`. */
+export function resolveShape(op: string, from: readonly number[], target: readonly number[]): number[] {
+  if (!Array.isArray(target)) throw new ValueError(op, `expected a shape array, got ${String(target)}`);
+  const size = sizeOf(from);
+  const inferred = target.filter((d) => d === -1).length;
+  if (inferred > 1) throw new ShapeError(op, [from, target], `target ${formatShape(target)} has more than one -1; infer at most one dimension`);
+  for (const d of target) {
+    if (d !== -1 && (!Number.isSafeInteger(d) || d < 0)) {
+      throw new ShapeError(op, [from, target], `target ${formatShape(target)} has an invalid size ${String(d)}`);
+    }
+  }
+  const known = target.reduce((n, d) => (d === -1 ? n : n * d), 1);
+  if (inferred === 1) {
+    if (known === 0 || size % known !== 0) {
+      throw new ShapeError(op, [from, target], `cannot infer -1 in ${formatShape(target)} from ${size} elements of ${formatShape(from)}; give every size explicitly`);
+    }
+    return target.map((d) => (d === -1 ? size / known : d));
+  }
+  if (known !== size) {
+    throw new ShapeError(op, [from, target], `cannot reshape ${formatShape(from)} (${size} elements) to ${formatShape(target)} (${known} elements); the element count must stay the same`);
+  }
+  return [...target];
+}
+
+/** Same elements, row-major, new shape (one size may be `-1`). */
+export function reshape(x: Tensor, shape: readonly number[]): Tensor {
+  checkOperands("reshape", [x]);
+  return reshapeUnchecked(x, resolveShape("reshape", x.shape, shape));
+}
+
+/** Merges dims `start..end` (inclusive, negative allowed) into one. */
+export function flatten(x: Tensor, start = 0, end = -1): Tensor {
+  checkOperands("flatten", [x]);
+  if (x.rank === 0) return reshapeUnchecked(x, [1]);
+  const s = normalizeAxis("flatten", start, x.shape);
+  const e = normalizeAxis("flatten", end, x.shape);
+  if (s > e) throw new AxisError("flatten", start, x.shape, `start axis ${start} comes after end axis ${end} for shape ${formatShape(x.shape)}`);
+  const merged = x.shape.slice(s, e + 1).reduce((n, d) => n * d, 1);
+  return reshapeUnchecked(x, [...x.shape.slice(0, s), merged, ...x.shape.slice(e + 1)]);
+}
+
+/** `out.shape[i] = x.shape[axes[i]]`; `axes` is a permutation of `0..rank-1` (negatives allowed). */
+export function permute(x: Tensor, axesArg: readonly number[]): Tensor {
+  checkOperands("permute", [x]);
+  if (axesArg.length !== x.rank) {
+    throw new AxisError("permute", axesArg.length, x.shape, `needs ${x.rank} axes for shape ${formatShape(x.shape)}, got [${axesArg.join(",")}]; list every axis once`);
+  }
+  const axes = axesArg.map((a) => normalizeAxis("permute", a, x.shape));
+  if (new Set(axes).size !== axes.length) {
+    throw new AxisError("permute", axesArg[0] ?? 0, x.shape, `[${axesArg.join(",")}] is not a permutation of the ${x.rank} axes; list every axis once`);
+  }
+  if (axes.every((a, i) => a === i)) return x.clone();
+  const input = use("permute", x);
+  return register(x.device, {
+    kind: "permute",
+    input,
+    axes,
+    out: output(x.device, axes.map((a) => x.shape[a] ?? 0), x.dtype),
+  });
+}
+
+/** Swaps two axes (default the last two; a rank < 2 tensor is returned as a new reference). */
+export function transpose(x: Tensor, a?: number, b?: number): Tensor {
+  checkOperands("transpose", [x]);
+  if (a === undefined && b === undefined && x.rank < 2) return x.clone();
+  const i = normalizeAxis("transpose", a ?? -2, x.shape);
+  const j = normalizeAxis("transpose", b ?? -1, x.shape);
+  const axes = x.shape.map((_, k) => k);
+  axes[i] = j;
+  axes[j] = i;
+  return permute(x, axes);
+}
+
+/**
+ * Broadcasts to `shape` (NumPy `broadcast_to`): new leading dims may be added, size-1 dims grow,
+ * `-1` keeps a size.
+ */
+export function expand(x: Tensor, shapeArg: readonly number[]): Tensor {
+  checkOperands("expand", [x]);
+  if (shapeArg.length < x.rank) {
+    throw new ShapeError("expand", [x.shape, shapeArg], `cannot expand ${formatShape(x.shape)} to the lower rank ${formatShape(shapeArg)}; reshape or squeeze instead`);
+  }
+  const lead = shapeArg.length - x.rank;
+  const target = shapeArg.map((d, i) => (d === -1 && i >= lead ? (x.shape[i - lead] ?? 1) : d));
+  checkShape("expand", target);
+  target.forEach((d, i) => {
+    const src = i >= lead ? (x.shape[i - lead] ?? 1) : 1;
+    if (src !== d && src !== 1) {
+      throw new ShapeError("expand", [x.shape, shapeArg], `cannot expand ${formatShape(x.shape)} to ${formatShape(shapeArg)} (dimension ${i}: ${src} vs ${d}); only size-1 dimensions grow`);
+    }
+  });
+  const aligned = [...new Array<number>(lead).fill(1), ...x.shape];
+  if (sameShape(aligned, target)) return reshapeUnchecked(x, target);
+  const base = reshapeUnchecked(x, aligned);
+  const input = use("expand", base);
+  const out = register(x.device, { kind: "expand", input, out: output(x.device, target, x.dtype) });
+  release(base);
+  return out;
+}
+
+/** Removes size-1 dims (`axes` given: exactly those, which must have size 1). */
+export function squeeze(x: Tensor, axesArg?: number | readonly number[]): Tensor {
+  checkOperands("squeeze", [x]);
+  if (axesArg === undefined) return reshapeUnchecked(x, x.shape.filter((d) => d !== 1));
+  const list = typeof axesArg === "number" ? [axesArg] : axesArg;
+  const axes = list.map((a) => normalizeAxis("squeeze", a, x.shape));
+  for (const a of axes) {
+    if (x.shape[a] !== 1) {
+      throw new ShapeError("squeeze", [x.shape], `axis ${a} of ${formatShape(x.shape)} has size ${String(x.shape[a])}, not 1; only size-1 axes can be squeezed`);
+    }
+  }
+  return reshapeUnchecked(x, x.shape.filter((_, i) => !axes.includes(i)));
+}
+
+/** Inserts a size-1 dim at `axis` (in `[-(rank+1), rank]`). */
+export function unsqueeze(x: Tensor, axis: number): Tensor {
+  checkOperands("unsqueeze", [x]);
+  const at = normalizeAxis("unsqueeze", axis, x.shape, x.rank + 1);
+  return reshapeUnchecked(x, [...x.shape.slice(0, at), 1, ...x.shape.slice(at)]);
+}
+
+/**
+ * One dim of a slice: a number picks one index and removes the dim; a `[start, end, step]` tuple
+ * or object (each part optional, negative start/end count from the end, Python-style clamping)
+ * keeps it; `null`/omitted keeps the whole dim.
+ */
+export type SliceSpec =
+  | number
+  | null
+  | undefined
+  | readonly [start?: number | null, end?: number | null, step?: number | null]
+  | { readonly start?: number | null; readonly end?: number | null; readonly step?: number | null };
+
+/** Python-style slicing with steps and negative indices; one spec per leading dim. */
+export function slice(x: Tensor, specs: readonly SliceSpec[]): Tensor {
+  checkOperands("slice", [x]);
+  if (specs.length > x.rank) {
+    throw new ShapeError("slice", [x.shape], `${specs.length} slice specs for shape ${formatShape(x.shape)} of rank ${x.rank}; give at most one per dimension`);
+  }
+  const ranges: SliceRange[] = [];
+  const dropped: number[] = [];
+  x.shape.forEach((size, dim) => {
+    const spec = specs[dim];
+    if (spec === undefined || spec === null) {
+      ranges.push({ start: 0, end: size, step: 1 });
+      return;
+    }
+    if (typeof spec === "number") {
+      if (!Number.isInteger(spec) || spec < -size || spec >= size) {
+        throw new ShapeError("slice", [x.shape], `index ${spec} is out of range for dimension ${dim} of size ${size} in ${formatShape(x.shape)}; use an index in [${-size}, ${size})`);
+      }
+      const i = spec < 0 ? spec + size : spec;
+      ranges.push({ start: i, end: i + 1, step: 1 });
+      dropped.push(dim);
+      return;
+    }
+    const [s, e, st] = Array.isArray(spec)
+      ? (spec as readonly (number | null | undefined)[])
+      : [(spec as { start?: number | null }).start, (spec as { end?: number | null }).end, (spec as { step?: number | null }).step];
+    const step = st ?? 1;
+    if (!Number.isInteger(step) || step === 0) throw new ValueError("slice", `step ${String(step)} of dimension ${dim} must be a non-zero integer`);
+    if (step < 0) throw new UnsupportedError("slice with a negative step", `slice: dimension ${dim} has step ${step}; slice forward and reverse on the host`);
+    const clampIndex = (v: number | null | undefined, dflt: number): number => {
+      if (v === null || v === undefined) return dflt;
+      if (!Number.isInteger(v)) throw new ValueError("slice", `bound ${v} of dimension ${dim} must be an integer`);
+      const r = v < 0 ? v + size : v;
+      return Math.min(Math.max(r, 0), size);
+    };
+    const start = clampIndex(s, 0);
+    const end = Math.max(start, clampIndex(e, size));
+    ranges.push({ start, end, step });
+  });
+  const shape = ranges.map((r) => Math.max(0, Math.ceil((r.end - r.start) / r.step)));
+  const full = ranges.every((r, i) => r.start === 0 && r.step === 1 && r.end === x.shape[i]);
+  const sliced = full
+    ? x.clone()
+    : register(x.device, { kind: "slice", input: use("slice", x), ranges, out: output(x.device, shape, x.dtype) });
+  if (dropped.length === 0) return sliced;
+  const out = reshapeUnchecked(sliced, shape.filter((_, i) => !dropped.includes(i)));
+  release(sliced);
+  return out;
+}
+
+/** Joins tensors along an existing `axis`; dtypes promote, other dims must match. */
+export function concat(tensors: readonly Tensor[], axisArg = 0): Tensor {
+  if (tensors.length === 0) throw new ValueError("concat", "needs at least one tensor");
+  const first = tensors[0] as Tensor;
+  const device = checkOperands("concat", tensors);
+  if (first.rank === 0) throw new ShapeError("concat", tensors.map((t) => t.shape), "cannot concatenate scalars; use stack()");
+  const axis = normalizeAxis("concat", axisArg, first.shape);
+  for (const t of tensors) {
+    const ok = t.rank === first.rank && t.shape.every((d, i) => i === axis || d === first.shape[i]);
+    if (!ok) {
+      throw new ShapeError("concat", tensors.map((x) => x.shape), `shapes ${tensors.map((x) => formatShape(x.shape)).join(", ")} differ outside axis ${axis}; every dimension but the concat axis must match`);
+    }
+  }
+  const dtype = tensors.map((t) => t.dtype).reduce(promoteTypes);
+  const nonEmpty = tensors.filter((t) => (t.shape[axis] ?? 0) > 0);
+  const parts = nonEmpty.length === 0 ? [first] : nonEmpty;
+  const casted = parts.map((t) => (t.dtype === dtype ? t : castUnchecked(t, dtype)));
+  const temps = casted.filter((t, i) => t !== parts[i]);
+  if (casted.length === 1) {
+    const only = casted[0] as Tensor;
+    const out = only.clone();
+    release(...temps);
+    return out;
+  }
+  const shape = [...first.shape];
+  shape[axis] = parts.reduce((n, t) => n + (t.shape[axis] ?? 0), 0);
+  const inputs = casted.map((t) => use("concat", t));
+  const out = register(device, { kind: "concat", inputs, axis, out: output(device, shape, dtype) });
+  release(...temps);
+  return out;
+}
+
+/** Joins same-shaped tensors along a new `axis`. */
+export function stack(tensors: readonly Tensor[], axisArg = 0): Tensor {
+  if (tensors.length === 0) throw new ValueError("stack", "needs at least one tensor");
+  const first = tensors[0] as Tensor;
+  checkOperands("stack", tensors);
+  for (const t of tensors) {
+    if (!sameShape(t.shape, first.shape)) {
+      throw new ShapeError("stack", tensors.map((x) => x.shape), `shapes ${tensors.map((x) => formatShape(x.shape)).join(", ")} differ; stack needs equal shapes (use concat for a shared axis)`);
+    }
+  }
+  const axis = normalizeAxis("stack", axisArg, first.shape, first.rank + 1);
+  const expanded = tensors.map((t) => reshapeUnchecked(t, [...t.shape.slice(0, axis), 1, ...t.shape.slice(axis)]));
+  const out = concat(expanded, axis);
+  release(...expanded);
+  return out;
+}
+
+/** Splits along `axis` into `sections` equal parts, or into parts of the given sizes. */
+export function split(x: Tensor, sections: number | readonly number[], axisArg = 0): Tensor[] {
+  checkOperands("split", [x]);
+  const axis = normalizeAxis("split", axisArg, x.shape);
+  const size = x.shape[axis] ?? 0;
+  let sizes: number[];
+  if (typeof sections === "number") {
+    if (!Number.isInteger(sections) || sections <= 0 || size % sections !== 0) {
+      throw new ShapeError("split", [x.shape], `axis ${axis} of ${formatShape(x.shape)} (size ${size}) does not split into ${sections} equal parts; pass a list of sizes`);
+    }
+    sizes = new Array<number>(sections).fill(size / sections);
+  } else {
+    sizes = [...sections];
+    if (sizes.some((s) => !Number.isInteger(s) || s < 0) || sizes.reduce((a, b) => a + b, 0) !== size) {
+      throw new ShapeError("split", [x.shape], `sizes [${sizes.join(",")}] do not add up to ${size}, the size of axis ${axis} of ${formatShape(x.shape)}`);
+    }
+  }
+  let at = 0;
+  return sizes.map((n) => {
+    const specs: SliceSpec[] = x.shape.map(() => null);
+    specs[axis] = [at, at + n, 1];
+    at += n;
+    return slice(x, specs);
+  });
+}
+
+/**
+ * Gathers along `axis`. With `indices` of the same rank as `x` this is `torch.gather`:
+ * `out[..., i, ...] = x[..., indices[..., i, ...], ...]` (other dims of `indices` ≤ those of `x`).
+ * With 1-D `indices` and `x` of higher rank it is `index_select` (whole slices along `axis`).
+ * Indices must be integers (`u32` is cast to `i32`); out-of-range indices are the backend's
+ * business (the CPU backend throws at read).
+ */
+export function gather(x: Tensor, indices: Tensor, axisArg: number): Tensor {
+  const device = checkOperands("gather", [x, indices]);
+  if (indices.dtype !== "i32" && indices.dtype !== "u32") {
+    throw new DTypeError("gather", `indices must be i32 or u32, got ${indices.dtype}; cast them with \`indices.cast("i32")\``);
+  }
+  const axis = normalizeAxis("gather", axisArg, x.shape);
+  if (indices.rank === 1 && x.rank > 1) {
+    const n = indices.shape[0] ?? 0;
+    const viewShape = x.shape.map((_, i) => (i === axis ? n : 1));
+    const target = x.shape.map((d, i) => (i === axis ? n : d));
+    const idx = indices.dtype === "i32" ? indices : castUnchecked(indices, "i32");
+    const reshaped = reshapeUnchecked(idx, viewShape);
+    const expanded = sameShape(viewShape, target)
+      ? reshaped.clone()
+      : register(device, { kind: "expand", input: use("gather", reshaped), out: output(device, target, "i32") });
+    const out = register(device, { kind: "gather", input: use("gather", x), indices: use("gather", expanded), axis, out: output(device, target, x.dtype) });
+    release(idx === indices ? undefined : idx, reshaped, expanded);
+    return out;
+  }
+  if (indices.rank !== x.rank) {
+    throw new ShapeError("gather", [x.shape, indices.shape], `indices ${formatShape(indices.shape)} must have the rank of the input ${formatShape(x.shape)} (or be 1-D for index_select)`);
+  }
+  indices.shape.forEach((d, i) => {
+    if (i !== axis && d > (x.shape[i] ?? 0)) {
+      throw new ShapeError("gather", [x.shape, indices.shape], `indices ${formatShape(indices.shape)} exceed the input ${formatShape(x.shape)} in dimension ${i} (${d} > ${String(x.shape[i])})`);
+    }
+  });
+  const idx = indices.dtype === "i32" ? indices : castUnchecked(indices, "i32");
+  const out = register(device, { kind: "gather", input: use("gather", x), indices: use("gather", idx), axis, out: output(device, indices.shape, x.dtype) });
+  release(idx === indices ? undefined : idx);
+  return out;
+}
+
+/** Constant padding: `padding[d] = [before, after]` for the leading dims (missing dims get none). */
+export function pad(x: Tensor, padding: readonly (readonly [number, number])[], value = 0): Tensor {
+  checkOperands("pad", [x]);
+  if (padding.length > x.rank) {
+    throw new ShapeError("pad", [x.shape], `${padding.length} padding pairs for shape ${formatShape(x.shape)} of rank ${x.rank}; give at most one [before, after] per dimension`);
+  }
+  const full = x.shape.map((_, i) => padding[i] ?? ([0, 0] as const));
+  for (const [b, a] of full) {
+    if (!Number.isInteger(b) || !Number.isInteger(a) || b < 0 || a < 0) {
+      throw new ValueError("pad", `padding [${b}, ${a}] must be non-negative integers; use slice() to crop`);
+    }
+  }
+  if (x.dtype !== "f32" && x.dtype !== "f16" && !Number.isInteger(value)) {
+    throw new DTypeError("pad", `value ${value} does not fit dtype ${x.dtype}; cast the tensor to f32 first`);
+  }
+  if (full.every(([b, a]) => b === 0 && a === 0)) return x.clone();
+  const shape = x.shape.map((d, i) => d + (full[i]?.[0] ?? 0) + (full[i]?.[1] ?? 0));
+  return register(x.device, {
+    kind: "pad",
+    input: use("pad", x),
+    padding: full.map(([b, a]) => [b, a] as [number, number]),
+    value,
+    out: output(x.device, shape, x.dtype),
+  });
+}

@@ -1,0 +1,65 @@
+/**
+ * Matrix product with NumPy's `matmul` rules.
+ *
+ * @remarks
+ * - Both operands ≥ 2-D: a batched product over the last two dims; batch dims broadcast.
+ * - A 1-D left operand is a row vector (a leading 1 is added, then removed from the result); a
+ *   1-D right operand is a column vector (a trailing 1 is added, then removed). 1-D × 1-D is a dot
+ *   product with shape `[]`.
+ * - Operands are brought to the same rank (leading size-1 dims) before the `matmul` op, so the
+ *   backend sees equal ranks whose batch dims are equal or 1.
+ * - Integer and bool operands compute in `f32` (documented in `dtype/dtype.ts`).
+ *
+ * @module
+ */
+import { floatTypeFor, promoteTypes } from "../dtype/dtype.js";
+import { ShapeError, formatShape } from "../errors/tensor-errors.js";
+import { broadcastShapes } from "../shape/shape.js";
+import { castUnchecked, checkOperands, output, register, release, use } from "../tensor/record.js";
+import type { Tensor } from "../tensor/tensor.js";
+import { reshapeUnchecked } from "./layout.js";
+
+/** `lhs @ rhs`; see the module doc for the rank rules. */
+export function matmul(lhs: Tensor, rhs: Tensor): Tensor {
+  const device = checkOperands("matmul", [lhs, rhs]);
+  if (lhs.rank === 0 || rhs.rank === 0) {
+    throw new ShapeError("matmul", [lhs.shape, rhs.shape], `shapes ${formatShape(lhs.shape)} and ${formatShape(rhs.shape)}: matmul needs operands of rank ≥ 1; use mul() for scalars`);
+  }
+  const l2 = lhs.rank === 1 ? [1, ...lhs.shape] : [...lhs.shape];
+  const r2 = rhs.rank === 1 ? [...rhs.shape, 1] : [...rhs.shape];
+  const k = l2[l2.length - 1] ?? 0;
+  const k2 = r2[r2.length - 2] ?? 0;
+  if (k !== k2) {
+    throw new ShapeError("matmul", [lhs.shape, rhs.shape], `shapes ${formatShape(lhs.shape)} and ${formatShape(rhs.shape)} cannot be multiplied (inner dimensions ${k} vs ${k2}); transpose or reshape one operand`);
+  }
+  let batch: number[];
+  try {
+    batch = broadcastShapes("matmul", l2.slice(0, -2), r2.slice(0, -2));
+  } catch {
+    throw new ShapeError("matmul", [lhs.shape, rhs.shape], `batch dimensions of ${formatShape(lhs.shape)} and ${formatShape(rhs.shape)} cannot broadcast; reshape or expand one operand`);
+  }
+  const rank = batch.length + 2;
+  const m = l2[l2.length - 2] ?? 0;
+  const n = r2[r2.length - 1] ?? 0;
+  const lFull = [...new Array<number>(rank - l2.length).fill(1), ...l2];
+  const rFull = [...new Array<number>(rank - r2.length).fill(1), ...r2];
+  const dtype = floatTypeFor(promoteTypes(lhs.dtype, rhs.dtype));
+  const lc = lhs.dtype === dtype ? lhs : castUnchecked(lhs, dtype);
+  const rc = rhs.dtype === dtype ? rhs : castUnchecked(rhs, dtype);
+  const lr = reshapeUnchecked(lc, lFull);
+  const rr = reshapeUnchecked(rc, rFull);
+  const product = register(device, {
+    kind: "matmul",
+    lhs: use("matmul", lr),
+    rhs: use("matmul", rr),
+    out: output(device, [...batch, m, n], dtype),
+  });
+  release(lr, rr, lc === lhs ? undefined : lc, rc === rhs ? undefined : rc);
+  const finalShape = [...batch];
+  if (lhs.rank > 1) finalShape.push(m);
+  if (rhs.rank > 1) finalShape.push(n);
+  if (finalShape.length === rank) return product;
+  const out = reshapeUnchecked(product, finalShape);
+  release(product);
+  return out;
+}

@@ -1,0 +1,86 @@
+/**
+ * The two halves every op follows: *validate* (liveness, device, shapes, dtypes — no side effect)
+ * and then *record* (borrow the inputs' IR, take a fresh output IR, register).
+ *
+ * @remarks
+ * **Why split.** DESIGN.md §2: a bad call throws at the call and leaves all state intact. So
+ * nothing here that registers may run before every check of the op passed; the checks are pure.
+ * **Temporaries.** Ops that cast or compose (softmax, variance, …) create intermediate tensors and
+ * dispose them right after registering their last consumer. The dispose then registers a `drop`
+ * after a pending use, which the fusers treat as that use being the consuming one (DESIGN.md §2),
+ * so intermediates are never written to memory when they fuse.
+ *
+ * @module
+ */
+import { invariant } from "@weft/environment";
+import type { DType, OperationIr, TensorIr } from "@weft/fusion";
+import type { Device } from "../device/device.js";
+import { DeviceMismatchError } from "../errors/tensor-errors.js";
+import { Tensor } from "./tensor.js";
+
+/**
+ * Throws, naming `op`, when any of `tensors` was disposed or when they live on different devices.
+ * Returns their common device. Pure: registers nothing.
+ */
+export function checkOperands(op: string, tensors: readonly Tensor[], expected?: Device): Device {
+  for (const t of tensors) {
+    if (t.disposed) {
+      // The fusion tensor raises the contract's DisposedTensorError (naming `op`) for a use after
+      // dispose, before it touches any state.
+      t.fusionTensor.intoIr(op);
+      invariant(false, `${op}: a disposed tensor accepted a use`);
+    }
+  }
+  const first = expected ?? tensors[0]?.device;
+  invariant(first !== undefined, `${op}: checkOperands needs a tensor or a device`);
+  for (const t of tensors) {
+    if (t.device !== first) throw new DeviceMismatchError(op, first.label, t.device.label);
+  }
+  return first;
+}
+
+/** The inputs of an op being built: borrow each operand's IR under `op`'s name. */
+export function use(op: string, t: Tensor): TensorIr {
+  return t.fusionTensor.intoIr(op);
+}
+
+/** A fresh `NotInit` output IR on `device`. */
+export function output(device: Device, shape: readonly number[], dtype: DType): TensorIr {
+  return device.fusion.outputIr(shape, dtype);
+}
+
+/** Registers `operation` and wraps its single output. */
+export function register(device: Device, operation: OperationIr): Tensor {
+  const outs = device.fusion.register(operation);
+  const out = outs[0];
+  invariant(outs.length === 1 && out !== undefined, () => `${operation.kind}: expected one output, got ${outs.length}`);
+  return Tensor.wrap(out, device);
+}
+
+/**
+ * Disposes the intermediates an op created, in order (the last consumer is already registered, so
+ * each dispose makes that consumer the tensor's consuming use).
+ */
+export function release(...temps: (Tensor | undefined)[]): void {
+  for (const t of temps) if (t !== undefined && !t.disposed) t.dispose();
+}
+
+/**
+ * Runs `body` with `t` converted to `dtype` (a registered `cast` when it differs), disposing the
+ * converted temporary afterwards. `body` must register every use of the converted tensor.
+ */
+export function withDType<T>(t: Tensor, dtype: DType, body: (converted: Tensor) => T): T {
+  if (t.dtype === dtype) return body(t);
+  const converted = castUnchecked(t, dtype);
+  try {
+    return body(converted);
+  } finally {
+    release(converted);
+  }
+}
+
+/** Registers a `cast` without validation (callers validated liveness and the dtype). */
+export function castUnchecked(t: Tensor, dtype: DType): Tensor {
+  const input = use("cast", t);
+  return register(t.device, { kind: "cast", input, out: output(t.device, t.shape, dtype) });
+}

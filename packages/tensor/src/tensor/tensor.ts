@@ -1,0 +1,292 @@
+/**
+ * The user-facing `Tensor`.
+ *
+ * @module
+ */
+import { FUSION_TENSOR } from "@weft/fusion";
+import type { BinaryOp, DType, TypedArray, UnaryOp } from "@weft/fusion";
+import type { Device } from "../device/device.js";
+import type { FusionTensorLike } from "../device/fusion-port.js";
+import { halfToFloat } from "../dtype/dtype.js";
+import { ShapeError, SyncReadError, formatShape } from "../errors/tensor-errors.js";
+import { nest } from "../shape/shape.js";
+import { cast, clamp, type Operand, binary, powScalar, unary, where } from "../ops/elementwise.js";
+import {
+  type Axes,
+  type ReduceOptions,
+  type VarianceOptions,
+  argReduce,
+  logSoftmax,
+  logSumExp,
+  reduce,
+  softmax,
+  std,
+  variance,
+} from "../ops/reduce.js";
+import { matmul } from "../ops/matmul.js";
+import {
+  type SliceSpec,
+  concat,
+  expand,
+  flatten,
+  gather,
+  pad,
+  permute,
+  reshape,
+  slice,
+  split,
+  squeeze,
+  transpose,
+  unsqueeze,
+} from "../ops/layout.js";
+
+/** What `data()` resolves to per dtype: `f16` is widened to `Float32Array`. */
+export type DataArray = Float32Array | Int32Array | Uint32Array | Uint8Array;
+
+/**
+ * An n-dimensional array on a {@link Device}: the user's handle to one lazily computed value.
+ *
+ * @remarks
+ * **What it is.** A thin wrapper over one `FusionTensor` (reachable under `[FUSION_TENSOR]`, so
+ * `tidy` sees through it) plus the `Device` it lives on. Every method validates its arguments
+ * first and then records operations on the current stream; nothing runs until a read
+ * (`data()`, `array()`, `item()`), a `sync`, or the engine decides to.
+ * **Ownership.** A `Tensor` owns one reference: `dispose()` (or `using`, or `tidy`) gives it
+ * back. Ops *borrow* their inputs, so `a.add(b)` leaves `a` and `b` alive. `clone()` is a cheap
+ * new reference to the same value.
+ * **Invariants.** `shape` and `dtype` never change; after `dispose()` every use throws the
+ * fusion engine's `DisposedTensorError` naming the op, and `dispose()` again is a no-op.
+ */
+export class Tensor {
+  readonly #inner: FusionTensorLike;
+  /** The device this tensor lives on. */
+  readonly device: Device;
+
+  private constructor(inner: FusionTensorLike, device: Device) {
+    this.#inner = inner;
+    this.device = device;
+  }
+
+  /**
+   * Wraps a fusion tensor that `device` produced, taking over its reference. For the library's
+   * ops and for backends' tests; users create tensors with `tensor()`, `zeros()`, ….
+   * @internal
+   */
+  static wrap(inner: FusionTensorLike, device: Device): Tensor {
+    return new Tensor(inner, device);
+  }
+
+  /** The fusion tensor behind this one (what `tidy` follows). */
+  get [FUSION_TENSOR](): FusionTensorLike {
+    return this.#inner;
+  }
+
+  /** The fusion tensor behind this one (same as `[FUSION_TENSOR]`). */
+  get fusionTensor(): FusionTensorLike {
+    return this.#inner;
+  }
+
+  /** The sizes of each dimension (`[]` for a scalar). */
+  get shape(): readonly number[] {
+    return this.#inner.shape;
+  }
+
+  /** The element type. */
+  get dtype(): DType {
+    return this.#inner.dtype;
+  }
+
+  /** The number of dimensions. */
+  get rank(): number {
+    return this.#inner.shape.length;
+  }
+
+  /** The number of elements. */
+  get size(): number {
+    let n = 1;
+    for (const d of this.#inner.shape) n *= d;
+    return n;
+  }
+
+  /** Whether this reference was given back. */
+  get disposed(): boolean {
+    return this.#inner.disposed;
+  }
+
+  // ── lifetimes ───────────────────────────────────────────────────────────────────────────────
+
+  /** Gives this reference back; the value is freed when its last reference and use are gone. Idempotent. */
+  dispose(): void {
+    if (!this.#inner.disposed) this.#inner.dispose();
+  }
+
+  /** `using t = …` disposes at the end of the block. */
+  [Symbol.dispose](): void {
+    this.dispose();
+  }
+
+  /** A new reference to the same value (no copy); dispose each independently. */
+  clone(): Tensor {
+    if (this.#inner.disposed) this.#inner.intoIr("clone");
+    return new Tensor(this.#inner.clone(), this.device);
+  }
+
+  // ── data ────────────────────────────────────────────────────────────────────────────────────
+
+  /**
+   * The values, row-major: `Float32Array` (f32, and f16 widened), `Int32Array`, `Uint32Array`, or
+   * `Uint8Array` (bool, 0/1). Waits for the work this tensor depends on; rejects with the
+   * computation error when that work failed.
+   */
+  async data(): Promise<DataArray> {
+    if (this.#inner.disposed) this.#inner.intoIr("data");
+    return widen(this.dtype, await this.#inner.read());
+  }
+
+  /** The values as nested JS arrays (booleans for `bool`; a number or boolean for a scalar). */
+  async array(): Promise<unknown> {
+    if (this.#inner.disposed) this.#inner.intoIr("array");
+    const values = await this.data();
+    return nest<number | boolean>(this.dtype === "bool" ? Array.from(values, (v) => v !== 0) : values, this.shape);
+  }
+
+  /**
+   * The values now, where the device can answer synchronously (the CPU backend).
+   * @throws SyncReadError on devices that read asynchronously (WebGPU): use `await data()`.
+   */
+  dataSync(): DataArray {
+    if (this.#inner.disposed) this.#inner.intoIr("dataSync");
+    if (!this.device.syncReads) throw new SyncReadError("dataSync", this.device.label);
+    const values = this.#inner.readSync();
+    if (values === undefined) throw new SyncReadError("dataSync", this.device.label);
+    return widen(this.dtype, values);
+  }
+
+  /** The nested values now; see {@link Tensor.dataSync}. */
+  arraySync(): unknown {
+    const values = this.dataSync();
+    return nest<number | boolean>(this.dtype === "bool" ? Array.from(values, (v) => v !== 0) : values, this.shape);
+  }
+
+  /** The single value of a one-element tensor (a boolean for `bool`). */
+  async item(): Promise<number | boolean> {
+    if (this.#inner.disposed) this.#inner.intoIr("item");
+    if (this.size !== 1) {
+      throw new ShapeError("item", [this.shape], `needs exactly one element, got ${this.size} in ${formatShape(this.shape)}; reduce or slice first`);
+    }
+    const v = (await this.data())[0] ?? 0;
+    return this.dtype === "bool" ? v !== 0 : v;
+  }
+
+  toString(): string {
+    return `Tensor(${formatShape(this.shape)}, ${this.dtype}, ${this.device.label}${this.disposed ? ", disposed" : ""})`;
+  }
+
+  // ── dtype ───────────────────────────────────────────────────────────────────────────────────
+
+  /** Converts to `dtype` (float → int truncates toward zero; bool is `x != 0`). */
+  cast(dtype: DType): Tensor {
+    return cast(this, dtype);
+  }
+
+  // ── unary ───────────────────────────────────────────────────────────────────────────────────
+
+  /** Any unary function by name. */
+  unary(op: UnaryOp): Tensor { return unary(op, this); }
+  neg(): Tensor { return unary("neg", this); }
+  abs(): Tensor { return unary("abs", this); }
+  exp(): Tensor { return unary("exp", this); }
+  log(): Tensor { return unary("log", this); }
+  log1p(): Tensor { return unary("log1p", this); }
+  expm1(): Tensor { return unary("expm1", this); }
+  sqrt(): Tensor { return unary("sqrt", this); }
+  rsqrt(): Tensor { return unary("rsqrt", this); }
+  sin(): Tensor { return unary("sin", this); }
+  cos(): Tensor { return unary("cos", this); }
+  tan(): Tensor { return unary("tan", this); }
+  tanh(): Tensor { return unary("tanh", this); }
+  sigmoid(): Tensor { return unary("sigmoid", this); }
+  relu(): Tensor { return unary("relu", this); }
+  gelu(): Tensor { return unary("gelu", this); }
+  silu(): Tensor { return unary("silu", this); }
+  erf(): Tensor { return unary("erf", this); }
+  floor(): Tensor { return unary("floor", this); }
+  ceil(): Tensor { return unary("ceil", this); }
+  round(): Tensor { return unary("round", this); }
+  sign(): Tensor { return unary("sign", this); }
+  reciprocal(): Tensor { return unary("reciprocal", this); }
+  square(): Tensor { return unary("square", this); }
+  /** Logical not of a `bool` tensor. */
+  not(): Tensor { return unary("not", this); }
+  /** `min(max(x, lo), hi)`; an omitted bound is unbounded. */
+  clamp(lo?: number, hi?: number): Tensor { return clamp(this, lo, hi); }
+
+  // ── binary ──────────────────────────────────────────────────────────────────────────────────
+
+  /** Any binary function by name, broadcast. */
+  binary(op: BinaryOp, other: Operand): Tensor { return binary(op, this, other); }
+  add(other: Operand): Tensor { return binary("add", this, other); }
+  sub(other: Operand): Tensor { return binary("sub", this, other); }
+  mul(other: Operand): Tensor { return binary("mul", this, other); }
+  /** True division; integers compute in f32. */
+  div(other: Operand): Tensor { return binary("div", this, other); }
+  /** `this ** other`; integers compute in f32. */
+  pow(other: Operand): Tensor { return typeof other === "number" ? powScalar(this, other) : binary("pow", this, other); }
+  maximum(other: Operand): Tensor { return binary("maximum", this, other); }
+  minimum(other: Operand): Tensor { return binary("minimum", this, other); }
+  mod(other: Operand): Tensor { return binary("mod", this, other); }
+  atan2(other: Operand): Tensor { return binary("atan2", this, other); }
+  eq(other: Operand): Tensor { return binary("eq", this, other); }
+  ne(other: Operand): Tensor { return binary("ne", this, other); }
+  lt(other: Operand): Tensor { return binary("lt", this, other); }
+  le(other: Operand): Tensor { return binary("le", this, other); }
+  gt(other: Operand): Tensor { return binary("gt", this, other); }
+  ge(other: Operand): Tensor { return binary("ge", this, other); }
+  and(other: Operand): Tensor { return binary("and", this, other); }
+  or(other: Operand): Tensor { return binary("or", this, other); }
+  xor(other: Operand): Tensor { return binary("xor", this, other); }
+  /** `this` (a bool condition) ? `a` : `b`. */
+  where(a: Operand, b: Operand): Tensor { return where(this, a, b); }
+
+  // ── reductions ──────────────────────────────────────────────────────────────────────────────
+
+  sum(axes?: Axes, options?: ReduceOptions): Tensor { return reduce("sum", this, axes, options); }
+  mean(axes?: Axes, options?: ReduceOptions): Tensor { return reduce("mean", this, axes, options); }
+  max(axes?: Axes, options?: ReduceOptions): Tensor { return reduce("max", this, axes, options); }
+  min(axes?: Axes, options?: ReduceOptions): Tensor { return reduce("min", this, axes, options); }
+  prod(axes?: Axes, options?: ReduceOptions): Tensor { return reduce("prod", this, axes, options); }
+  any(axes?: Axes, options?: ReduceOptions): Tensor { return reduce("any", this, axes, options); }
+  all(axes?: Axes, options?: ReduceOptions): Tensor { return reduce("all", this, axes, options); }
+  argmax(axis?: number, options?: ReduceOptions): Tensor { return argReduce("argmax", this, axis, options); }
+  argmin(axis?: number, options?: ReduceOptions): Tensor { return argReduce("argmin", this, axis, options); }
+  variance(axes?: Axes, options?: VarianceOptions): Tensor { return variance(this, axes, options); }
+  std(axes?: Axes, options?: VarianceOptions): Tensor { return std(this, axes, options); }
+  logSumExp(axes?: Axes, options?: ReduceOptions): Tensor { return logSumExp(this, axes, options); }
+  softmax(axis = -1): Tensor { return softmax(this, axis); }
+  logSoftmax(axis = -1): Tensor { return logSoftmax(this, axis); }
+
+  // ── linear algebra and layout ───────────────────────────────────────────────────────────────
+
+  /** Matrix product (NumPy `matmul` rules). */
+  matmul(other: Tensor): Tensor { return matmul(this, other); }
+  reshape(shape: readonly number[]): Tensor { return reshape(this, shape); }
+  flatten(start?: number, end?: number): Tensor { return flatten(this, start, end); }
+  /** Swaps two axes (default the last two). */
+  transpose(a?: number, b?: number): Tensor { return transpose(this, a, b); }
+  permute(axes: readonly number[]): Tensor { return permute(this, axes); }
+  expand(shape: readonly number[]): Tensor { return expand(this, shape); }
+  squeeze(axes?: number | readonly number[]): Tensor { return squeeze(this, axes); }
+  unsqueeze(axis: number): Tensor { return unsqueeze(this, axis); }
+  slice(specs: readonly SliceSpec[]): Tensor { return slice(this, specs); }
+  split(sections: number | readonly number[], axis?: number): Tensor[] { return split(this, sections, axis); }
+  concat(others: readonly Tensor[], axis?: number): Tensor { return concat([this, ...others], axis); }
+  gather(indices: Tensor, axis: number): Tensor { return gather(this, indices, axis); }
+  pad(padding: readonly (readonly [number, number])[], value?: number): Tensor { return pad(this, padding, value); }
+}
+
+function widen(dtype: DType, values: TypedArray): DataArray {
+  if (dtype !== "f16") return values as DataArray;
+  const out = new Float32Array(values.length);
+  for (let i = 0; i < values.length; i++) out[i] = halfToFloat(values[i] ?? 0);
+  return out;
+}

@@ -1,0 +1,224 @@
+/**
+ * Validation and recording properties of the user API, against a *recording* fusion device: it
+ * hands out output IR and records every registered operation without executing anything. Values
+ * are checked in `weft`'s conformance run; here we check that bad calls throw typed errors at the
+ * call and register nothing, and that ops emit the IR the fusers expect.
+ */
+import { beforeEach, describe, expect, it } from "vitest";
+import type { DType, OperationIr, TensorData, TensorIr, TypedArray } from "@weft/fusion";
+import { Device, setDevice } from "../device/device.js";
+import type { FusionDeviceLike, FusionTensorLike, MemoryReport } from "../device/fusion-port.js";
+import { AxisError, DTypeError, DeviceMismatchError, NoDeviceError, ShapeError, SyncReadError } from "../errors/tensor-errors.js";
+import { arange, ones, rand, tensor, zeros } from "../ops/creation.js";
+import { concat, stack } from "../ops/layout.js";
+import { broadcastShapes } from "../shape/shape.js";
+import { promoteTypes } from "../dtype/dtype.js";
+
+class RecordingTensor implements FusionTensorLike {
+  disposed = false;
+  constructor(readonly device: RecordingDevice, readonly ir: TensorIr) {}
+  get shape(): readonly number[] { return this.ir.shape; }
+  get dtype(): DType { return this.ir.dtype; }
+  clone(): FusionTensorLike { return new RecordingTensor(this.device, this.ir); }
+  dispose(): void { this.disposed = true; this.device.drops++; }
+  intoIr(opName: string): TensorIr {
+    if (this.disposed) throw new Error(`${opName}: tensor #${this.ir.id} was disposed`);
+    return { ...this.ir, status: "ReadOnly" };
+  }
+  read(): Promise<TypedArray> { return Promise.reject(new Error("the recording device executes nothing")); }
+  readSync(): TypedArray | undefined { return undefined; }
+}
+
+/** Records operations; executes nothing. */
+class RecordingDevice implements FusionDeviceLike {
+  ops: OperationIr[] = [];
+  drops = 0;
+  #next = 1;
+  outputIr(shape: readonly number[], dtype: DType): TensorIr {
+    return { id: this.#next++ as TensorIr["id"], shape: [...shape], dtype, status: "NotInit" };
+  }
+  register(op: OperationIr): readonly FusionTensorLike[] {
+    this.ops.push(op);
+    return op.kind === "drop" ? [] : [new RecordingTensor(this, op.out)];
+  }
+  upload(data: TensorData): FusionTensorLike {
+    const out = this.outputIr(data.shape, data.dtype);
+    this.ops.push({ kind: "init", out });
+    return new RecordingTensor(this, out);
+  }
+  sync(): Promise<void> { return Promise.resolve(); }
+  syncAll(): Promise<void> { return Promise.resolve(); }
+  memory(): MemoryReport { return { liveTensors: 0, liveHandles: 0, streams: 0, bytesInUse: 0, bytesReserved: 0 }; }
+  kinds(): string[] { return this.ops.map((o) => ("op" in o ? `${o.kind}:${o.op}` : o.kind)); }
+}
+
+let rec: RecordingDevice;
+let device: Device;
+beforeEach(() => {
+  rec = new RecordingDevice();
+  device = new Device(rec, { backend: "recording" });
+  setDevice(device);
+});
+
+/** Asserts `fn` throws `type` with a message containing every fragment, and registered nothing. */
+function rejects(fn: () => unknown, type: abstract new (...args: never[]) => Error, ...fragments: string[]): void {
+  const before = rec.ops.length;
+  const drops = rec.drops;
+  let caught: unknown;
+  try {
+    fn();
+  } catch (error) {
+    caught = error;
+  }
+  expect(caught, "the call must throw at the call").toBeInstanceOf(type);
+  for (const f of fragments) expect((caught as Error).message, `the message names ${f}`).toContain(f);
+  expect(rec.ops.length, "a rejected call must register nothing (validate before recording)").toBe(before);
+  expect(rec.drops, "a rejected call must dispose nothing").toBe(drops);
+}
+
+describe("validation at the call", () => {
+  it("add of unbroadcastable shapes names the op, the shapes, the dimension and the fix", () => {
+    const a = zeros([2, 3]);
+    const b = zeros([4]);
+    rejects(() => a.add(b), ShapeError, "add:", "[2,3] and [4]", "dimension 1: 3 vs 4", "reshape or expand");
+  });
+
+  it("a ragged nested array is rejected before anything is uploaded", () => {
+    rejects(() => tensor([[1, 2], [3]]), ShapeError, "tensor:", "ragged");
+  });
+
+  it("bad axes, repeated axes and squeezing a non-1 axis are rejected", () => {
+    const x = zeros([2, 3]);
+    rejects(() => x.sum(2), AxisError, "sum:", "axis 2", "[2,3]");
+    rejects(() => x.sum([1, -1]), AxisError, "repeated");
+    rejects(() => x.squeeze(0), ShapeError, "squeeze:", "size 2");
+    rejects(() => x.permute([0, 0]), AxisError, "permute:");
+  });
+
+  it("dtype misuse names the fix", () => {
+    const f = zeros([3]);
+    const b = zeros([3], { dtype: "bool" });
+    rejects(() => f.and(f), DTypeError, "and:", "bool");
+    rejects(() => b.add(b), DTypeError, "add:", "cast");
+    rejects(() => f.where(1, 0), DTypeError, "where:", "bool");
+    rejects(() => tensor([1.5], { dtype: "i32" }), DTypeError, "tensor:", "1.5");
+    rejects(() => zeros([2], { dtype: "f16" }), Error, "f16");
+  });
+
+  it("matmul checks inner and batch dimensions", () => {
+    const [a, b, c, d] = [zeros([2, 3]), zeros([4, 5]), zeros([2, 2, 3]), zeros([3, 3, 4])];
+    rejects(() => a.matmul(b), ShapeError, "matmul:", "inner dimensions 3 vs 4");
+    rejects(() => c.matmul(d), ShapeError, "batch");
+  });
+
+  it("reshape, expand, concat and stack check their shapes", () => {
+    const x = zeros([2, 3]);
+    rejects(() => x.reshape([4, 2]), ShapeError, "reshape:", "6 elements");
+    rejects(() => x.reshape([-1, -1]), ShapeError, "more than one -1");
+    rejects(() => x.expand([4, 3]), ShapeError, "expand:", "dimension 0: 2 vs 4");
+    const [wide, tall] = [zeros([2, 4]), zeros([3, 2])];
+    rejects(() => concat([x, wide], 0), ShapeError, "concat:");
+    rejects(() => stack([x, tall]), ShapeError, "stack:");
+  });
+
+  it("use after dispose throws naming the op and registers nothing", () => {
+    const x = zeros([2]);
+    const y = zeros([2]);
+    x.dispose();
+    rejects(() => y.add(x), Error, "add:");
+    rejects(() => x.exp(), Error, "exp:");
+  });
+
+  it("operands from two devices are refused", () => {
+    const other = new Device(new RecordingDevice(), { backend: "other" });
+    const a = zeros([2]);
+    const b = zeros([2], { device: other });
+    rejects(() => a.add(b), DeviceMismatchError, "add:", "recording", "other");
+  });
+
+  it("dataSync on an asynchronous device says to await data()", () => {
+    expect(() => zeros([1]).dataSync()).toThrow(SyncReadError);
+  });
+
+  it("without a device, creation says to call init", () => {
+    setDevice(undefined);
+    expect(() => zeros([1])).toThrow(NoDeviceError);
+  });
+});
+
+describe("what ops record", () => {
+  it("softmax is composed of reduce and elementwise ops the fusers can fuse, and frees its intermediates", () => {
+    const x = zeros([4, 8]);
+    rec.ops = [];
+    const drops = rec.drops;
+    const y = x.softmax();
+    expect(rec.kinds(), "max, subtract, exp, sum, divide").toEqual(["reduce:max", "binary:sub", "unary:exp", "reduce:sum", "binary:div"]);
+    expect(rec.drops - drops, "the four intermediates are disposed so their last uses consume them").toBe(4);
+    expect(y.shape).toEqual([4, 8]);
+  });
+
+  it("mixed dtypes cast to the promoted dtype first (i32 + f32 → f32)", () => {
+    const i = zeros([3], { dtype: "i32" });
+    const f = zeros([3]);
+    rec.ops = [];
+    const r = i.add(f);
+    expect(rec.kinds()).toEqual(["cast", "binary:add"]);
+    expect(r.dtype).toBe("f32");
+  });
+
+  it("weak scalars keep the tensor's dtype unless they are not integers", () => {
+    expect(zeros([2], { dtype: "i32" }).mul(2).dtype, "an integer scalar is weak").toBe("i32");
+    expect(zeros([2], { dtype: "i32" }).mul(2.5).dtype, "a fractional scalar promotes to f32").toBe("f32");
+    expect(zeros([2], { dtype: "i32" }).div(2).dtype, "div computes in f32").toBe("f32");
+    expect(zeros([2], { dtype: "i32" }).exp().dtype, "float unary ops compute in f32").toBe("f32");
+    expect(zeros([2]).lt(1).dtype, "compares produce bool").toBe("bool");
+  });
+
+  it("matmul of 1-D operands follows NumPy shapes", () => {
+    expect(zeros([3]).matmul(zeros([3, 4])).shape).toEqual([4]);
+    expect(zeros([2, 5, 3]).matmul(zeros([3])).shape).toEqual([2, 5]);
+    expect(zeros([3]).matmul(zeros([3])).shape).toEqual([]);
+    expect(zeros([2, 1, 3, 4]).matmul(zeros([5, 4, 6])).shape).toEqual([2, 5, 3, 6]);
+  });
+
+  it("slice resolves negative indices and steps, and an integer index removes the dim", () => {
+    const x = zeros([10, 9]);
+    rec.ops = [];
+    const y = x.slice([[1, -1, 2], -2]);
+    const sl = rec.ops.find((o) => o.kind === "slice");
+    expect(sl?.kind === "slice" ? sl.ranges : undefined).toEqual([{ start: 1, end: 9, step: 2 }, { start: 7, end: 8, step: 1 }]);
+    expect(y.shape).toEqual([4]);
+  });
+
+  it("rand without a seed takes successive seeds; with one, the given seed", () => {
+    rec.ops = [];
+    rand([2]);
+    rand([2]);
+    rand([2], { seed: 42 });
+    const seeds = rec.ops.map((o) => (o.kind === "random" ? o.seed : -1));
+    expect(seeds[1], "the global counter advances").toBe((seeds[0] ?? 0) + 1);
+    expect(seeds[2]).toBe(42);
+  });
+
+  it("arange computes its length like NumPy", () => {
+    expect(arange(10).shape).toEqual([10]);
+    expect(arange(1, 0, -0.25).shape).toEqual([4]);
+    expect(ones([0, 3]).sum(1).shape).toEqual([0]);
+  });
+});
+
+describe("shape and dtype rules", () => {
+  it("broadcastShapes aligns from the right", () => {
+    expect(broadcastShapes("t", [3, 1, 5], [4, 1])).toEqual([3, 4, 5]);
+    expect(broadcastShapes("t", [], [2])).toEqual([2]);
+  });
+
+  it("the promotion table is a lattice bool < u32 < i32 < f32", () => {
+    const order: DType[] = ["bool", "u32", "i32", "f32"];
+    for (const [i, a] of order.entries()) {
+      for (const [j, b] of order.entries()) {
+        expect(promoteTypes(a, b), `${a} with ${b}`).toBe(order[Math.max(i, j)]);
+      }
+    }
+  });
+});

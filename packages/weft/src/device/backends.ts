@@ -1,0 +1,92 @@
+/**
+ * Creating devices for each backend. The only place (with `init.ts`) that imports backends.
+ *
+ * @remarks
+ * **Why the WebGPU backend is loaded lazily.** It pulls in Dawn (`webgpu` in Node) or touches
+ * `navigator.gpu`; a CPU-only program, the CLI's `--backend cpu`, and the tests never load it.
+ *
+ * @module
+ */
+import { UnsupportedError } from "@weft/environment";
+import { createCpuRuntime } from "@weft/backend-cpu";
+import { FusionDevice, type FusionRuntime, type Optimization } from "@weft/fusion";
+import { Device } from "@weft/tensor";
+
+/** The backends `init` can choose. */
+export type BackendName = "webgpu" | "cpu";
+
+/** Creates a CPU device; `fusion: false` runs every op alone (the oracle mode). */
+export function createCpuDevice(options: { fusion?: boolean } = {}): Device {
+  const fusion = options.fusion ?? true;
+  const runtime = createCpuRuntime({ fusion });
+  return new Device(new FusionDevice(runtime), {
+    backend: "cpu",
+    label: fusion ? "cpu" : "cpu (unfused)",
+    dtypes: ["f32", "i32", "u32", "bool"],
+    syncReads: true,
+  });
+}
+
+/** What an adapter probe answers (the shape of `@weft/backend-webgpu`'s `probeWebGpu`). */
+export interface AdapterProbe {
+  readonly available: boolean;
+  /** Why not, or the adapter's description. */
+  readonly reason: string;
+  readonly info?: { readonly description: string; readonly vendor: string; readonly backend: string; readonly software: boolean };
+}
+
+/** What weft needs from `@weft/backend-webgpu`, loaded with a dynamic import. */
+interface WebGpuModule {
+  probeWebGpu(): Promise<AdapterProbe>;
+  requestWebGpuDevice(): Promise<{ readonly device: unknown; readonly features: ReadonlySet<string>; readonly limits: object; readonly info: { readonly description: string } }>;
+  createWebGpuRuntime?: (options?: { device?: unknown; fusion?: boolean }) => FusionRuntime<unknown, Optimization<unknown>> | Promise<FusionRuntime<unknown, Optimization<unknown>>>;
+}
+
+async function loadWebGpu(): Promise<WebGpuModule> {
+  return (await import("@weft/backend-webgpu")) as unknown as WebGpuModule;
+}
+
+/** Looks for a WebGPU adapter without creating a device; never throws. */
+export async function probeAdapter(): Promise<AdapterProbe> {
+  try {
+    return await (await loadWebGpu()).probeWebGpu();
+  } catch (error) {
+    return { available: false, reason: `the WebGPU backend could not load: ${error instanceof Error ? error.message : String(error)}` };
+  }
+}
+
+/** The WebGPU limits `weft doctor` reports. */
+const LIMIT_NAMES = [
+  "maxTextureDimension2D", "maxBindGroups", "maxBindingsPerBindGroup", "maxStorageBuffersPerShaderStage",
+  "maxUniformBuffersPerShaderStage", "maxUniformBufferBindingSize", "maxStorageBufferBindingSize",
+  "minStorageBufferOffsetAlignment", "maxBufferSize", "maxComputeWorkgroupStorageSize",
+  "maxComputeInvocationsPerWorkgroup", "maxComputeWorkgroupSizeX", "maxComputeWorkgroupSizeY",
+  "maxComputeWorkgroupSizeZ", "maxComputeWorkgroupsPerDimension",
+] as const;
+
+/** What `weft doctor` prints about the adapter: its limits and features, from a real device. */
+export async function describeWebGpu(): Promise<{ description: string; features: string[]; limits: Record<string, number> }> {
+  const gpu = await (await loadWebGpu()).requestWebGpuDevice();
+  const limits: Record<string, number> = {};
+  // Limits are prototype getters (not enumerable in every implementation): read the standard names.
+  for (const key of LIMIT_NAMES) {
+    const v = (gpu.limits as Record<string, unknown>)[key];
+    if (typeof v === "number") limits[key] = v;
+  }
+  return { description: gpu.info.description, features: [...gpu.features].sort(), limits };
+}
+
+/**
+ * Creates a WebGPU device (`fusion: false` asks the runtime for no fusers, for `weft bench`).
+ * @throws UnsupportedError when the backend build has no runtime factory or no adapter exists.
+ */
+export async function createWebGpuDevice(options: { fusion?: boolean } = {}): Promise<Device> {
+  const mod = await loadWebGpu();
+  if (typeof mod.createWebGpuRuntime !== "function") {
+    throw new UnsupportedError("the WebGPU runtime", "@weft/backend-webgpu does not export createWebGpuRuntime in this build");
+  }
+  const gpu = await mod.requestWebGpuDevice();
+  const runtime = await mod.createWebGpuRuntime({ device: gpu.device, fusion: options.fusion ?? true });
+  const dtypes = gpu.features.has("shader-f16") ? (["f32", "i32", "u32", "bool", "f16"] as const) : (["f32", "i32", "u32", "bool"] as const);
+  return new Device(new FusionDevice(runtime), { backend: "webgpu", label: `webgpu${options.fusion === false ? " unfused" : ""} (${gpu.info.description})`, dtypes });
+}
