@@ -1,0 +1,119 @@
+/// <reference types="@webgpu/types" />
+/**
+ * What every workload receives: the options, the report, the shared `GPUDevice` and each
+ * library on it (or why that library is unavailable), and the sizes and repeat counts of this mode.
+ *
+ * @module
+ */
+import type { WebGpuDevice } from "@weft/backend-webgpu";
+import type { Repeats } from "./harness/measure.js";
+import type { Report } from "./harness/report.js";
+import type { JaxPeer } from "./peers/jax.js";
+import type { RawGpu } from "./peers/raw-webgpu.js";
+import type { TfPeer } from "./peers/tfjs.js";
+import type { WeftVariant } from "./peers/weft.js";
+
+/** The workloads, in the order they run (the names `--only` accepts). */
+export const WORKLOADS = ["chain", "readback", "reduction", "matmul", "host", "small", "memory"] as const;
+
+/** One workload's name. */
+export type WorkloadName = (typeof WORKLOADS)[number];
+
+/** Command-line options. */
+export interface BenchOptions {
+  /** Small sizes for the software adapter. */
+  readonly quick: boolean;
+  /** Dawn's backend in Node. */
+  readonly backend: "vulkan" | "opengles" | "auto";
+  /** Where to write the JSON results, if anywhere. */
+  readonly json: string | undefined;
+  /** The workloads to run. */
+  readonly only: ReadonlySet<WorkloadName>;
+}
+
+/** A library on the shared device, or why it is not there. */
+export type Peer<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly reason: string };
+
+/** The problem sizes of one mode. */
+export interface Sizes {
+  /** Element counts of the 8-op chain (2^28 only when the device can bind 1 GiB). */
+  readonly chain: readonly number[];
+  /** Elements read back (f32). */
+  readonly readback: number;
+  /** Elements summed. */
+  readonly sum: number;
+  /** Rows and columns of the row-wise sum. */
+  readonly rows: readonly [number, number];
+  /** Square matmul sizes. */
+  readonly matmul: readonly number[];
+  /** Small ops recorded per host-overhead sample. */
+  readonly hostOps: number;
+  /** Ops in the repeated graph. */
+  readonly graphOps: number;
+  /** Chains and elements per chain of the many-small-tensors workload. */
+  readonly small: readonly [number, number];
+  /** Elements of the memory workload's chain. */
+  readonly memory: number;
+  /** Bytes the outputs of one throughput sample may hold at once. */
+  readonly throughputBytes: number;
+}
+
+/** Everything a workload runs against. */
+export interface BenchContext {
+  readonly options: BenchOptions;
+  readonly report: Report;
+  readonly gpu: WebGpuDevice;
+  readonly raw: RawGpu;
+  readonly weft: Peer<WeftVariant>;
+  readonly weftUnfused: Peer<WeftVariant>;
+  readonly tf: Peer<TfPeer>;
+  readonly jax: Peer<JaxPeer>;
+  readonly sizes: Sizes;
+  /** Repeat counts for a variant whose outputs take `outputBytes` per iteration. */
+  repeats(outputBytes: number): Repeats;
+  /** Creates a fresh Weft device on the shared GPU device (fresh pools, for memory figures). */
+  freshWeft(fusion: boolean): Promise<WeftVariant>;
+}
+
+/** The sizes of full and quick mode (see BENCHMARKS.md). */
+export function sizesFor(quick: boolean, gpu: WebGpuDevice): Sizes {
+  if (quick) {
+    return {
+      chain: [1 << 18],
+      readback: 1 << 20,
+      sum: 1 << 20,
+      rows: [256, 4096],
+      matmul: [128, 256],
+      hostOps: 10_000,
+      graphOps: 1000,
+      small: [64, 16_384],
+      memory: 1 << 18,
+      throughputBytes: 64 << 20,
+    };
+  }
+  const big = 1 << 28;
+  const fits = gpu.limits.maxStorageBufferBindingSize >= big * 4 && gpu.limits.maxBufferSize >= big * 4;
+  return {
+    chain: fits ? [1 << 24, big] : [1 << 24],
+    readback: 1 << 24,
+    sum: 1 << 26,
+    rows: [4096, 16_384],
+    matmul: [2048, 4096],
+    hostOps: 100_000,
+    graphOps: 1000,
+    small: [64, 16_384],
+    memory: 1 << 24,
+    throughputBytes: 4 << 30,
+  };
+}
+
+/** Repeat counts: `quick` keeps the software adapter's run short. */
+export function repeatsFor(quick: boolean, sizes: Sizes, outputBytes: number): Repeats {
+  const maxIterations = quick ? 8 : 50;
+  const byMemory = Math.floor(sizes.throughputBytes / Math.max(outputBytes, 1));
+  return {
+    warmup: quick ? 1 : 3,
+    samples: quick ? 7 : 15,
+    iterations: Math.max(2, Math.min(maxIterations, byMemory)),
+  };
+}

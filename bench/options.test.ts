@@ -1,0 +1,32 @@
+import { describe, expect, it } from "vitest";
+import { WORKLOADS } from "./context.js";
+import { OptionsError, parseOptions } from "./options.js";
+
+describe("parseOptions", () => {
+  it("defaults to every workload, full sizes and the automatic backend", () => {
+    const o = parseOptions([]);
+    expect(o).not.toBe("help");
+    if (o === "help") return;
+    expect(o.quick).toBe(false);
+    expect(o.backend).toBe("auto");
+    expect([...o.only]).toEqual([...WORKLOADS]);
+  });
+
+  it("reads --quick, --backend, --json and --only", () => {
+    const o = parseOptions(["--quick", "--backend", "vulkan", "--json", "out.json", "--only", "chain,matmul"]);
+    if (o === "help") throw new Error("not help");
+    expect(o).toMatchObject({ quick: true, backend: "vulkan", json: "out.json" });
+    expect([...o.only]).toEqual(["chain", "matmul"]);
+  });
+
+  it("rejects an unknown workload, naming the known ones", () => {
+    expect(() => parseOptions(["--only", "chian"])).toThrow(OptionsError);
+    expect(() => parseOptions(["--only", "chian"])).toThrow(/known: chain/);
+  });
+
+  it("rejects an unknown backend and a missing value", () => {
+    expect(() => parseOptions(["--backend", "metal"])).toThrow(/vulkan, opengles or auto/);
+    expect(() => parseOptions(["--json"])).toThrow(/needs a value/);
+    expect(() => parseOptions(["--json", "--quick"]), "an option is not a file name").toThrow(/needs a value/);
+  });
+});

@@ -1,0 +1,86 @@
+/// <reference types="@webgpu/types" />
+/**
+ * Weft on the bench's `GPUDevice`, twice: fused (the product) and unfused (every op its own
+ * kernel: the baseline fusion is measured against), wired the way `weft`'s own
+ * `createWebGpuDevice` does it.
+ *
+ * @remarks
+ * **Why not `weft.init()`.** `init` requests its own `GPUDevice`; the ratios need every variant on
+ * one device and one queue, and the bench needs the `FusionDevice` itself for its inspector
+ * (explorations, executed blocks), which `Device` exposes only structurally.
+ * **Peak memory.** The memory report gives the bytes in use *now*; the peak during an execution is
+ * observed by a {@link PeakMeter} wrapped around the `WebGpuServer`: it samples the server's
+ * `memoryUsage().bytesInUse` after every allocation and launch.
+ *
+ * @module
+ */
+import { createWebGpuRuntime, WebGpuServer, type WebGpuDevice, type WgslKernel } from "@weft/backend-webgpu";
+import { FusionDevice, type FusionRuntime, type Optimization } from "@weft/fusion";
+import type { ComputeServer } from "@weft/server";
+import { Device } from "@weft/tensor";
+
+/**
+ * The highest `bytesInUse` a server reached since the last {@link PeakMeter.reset}.
+ *
+ * @remarks **Bound.** One number; sampled after `empty`, `create` and `launch` (the calls that can
+ * raise the figure), so it sees every allocation the engine makes.
+ */
+export class PeakMeter {
+  #peak = 0;
+  readonly #server: ComputeServer<WgslKernel>;
+
+  constructor(server: ComputeServer<WgslKernel>) {
+    this.#server = server;
+  }
+
+  /** The peak since the last reset, in bytes. */
+  get peak(): number {
+    return this.#peak;
+  }
+
+  /** Starts a new measurement from the bytes in use now. */
+  reset(): void {
+    this.#peak = this.#server.memoryUsage().bytesInUse;
+  }
+
+  /** @internal Samples the server. */
+  sample(): void {
+    this.#peak = Math.max(this.#peak, this.#server.memoryUsage().bytesInUse);
+  }
+
+  /** `server`, with every allocating or launching call followed by a sample. */
+  wrap(): ComputeServer<WgslKernel> {
+    const sampled = new Set(["empty", "create", "launch"]);
+    return new Proxy(this.#server, {
+      get: (target, key, receiver) => {
+        const value: unknown = Reflect.get(target, key, receiver);
+        if (typeof value !== "function") return value;
+        const fn = value as (...args: unknown[]) => unknown;
+        if (typeof key !== "string" || !sampled.has(key)) return fn.bind(target);
+        return (...args: unknown[]) => {
+          const result = fn.apply(target, args);
+          this.sample();
+          return result;
+        };
+      },
+    });
+  }
+}
+
+/** One Weft device and the fusion engine under it. */
+export interface WeftVariant {
+  readonly device: Device;
+  readonly fusion: FusionDevice<unknown>;
+  /** The peak-memory meter around this device's server. */
+  readonly meter: PeakMeter;
+}
+
+/** Creates a Weft device on `gpu` (`fusion: false` runs every op alone). */
+export async function createWeftVariant(gpu: WebGpuDevice, fusion: boolean): Promise<WeftVariant> {
+  const meter = new PeakMeter(new WebGpuServer(gpu.device));
+  const runtime = await createWebGpuRuntime({ device: gpu.device, fusion, server: meter.wrap() });
+  const engine = new FusionDevice(runtime as unknown as FusionRuntime<unknown, Optimization<unknown>>);
+  const dtypes = gpu.features.has("shader-f16") ? (["f32", "i32", "u32", "bool", "f16"] as const) : (["f32", "i32", "u32", "bool"] as const);
+  const device = new Device(engine, { backend: "webgpu", label: `webgpu${fusion ? "" : " unfused"} (${gpu.info.description})`, dtypes });
+  return { device, fusion: engine, meter };
+}

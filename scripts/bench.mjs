@@ -1,0 +1,58 @@
+#!/usr/bin/env node
+// `npm run bench [-- options]`: bundles bench/main.ts into .device/bench.mjs and runs it.
+//
+// The bundle carries everything but the `webgpu` package (Dawn, a native addon): the @weft/*
+// packages are taken from their *sources* (no build needed), and TensorFlow.js and jax-js are
+// bundled in, so the GPU machine needs nothing but `.device/` (see ../shared/gpu/README.md):
+//
+//   source .device/enter.sh; node .device/bench.mjs --backend vulkan --json .device/bench.json
+//
+// Options (passed through to the bundle; see BENCHMARKS.md):
+//   --quick                     small sizes, for the software adapter (minutes on 2 cores)
+//   --backend vulkan|opengles|auto
+//   --json <file>               write every result as JSON
+//   --only <name,...>           run only these workloads (chain, readback, reduction, matmul,
+//                               host, small, memory)
+//   --bundle-only               bundle and stop (what you do before carrying .device to a GPU)
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const outfile = join(root, ".device", "bench.mjs");
+mkdirSync(dirname(outfile), { recursive: true });
+
+/** `@weft/<pkg>` and `weft` resolve to the package sources, as in vitest.shared.ts. */
+const alias = { weft: join(root, "packages", "weft", "src", "index.ts") };
+for (const pkg of readdirSync(join(root, "packages"))) {
+  const src = join(root, "packages", pkg, "src", "index.ts");
+  if (pkg !== "weft" && existsSync(src)) alias[`@weft/${pkg}`] = src;
+}
+
+await build({
+  entryPoints: [join(root, "bench", "main.ts")],
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node20",
+  external: ["webgpu"],
+  outfile,
+  alias,
+  logLevel: "warning",
+  // CommonJS pieces of the peers (tfjs node builds) call `require` for Node built-ins.
+  banner: { js: "import { createRequire as __weftCreateRequire } from 'node:module'; const require = __weftCreateRequire(import.meta.url);" },
+});
+
+const args = process.argv.slice(2);
+if (args.includes("--bundle-only")) {
+  console.log(`bench: bundled ${outfile}`);
+  process.exit(0);
+}
+const run = spawnSync(process.execPath, [outfile, ...args], {
+  cwd: root,
+  stdio: "inherit",
+  env: { ...process.env, EGL_PLATFORM: process.env.EGL_PLATFORM ?? "surfaceless" },
+});
+process.exit(run.status ?? 1);
