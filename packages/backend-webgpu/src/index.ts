@@ -20,5 +20,7 @@ export type { DeviceProfile, ValueType, ExprNode, NodeId, StridedLayout } from "
 export { elementwiseKernel, reducePassKernel, matmulKernel, gatherKernel, MATMUL_CONFIGS, REDUCE_ITERATIONS } from "./kernels/index.js";
 export type { ElementwiseSpec, ReducePassSpec, MatmulSpec, MatmulConfig, GatherSpec, KernelLaunchPlan } from "./kernels/index.js";
 
-export { WebGpuRuntime, createWebGpuRuntime, DirectGpuServer, ElementwiseFuser, ReduceFuser, MatmulFuser, WebGpuOptimization } from "./fusion/index.js";
-export type { WebGpuRuntimeOptions, CreateWebGpuRuntimeOptions, RuntimeCounters } from "./fusion/index.js";
+export { WebGpuRuntime, createWebGpuRuntime, adapterName, chooseMatmulConfig, DirectGpuServer, ElementwiseFuser, ReduceFuser, MatmulFuser, WebGpuOptimization } from "./fusion/index.js";
+export type { WebGpuRuntimeOptions, WebGpuAutotuneOptions, CreateWebGpuRuntimeOptions, RuntimeCounters, MatmulChooser } from "./fusion/index.js";
+export { MATMUL_TUNABLE, matmulTunableSet, matmulCandidate, matmulTuneKey, prepareMatmulInputs, readMatmulOutput } from "./autotune/index.js";
+export type { MatmulTuneInputs, MatmulTuneOutput, MatmulTunable, MatmulCandidate, MatmulTunableSetOptions, PlanSource } from "./autotune/index.js";

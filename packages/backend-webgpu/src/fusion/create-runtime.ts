@@ -1,10 +1,10 @@
 /// <reference types="@webgpu/types" />
-import { requestWebGpuDevice } from "../device/request-device.js";
+import { describeAdapter, requestWebGpuDevice, type WebGpuAdapterDescription } from "../device/request-device.js";
 import type { ComputeServer } from "@weft/server";
 import type { WgslKernel } from "../kernel.js";
 import { WebGpuServer } from "../server/webgpu-server.js";
 import { DirectGpuServer } from "./direct-gpu-server.js";
-import { WebGpuRuntime } from "./web-gpu-runtime.js";
+import { WebGpuRuntime, type WebGpuAutotuneOptions } from "./web-gpu-runtime.js";
 
 /** Options of {@link createWebGpuRuntime}. */
 export interface CreateWebGpuRuntimeOptions {
@@ -17,6 +17,26 @@ export interface CreateWebGpuRuntimeOptions {
   readonly server?: ComputeServer<WgslKernel> | "webgpu" | "direct";
   /** Whether to fuse (default true). */
   readonly fusion?: boolean;
+  /**
+   * The adapter `device` came from (what autotune results are recorded for). Default: the one
+   * `requestWebGpuDevice()` found, else `device.adapterInfo` when the device is given.
+   */
+  readonly adapter?: WebGpuAdapterDescription | GPUAdapter;
+  /** Autotune options, or `false` for the heuristic matmul configuration only (default: on). */
+  readonly autotune?: false | WebGpuAutotuneOptions;
+}
+
+/** The autotune adapter name: description and backend (`"NVIDIA H200 (vulkan)"`). */
+export function adapterName(adapter: Pick<WebGpuAdapterDescription, "description" | "backend">): string {
+  return `${adapter.description} (${adapter.backend})`;
+}
+
+/** A description of a given device's adapter, from `device.adapterInfo` where the platform has it. */
+function deviceAdapter(device: GPUDevice): string {
+  const info = (device as Partial<Pick<GPUDevice, "adapterInfo">>).adapterInfo;
+  if (info === undefined) return "unknown adapter (given device)";
+  const description = info.description || info.device || info.architecture || "unknown adapter";
+  return `${description}${info.vendor ? ` [${info.vendor}]` : ""} (given device)`;
 }
 
 /**
@@ -25,13 +45,24 @@ export interface CreateWebGpuRuntimeOptions {
  * @throws UnsupportedError when no WebGPU adapter exists.
  */
 export async function createWebGpuRuntime(options: CreateWebGpuRuntimeOptions = {}): Promise<WebGpuRuntime> {
-  const device = options.device ?? (await requestWebGpuDevice()).device;
+  let device = options.device;
+  const given = options.adapter;
+  let adapter =
+    given === undefined ? undefined : "requestDevice" in given ? `${describeAdapter(given, "browser").description} (given adapter)` : adapterName(given);
+  if (device === undefined) {
+    const found = await requestWebGpuDevice();
+    device = found.device;
+    adapter ??= adapterName(found.info);
+  }
+  adapter ??= deviceAdapter(device);
   const choice = options.server ?? "webgpu";
   const server = choice === "webgpu" ? new WebGpuServer(device) : choice === "direct" ? new DirectGpuServer(device) : choice;
   return new WebGpuRuntime({
     server,
     limits: device.limits,
     features: device.features,
+    adapter,
     ...(options.fusion === undefined ? {} : { fusion: options.fusion }),
+    ...(options.autotune === undefined ? {} : { autotune: options.autotune }),
   });
 }

@@ -1,6 +1,8 @@
 export { WebGpuRuntime } from "./web-gpu-runtime.js";
-export type { WebGpuRuntimeOptions } from "./web-gpu-runtime.js";
-export { createWebGpuRuntime } from "./create-runtime.js";
+export type { WebGpuRuntimeOptions, WebGpuAutotuneOptions } from "./web-gpu-runtime.js";
+export { createWebGpuRuntime, adapterName } from "./create-runtime.js";
+export { chooseMatmulConfig } from "./run-matmul.js";
+export type { MatmulChooser } from "./run-matmul.js";
 export type { CreateWebGpuRuntimeOptions } from "./create-runtime.js";
 export { DirectGpuServer } from "./direct-gpu-server.js";
 export { ElementwiseFuser, ReduceFuser, MatmulFuser } from "./fusers.js";

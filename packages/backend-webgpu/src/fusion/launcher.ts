@@ -1,29 +1,41 @@
-import type { StreamId } from "@weft/environment";
-import type { ComputeServer, KernelBinding, MemoryHandle } from "@weft/server";
+import { StreamId } from "@weft/environment";
+import type { Client } from "@weft/runtime";
+import type { KernelBinding, MemoryHandle } from "@weft/server";
 import type { DeviceProfile } from "../codegen/wgsl/types.js";
 import type { WgslKernel } from "../kernel.js";
 import type { KernelLaunchPlan } from "../kernels/elementwise.js";
 import type { RuntimeCounters } from "./counters.js";
 
 /**
- * The runtime's door to the server: a kernel cache keyed by canonical kernel keys, launches and
- * allocations on the executing stream, and the counters.
+ * The runtime's door to the device: a kernel cache keyed by canonical kernel keys, and launches and
+ * allocations on the executing stream, every one of them through `@weft/runtime`'s {@link Client}.
  *
  * @remarks
- * **Bounded by** the number of distinct kernel keys (one generated plan each); the server caches
- * the compiled pipeline under the same key.
+ * **Why a `Client`.** The client decides, on the caller, whether a launch executes, compiles and is
+ * discarded (`withProcessMode('compile-and-autotune', …)`), or is queued for a batch compile —
+ * and honours every `StreamModeOverride` set on `(service, stream)`. Calling the server directly
+ * (with a hard-coded `"execute"`) would ignore both, so nothing here touches the server.
+ * **Stream.** The client is unbound: it follows `StreamId.current()`, which is the executing stream
+ * because fusion runs every execution inside `StreamId.executes(stream, …)`. When a caller passes a
+ * stream that is not the current one (the runtime's own tests call `executeOperation` directly),
+ * the call runs inside `StreamId.executes(stream, …)` so the client still sees that stream — and so
+ * do overrides keyed on it.
+ * **Bounded by** the number of distinct kernel keys (one generated plan each); the server caches the
+ * compiled pipeline under the same key. A lookup is one `Map.get` on a string: nothing on the launch
+ * path grows with the number of past launches.
  * **Invariant.** A key never contains tensor ids or buffer identities, so repeated graphs of the
  * same structure reuse one plan.
  */
 export class Launcher {
-  readonly server: ComputeServer<WgslKernel>;
+  /** The client every launch, allocation, read and sync goes through (unbound). */
+  readonly client: Client<WgslKernel>;
   readonly profile: DeviceProfile;
   readonly counters: RuntimeCounters;
-  /** Generated kernels by key. */
+  /** Generated kernels by key; one entry per distinct key, never evicted (see the type doc). */
   readonly #plans = new Map<string, KernelLaunchPlan>();
 
-  constructor(server: ComputeServer<WgslKernel>, profile: DeviceProfile, counters: RuntimeCounters) {
-    this.server = server;
+  constructor(client: Client<WgslKernel>, profile: DeviceProfile, counters: RuntimeCounters) {
+    this.client = client;
     this.profile = profile;
     this.counters = counters;
   }
@@ -41,15 +53,30 @@ export class Launcher {
     return plan;
   }
 
-  /** Launches `plan` on `stream` with `bindings` in binding order. */
+  /**
+   * Launches `plan` on `stream` with `bindings` in binding order, through the client (which decides
+   * execute / discard from the process and stream modes).
+   */
   launch(plan: KernelLaunchPlan, bindings: readonly KernelBinding[], stream: StreamId, uniforms?: Uint8Array): void {
     this.counters.launches++;
-    if (uniforms === undefined) this.server.launch(plan.kernel, plan.count, bindings, stream, "execute");
-    else this.server.launch(plan.kernel, plan.count, bindings, stream, "execute", uniforms);
+    this.on(stream, () => {
+      if (uniforms === undefined) this.client.launch(plan.kernel, plan.count, bindings);
+      else this.client.launch(plan.kernel, plan.count, bindings, uniforms);
+    });
   }
 
   /** Reserves `bytes` (at least 4) on `stream`. */
   empty(bytes: number, stream: StreamId): MemoryHandle {
-    return this.server.empty(Math.max(4, bytes), stream);
+    return this.on(stream, () => this.client.empty(Math.max(4, bytes)));
+  }
+
+  /** Runs synchronous `fn` with `stream` as the current stream (directly when it already is). */
+  on<T>(stream: StreamId, fn: () => T): T {
+    return StreamId.current() === stream ? fn() : StreamId.executes(stream, fn);
+  }
+
+  /** The client to use for asynchronous calls (reads, syncs) on `stream`. */
+  clientOn(stream: StreamId): Client<WgslKernel> {
+    return StreamId.current() === stream ? this.client : this.client.withStream(stream);
   }
 }

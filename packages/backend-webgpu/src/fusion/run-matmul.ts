@@ -1,5 +1,5 @@
 import { invariant } from "@weft/environment";
-import type { ExecutionContext, OperationIr } from "@weft/fusion";
+import type { DType, ExecutionContext, OperationIr } from "@weft/fusion";
 import { contiguousHandle, elementCount, type WebGpuHandle } from "../handle/web-gpu-handle.js";
 import { configFits, MATMUL_CONFIGS, matmulKernel, matmulKey, type MatmulConfig, type MatmulSpec } from "../kernels/matmul.js";
 import type { DeviceProfile } from "../codegen/wgsl/types.js";
@@ -11,7 +11,8 @@ import { blockInputs } from "./run-reduce.js";
 /**
  * The tile configuration for an `M×K · K×N` product: the simple kernel for small outputs, else the
  * largest tiled configuration that fits the device and does not waste more than half a tile.
- * (Used until `@weft/runtime`'s `Tuner` is available to measure the candidates.)
+ * The fallback `Tuner.choose` returns while a shape is being tuned, and the whole choice with
+ * `autotune: false`.
  */
 export function chooseMatmulConfig(m: number, n: number, profile: DeviceProfile): MatmulConfig {
   const fitting = MATMUL_CONFIGS.filter((c) => configFits(c, profile));
@@ -22,8 +23,17 @@ export function chooseMatmulConfig(m: number, n: number, profile: DeviceProfile)
   return tiled[tiled.length - 1] ?? reference;
 }
 
-/** Runs `matmul` followed by an elementwise epilogue (and `drop`s) as one kernel. */
-export function runMatmulBlock(launcher: Launcher, ctx: ExecutionContext<WebGpuHandle>, ops: readonly OperationIr[], fused: boolean, config?: MatmulConfig): void {
+/**
+ * Picks the tile configuration of a product from its operands (the runtime's: the tuner's winner,
+ * else the heuristic). Called once per matmul execution, synchronously.
+ */
+export type MatmulChooser = (lhs: WebGpuHandle, rhs: WebGpuHandle, dtype: DType, outShape: readonly number[]) => MatmulConfig;
+
+/**
+ * Runs `matmul` followed by an elementwise epilogue (and `drop`s) as one kernel, with the tile
+ * configuration `choose` picks (default: {@link chooseMatmulConfig}).
+ */
+export function runMatmulBlock(launcher: Launcher, ctx: ExecutionContext<WebGpuHandle>, ops: readonly OperationIr[], fused: boolean, choose?: MatmulChooser): void {
   const matmul = ops[0];
   invariant(matmul !== undefined && matmul.kind === "matmul", "a matmul block starts with a matmul");
   const epilogue = new BlockGraph();
@@ -45,7 +55,7 @@ export function runMatmulBlock(launcher: Launcher, ctx: ExecutionContext<WebGpuH
       rhs: { shape: rhs.shape, strides: rhs.strides, offset: rhs.offset },
       dtype: matmul.out.dtype,
       outShape: shape,
-      config: config ?? chooseMatmulConfig(m, n, launcher.profile),
+      config: choose === undefined ? chooseMatmulConfig(m, n, launcher.profile) : choose(lhs, rhs, matmul.out.dtype, shape),
       epilogue: { graph: epilogue.graph, inputs: blockInputs(epilogue, eHandles), outputs: written.map((o) => ({ node: o.node, dtype: o.tensor.dtype })) },
       label: ops.filter((o) => o.kind !== "drop").map((o) => (o.kind === "unary" || o.kind === "binary" || o.kind === "binary-scalar" ? o.op : o.kind)).join("+"),
     };

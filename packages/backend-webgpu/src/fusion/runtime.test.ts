@@ -12,7 +12,7 @@ let nextId = 1;
 const stream = StreamId.DEFAULT;
 
 beforeAll(async () => {
-  runtime = await createWebGpuRuntime();
+  runtime = await createWebGpuRuntime({ autotune: false });
 });
 
 function t(shape: number[], dtype: DType = "f32", status: TensorStatus = "ReadOnly", id?: number): TensorIr {

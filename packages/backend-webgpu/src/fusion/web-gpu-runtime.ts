@@ -10,7 +10,10 @@ import {
   type TensorIr,
   type TypedArray,
 } from "@weft/fusion";
+import { Client, TuneCache, Tuner, type TuneProgress, type TuneStore, type TunableSet } from "@weft/runtime";
 import type { ComputeServer, MemoryUsage } from "@weft/server";
+import { matmulTunableSet, type MatmulTuneInputs, type MatmulTuneOutput } from "../autotune/matmul-tunable.js";
+import { configName, MATMUL_CONFIGS, type MatmulConfig } from "../kernels/matmul.js";
 import { ExprGraph } from "../codegen/wgsl/expr.js";
 import { deviceProfile, type DeviceProfile, type ProfileLimits } from "../codegen/wgsl/types.js";
 import {
@@ -31,9 +34,28 @@ import { newCounters, resetCounters, type RuntimeCounters } from "./counters.js"
 import { ElementwiseFuser, MatmulFuser, ReduceFuser } from "./fusers.js";
 import { Launcher } from "./launcher.js";
 import { bindingOf, bytesOf, runElementwiseBlock } from "./run-elementwise.js";
-import { runMatmulBlock } from "./run-matmul.js";
+import { chooseMatmulConfig, runMatmulBlock, type MatmulChooser } from "./run-matmul.js";
 import { runReduceBlock } from "./run-reduce.js";
 import type { WebGpuOptimization } from "./optimization.js";
+
+/** How the runtime autotunes (matmul tile configurations); every field has a default. */
+export interface WebGpuAutotuneOptions {
+  /** Where results live; default a {@link TuneCache} for the runtime's adapter over `store`. */
+  readonly cache?: TuneCache;
+  /** The persistent store of the default cache; default `defaultTuneStore()` (a file in Node). */
+  readonly store?: TuneStore;
+  /** Untimed runs per candidate (default: the `Tuner`'s, 2). */
+  readonly warmups?: number;
+  /** Timed runs per candidate (default: the `Tuner`'s, 5). */
+  readonly samples?: number;
+  /** Progress of every tuning (start, each candidate, done, failed). */
+  readonly onProgress?: (progress: TuneProgress) => void;
+  /**
+   * Products with fewer multiply-adds than this run the heuristic's configuration without tuning:
+   * their launch overhead dwarfs any tiling difference. Default 2^15.
+   */
+  readonly minWork?: number;
+}
 
 /** What {@link WebGpuRuntime} needs: a server that runs WGSL kernels, and the device's limits. */
 export interface WebGpuRuntimeOptions {
@@ -42,7 +64,19 @@ export interface WebGpuRuntimeOptions {
   readonly features: { has(name: string): boolean };
   /** Whether `fusers()` offers fusers (default true); false runs every op unfused. */
   readonly fusion?: boolean;
+  /** The client every call goes through; default `new Client(server)` (unbound, shared service). */
+  readonly client?: Client<WgslKernel>;
+  /**
+   * The adapter tuning results are recorded for (description and backend, e.g.
+   * `"NVIDIA H200 (vulkan)"`): part of every autotune cache key. Default `server.name`.
+   */
+  readonly adapter?: string;
+  /** Autotune options, or `false` to always use the heuristic configuration (no tuning). */
+  readonly autotune?: false | WebGpuAutotuneOptions;
 }
+
+/** Default {@link WebGpuAutotuneOptions.minWork}. */
+const AUTOTUNE_MIN_WORK = 1 << 15;
 
 /**
  * The WebGPU backend's `FusionRuntime`: runs every `OperationIr` kind as WGSL kernels, fuses
@@ -64,14 +98,95 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
   /** Launch, fusion, elision, in-place and cache counters (see {@link RuntimeCounters}). */
   readonly counters: RuntimeCounters = newCounters();
   readonly fusion: boolean;
+  /**
+   * The client every launch, allocation, read and sync goes through: process modes
+   * (`withProcessMode('compile-and-autotune', …)`) and `StreamModeOverride`s on it apply.
+   */
+  readonly client: Client<WgslKernel>;
+  /** The matmul tuner; `undefined` with `autotune: false`. */
+  readonly tuner: Tuner<WgslKernel> | undefined;
   readonly #launcher: Launcher;
+  readonly #minWork: number;
+  /**
+   * The matmul tunable sets by fallback configuration name: one per configuration the heuristic can
+   * pick (so `choose` falls back to the heuristic's pick), all under one set name, so they share
+   * results. Bounded by `MATMUL_CONFIGS.length`.
+   */
+  readonly #matmulSets = new Map<string, TunableSet<MatmulTuneInputs, MatmulTuneOutput, number[], WgslKernel>>();
+  readonly #chooseMatmul: MatmulChooser;
 
   constructor(options: WebGpuRuntimeOptions) {
     super();
     this.server = options.server;
     this.profile = deviceProfile(options.limits, options.features);
     this.fusion = options.fusion ?? true;
-    this.#launcher = new Launcher(this.server, this.profile, this.counters);
+    this.client = options.client ?? new Client(this.server);
+    this.#launcher = new Launcher(this.client, this.profile, this.counters);
+    const autotune = options.autotune ?? {};
+    this.#minWork = autotune === false ? Number.POSITIVE_INFINITY : (autotune.minWork ?? AUTOTUNE_MIN_WORK);
+    if (autotune === false) {
+      this.tuner = undefined;
+    } else {
+      const cache =
+        autotune.cache ??
+        new TuneCache({ adapter: options.adapter ?? this.server.name, ...(autotune.store === undefined ? {} : { store: autotune.store }) });
+      this.tuner = new Tuner(this.client, {
+        cache,
+        ...(autotune.warmups === undefined ? {} : { warmups: autotune.warmups }),
+        ...(autotune.samples === undefined ? {} : { samples: autotune.samples }),
+        ...(autotune.onProgress === undefined ? {} : { onProgress: autotune.onProgress }),
+      });
+      // Persisted results become visible to the synchronous `choose` once loaded.
+      void cache.load();
+    }
+    this.#chooseMatmul = (lhs, rhs, dtype, outShape) => this.#matmulConfig(lhs, rhs, dtype, outShape);
+  }
+
+  /**
+   * The matmul {@link TunableSet} whose fallback is `fallback` (see `#matmulSets`): what the runtime
+   * hands to `Tuner.choose`, and what tests and `weft.warmup` tune directly.
+   */
+  matmulTunableSet(fallback: MatmulConfig = chooseMatmulConfig(Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, this.profile)) {
+    const name = configName(fallback);
+    let set = this.#matmulSets.get(name);
+    if (set === undefined) {
+      set = matmulTunableSet({
+        profile: this.profile,
+        plan: (key, build) => this.#launcher.plan(key, build),
+        fallback,
+        ...(this.tuner === undefined ? {} : { prepareWith: this.tuner.measurementClient }),
+      });
+      this.#matmulSets.set(name, set);
+    }
+    return set;
+  }
+
+  /** Resolves once every background tuning started so far has settled (tests, warmup). */
+  async autotuneIdle(): Promise<void> {
+    await this.tuner?.idle();
+  }
+
+  /**
+   * The tile configuration of an `lhs · rhs` product: the tuner's cached winner for its key, else
+   * the heuristic's pick while tuning runs in the background (`Tuner.choose`); small products and
+   * `autotune: false` use the heuristic only.
+   */
+  #matmulConfig(lhs: WebGpuHandle, rhs: WebGpuHandle, dtype: TensorIr["dtype"], outShape: readonly number[]): MatmulConfig {
+    const rank = outShape.length;
+    const m = outShape[rank - 2] ?? 1;
+    const n = outShape[rank - 1] ?? 1;
+    const k = lhs.shape[lhs.shape.length - 1] ?? 1;
+    const heuristic = chooseMatmulConfig(m, n, this.profile);
+    const tuner = this.tuner;
+    if (tuner === undefined || m * n * k < this.#minWork) return heuristic;
+    const set = this.matmulTunableSet(heuristic);
+    const chosen = tuner.choose(set, {
+      lhs: { memory: lhs.memory, layout: { shape: lhs.shape, strides: lhs.strides, offset: lhs.offset } },
+      rhs: { memory: rhs.memory, layout: { shape: rhs.shape, strides: rhs.strides, offset: rhs.offset } },
+      dtype,
+      outShape,
+    });
+    return MATMUL_CONFIGS.find((c) => configName(c) === chosen.name) ?? heuristic;
   }
 
   /** Zeroes {@link WebGpuRuntime.counters}. */
@@ -94,7 +209,7 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
         if (!runReduceBlock(this.#launcher, ctx, ops, true)) for (const op of ops) this.executeOperation(op, ctx);
         return;
       case "matmul":
-        return runMatmulBlock(this.#launcher, ctx, ops, true);
+        return runMatmulBlock(this.#launcher, ctx, ops, true, this.#chooseMatmul);
       default:
         return kind satisfies never;
     }
@@ -122,7 +237,7 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
         invariant(runReduceBlock(launcher, ctx, [op], false), "a lone reduce always plans");
         return;
       case "matmul":
-        return runMatmulBlock(launcher, ctx, [op], false);
+        return runMatmulBlock(launcher, ctx, [op], false, this.#chooseMatmul);
       case "reshape": {
         const input = ctx.handles.getHandle(op.input);
         let view = reshapeView(input, op.out.shape);
@@ -210,7 +325,7 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
     } else {
       bytes = new Uint8Array(data.data.buffer, data.data.byteOffset, data.data.byteLength);
     }
-    const memory = bytes.byteLength === 0 ? this.server.empty(4, stream) : this.server.create(bytes, stream);
+    const memory = this.#launcher.on(stream, () => (bytes.byteLength === 0 ? this.client.empty(4) : this.client.create(bytes)));
     return contiguousHandle(memory, data.shape, data.dtype);
   }
 
@@ -220,7 +335,7 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
     const dense = handle.offset === 0 && isContiguous(handle) ? undefined : this.#contiguous(handle, stream);
     const source = dense ?? handle;
     try {
-      const [bytes] = await this.server.read([source.memory.binding(0, bytesOf(tensor.shape, tensor.dtype))], stream);
+      const [bytes] = await this.#launcher.clientOn(stream).read([source.memory.binding(0, bytesOf(tensor.shape, tensor.dtype))]);
       invariant(bytes !== undefined, "a read of one binding returns one array");
       return fromBytes(bytes, tensor);
     } finally {
@@ -233,12 +348,13 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
   }
 
   async sync(stream: StreamId): Promise<void> {
-    this.server.flush(stream);
-    await this.server.sync(stream);
+    const client = this.#launcher.clientOn(stream);
+    client.flush();
+    await client.sync();
   }
 
   memoryUsage(): MemoryUsage {
-    return this.server.memoryUsage();
+    return this.client.memoryUsage();
   }
 
   #allocate(t: TensorIr, stream: StreamId): WebGpuHandle {
@@ -286,21 +402,30 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
   }
 }
 
-/** Converts device bytes to the host array of `tensor.dtype` (bool: `u32` → `Uint8Array`). */
+/**
+ * Converts device bytes to the host array of `tensor.dtype` (bool: `u32` → `Uint8Array`).
+ *
+ * @remarks
+ * **No second copy.** The server hands back a fresh array per binding (its one copy out of the
+ * mapped staging buffer), so the typed array is a view of those bytes when they are 4-byte aligned;
+ * only a misaligned array is copied. For a 64 MB readback this saves a 64 MB host copy.
+ */
 function fromBytes(bytes: Uint8Array, tensor: TensorIr): TypedArray {
   const n = numElements(tensor.shape);
-  const buffer = bytes.slice().buffer;
+  const aligned = bytes.byteOffset % 4 === 0;
+  const buffer = aligned ? bytes.buffer : bytes.slice().buffer;
+  const at = aligned ? bytes.byteOffset : 0;
   switch (tensor.dtype) {
     case "f32":
-      return new Float32Array(buffer, 0, n);
+      return new Float32Array(buffer, at, n);
     case "i32":
-      return new Int32Array(buffer, 0, n);
+      return new Int32Array(buffer, at, n);
     case "u32":
-      return new Uint32Array(buffer, 0, n);
+      return new Uint32Array(buffer, at, n);
     case "f16":
-      return new Uint16Array(buffer, 0, n);
+      return new Uint16Array(buffer, at, n);
     case "bool":
-      return Uint8Array.from(new Uint32Array(buffer, 0, n), (v) => (v !== 0 ? 1 : 0));
+      return Uint8Array.from(new Uint32Array(buffer, at, n), (v) => (v !== 0 ? 1 : 0));
     default:
       throw new UnsupportedError(`reading dtype ${String(tensor.dtype)}`);
   }

@@ -1,4 +1,5 @@
 /// <reference types="@webgpu/types" />
+import { PipelineCache } from "@weft/runtime";
 import { ValidationError } from "@weft/server";
 import { DEFAULT_ENTRY_POINT, type WgslKernel } from "../kernel.js";
 
@@ -81,14 +82,18 @@ export function writableStorage(source: string): string {
  * @remarks
  * **Compile.** `getOrCompile` creates the shader module and the pipeline inside a `validation`
  * error scope and returns at once; the scope's promise (and `getCompilationInfo`) decide `state`.
+ * **Cache.** `@weft/runtime`'s {@link PipelineCache}, keyed on `kernel.key` and the device's
+ * features, so hits and misses are observable ({@link hits}, {@link misses}). The features are
+ * joined once at construction and passed as one string, so a lookup is one `Map.get` on a string
+ * (no sort per launch).
  * **Bound.** One entry per distinct kernel key for the device's life; entries are never evicted
  * (a key is canonical, so the set of keys is the set of distinct kernels a program uses).
  */
 export class PipelineStore {
-  /** Entries by `features \0 key`; see the type doc for the bound. */
-  readonly #entries = new Map<string, PipelineEntry>();
+  /** Entries by features × key; see the type doc for the bound. */
+  readonly #cache = new PipelineCache<PipelineEntry>();
+  /** The device's features, sorted and joined once (the cache's feature part of every key). */
   readonly #features: string;
-  #compiled = 0;
 
   constructor(
     private readonly device: GPUDevice,
@@ -100,23 +105,27 @@ export class PipelineStore {
 
   /** How many pipelines were created (cache misses). */
   get compiled(): number {
-    return this.#compiled;
+    return this.#cache.misses;
+  }
+
+  /** Lookups that found their pipeline cached. */
+  get hits(): number {
+    return this.#cache.hits;
+  }
+
+  /** Lookups that created their pipeline (= {@link compiled}). */
+  get misses(): number {
+    return this.#cache.misses;
   }
 
   /** How many distinct pipelines are cached. */
   get size(): number {
-    return this.#entries.size;
+    return this.#cache.size;
   }
 
   /** The cached entry for `kernel`, compiling it on first use (see the type doc). */
   getOrCompile(kernel: WgslKernel): PipelineEntry {
-    const full = `${this.#features}\u0000${kernel.key}`;
-    const found = this.#entries.get(full);
-    if (found !== undefined) return found;
-    const entry = this.#compile(kernel);
-    this.#entries.set(full, entry);
-    this.#compiled++;
-    return entry;
+    return this.#cache.getOrCreate(kernel.key, this.#features, () => this.#compile(kernel));
   }
 
   #compile(kernel: WgslKernel): PipelineEntry {
@@ -141,8 +150,10 @@ export class PipelineStore {
       layout = device.createPipelineLayout({ label, bindGroupLayouts: [explicit] });
     }
     const pipeline = device.createComputePipeline({ label, layout, compute: { module, entryPoint } });
-    const scope = device.popErrorScope();
+    // Inside the scope: on an invalid pipeline `getBindGroupLayout` raises a validation error too,
+    // which must be captured with the pipeline's own rather than reported as uncaptured.
     const bindGroupLayout = explicit ?? pipeline.getBindGroupLayout(0);
+    const scope = device.popErrorScope();
     const entry: PipelineEntry = {
       kernel,
       pipeline,

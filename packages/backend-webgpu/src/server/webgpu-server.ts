@@ -19,6 +19,7 @@ import {
 import { BufferUsage, MapMode } from "../device/gpu-constants.js";
 import type { WgslKernel } from "../kernel.js";
 import { GpuBufferStorage } from "../memory/gpu-buffer-storage.js";
+import { Fifo } from "./fifo.js";
 import { PipelineStore, type PipelineEntry } from "./pipeline-store.js";
 import { WebGpuStream } from "./webgpu-stream.js";
 
@@ -44,6 +45,8 @@ export interface WebGpuServerStats {
   readonly writes: number;
   /** Pipelines created (cache misses). */
   readonly pipelines: number;
+  /** Pipeline lookups served from the cache (every launch, compile or discard of a known kernel). */
+  readonly pipelineHits: number;
   /** Launches that waited for a pipeline's validation before being encoded. */
   readonly deferredLaunches: number;
 }
@@ -104,7 +107,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
   readonly #tasksMax: number;
   readonly #writesPerSubmit: number;
   /** Work queued behind a pending pipeline, in issue order. Empty in the steady state. */
-  readonly #deferred: DeferredTask[] = [];
+  readonly #deferred = new Fifo<DeferredTask>();
   /** Whether a drain of `#deferred` is scheduled or running. */
   #draining = false;
   /** Error-scope and validation promises not settled yet; each removes itself when it settles. */
@@ -153,7 +156,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
 
   /** Counters (see {@link WebGpuServerStats}). */
   stats(): WebGpuServerStats {
-    return { ...this.#stats, pipelines: this.#pipelines.compiled };
+    return { ...this.#stats, pipelines: this.#pipelines.compiled, pipelineHits: this.#pipelines.hits };
   }
 
   /** Failures logged on `stream` outside any launch (uncaptured errors, failed submissions). */
@@ -442,14 +445,14 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
   async #drain(): Promise<void> {
     await Promise.resolve();
     for (;;) {
-      const head = this.#deferred[0];
+      const head = this.#deferred.peek();
       if (head === undefined || this.#lost) {
         this.#draining = false;
         return;
       }
       if (head.waitFor?.state.kind === "pending") await head.waitFor.ready;
       // Device loss while waiting aborted (and removed) every queued task, this one included.
-      if (this.#deferred[0] !== head) continue;
+      if (this.#deferred.peek() !== head) continue;
       this.#deferred.shift();
       if (this.#lost) head.abort(this.#lost);
       else head.run();
@@ -714,6 +717,6 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     this.#lost = error;
     for (const reject of [...this.#pending]) reject(error);
     this.#pending.clear();
-    for (const task of this.#deferred.splice(0)) task.abort(error);
+    for (const task of this.#deferred.takeAll()) task.abort(error);
   }
 }

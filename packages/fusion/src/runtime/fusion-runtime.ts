@@ -114,6 +114,21 @@ export interface FusionRuntime<H, O extends Optimization<H> = Optimization<H>> {
   readSync?(handle: H, tensor: TensorIr, stream: StreamId): TypedArray | undefined;
   /** Resolves once the device finished everything recorded on `stream`. */
   sync(stream: StreamId): Promise<void>;
+  /**
+   * The failure that claims `handle`'s bytes on the device, if any: a launch that failed (or was
+   * skipped) *after* the engine registered the handle, which the backend tracks by byte range
+   * (`StreamMemory.taint`) instead of throwing. Optional; backends whose launches fail
+   * asynchronously should implement it.
+   *
+   * @remarks
+   * **Why.** A fused block can compute independent outputs in one launch (`y = f(m)` and
+   * `z = g(x)`). When `m` is tainted device-side, the backend skips the whole launch and taints
+   * every output, `z` included, although `z` is not computed from the failure (DESIGN.md §2:
+   * a failure taints exactly what is computed from it). With this hook the engine runs such a
+   * block op by op instead, so only the launches that read tainted bytes are skipped.
+   * **Contract.** Synchronous, no side effect; `undefined` when every byte of the handle is clean.
+   */
+  handleError?(handle: H): Error | undefined;
   /** The device memory report. */
   memoryUsage(): MemoryUsage;
 }

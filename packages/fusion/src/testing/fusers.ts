@@ -59,6 +59,19 @@ export class ElementwiseOptimization implements Optimization<TestHandle> {
       this.runtime.executedOperations++;
       outputs.push(op);
     }
+    const skipped = this.runtime.deviceFailureOf(external.map((e) => e.handle));
+    if (skipped !== undefined) {
+      // One launch: a server skips all of it when any input is tainted, tainting every output.
+      for (const op of outputs) {
+        for (const out of operationOutputs(op)) {
+          if (dropped.has(out.id)) continue;
+          const handle = this.runtime.allocate(new Float64Array(0));
+          this.runtime.taintDeviceSide(handle, skipped);
+          ctx.handles.registerHandle(out.id, handle);
+        }
+      }
+      return;
+    }
     const reusable = external.filter((e) => dropped.has(e.id) && this.runtime.canMut(e.handle));
     for (const op of outputs) {
       for (const out of operationOutputs(op)) {

@@ -86,8 +86,45 @@ export class TestRuntime extends BaseFusionRuntime<TestHandle> {
     if (this.failWhen?.(op) === true) throw new InjectedFaultError(`${op.kind}${"op" in op ? ` ${op.op}` : ""}`);
   }
 
+  /**
+   * Memories whose bytes a device-side failure claims (the asynchronous-failure model of a real
+   * server: the launch returns, its outputs are tainted, later launches reading them are skipped).
+   * Entries added by {@link TestRuntime.taintDeviceSide} and by launches that read tainted memory;
+   * removed when the memory is freed.
+   */
+  readonly #deviceFailures = new Map<TestMemory, Error>();
+
+  /** Marks `handle`'s memory as claimed by `error` device-side (as a failed launch would). */
+  taintDeviceSide(handle: TestHandle, error: Error): void {
+    this.#deviceFailures.set(handle.memory, error);
+  }
+
+  /** The device-side failure claiming `handle`'s memory (the engine's `handleError` hook). */
+  handleError(handle: TestHandle): Error | undefined {
+    return this.#deviceFailures.get(handle.memory);
+  }
+
+  /** The first device-side failure among `handles`, if any (what a server's `checkReads` finds). */
+  deviceFailureOf(handles: readonly TestHandle[]): Error | undefined {
+    for (const h of handles) {
+      const error = this.#deviceFailures.get(h.memory);
+      if (error !== undefined) return error;
+    }
+    return undefined;
+  }
+
   executeOperation(op: OperationIr, ctx: ExecutionContext<TestHandle>): void {
     this.checkFault(op);
+    const skipped = this.deviceFailureOf(operationInputs(op).map((t) => ctx.handles.getHandle(t)));
+    if (skipped !== undefined) {
+      // A server skips a launch that reads tainted bytes and taints what it would have written.
+      for (const out of operationOutputs(op)) {
+        const handle = this.allocate(new Float64Array(0));
+        this.#deviceFailures.set(handle.memory, skipped);
+        ctx.handles.registerHandle(out.id, handle);
+      }
+      return;
+    }
     const inputs = operationInputs(op).map((t) => ctx.handles.getHandle(t).memory.data);
     const values = evaluate(op, inputs);
     this.executedOperations++;
@@ -106,7 +143,10 @@ export class TestRuntime extends BaseFusionRuntime<TestHandle> {
   releaseHandle(handle: TestHandle): void {
     invariant(handle.memory.refs > 0, () => `double release of test memory ${handle.memory.serial}`);
     handle.memory.refs--;
-    if (handle.memory.refs === 0) this.#live.delete(handle.memory);
+    if (handle.memory.refs === 0) {
+      this.#live.delete(handle.memory);
+      this.#deviceFailures.delete(handle.memory);
+    }
   }
 
   canMut(handle: TestHandle): boolean {
@@ -119,6 +159,8 @@ export class TestRuntime extends BaseFusionRuntime<TestHandle> {
 
   read(handle: TestHandle, tensor: TensorIr, _stream: StreamId): Promise<TypedArray> {
     if (this.readError !== undefined) throw this.readError;
+    const failure = this.#deviceFailures.get(handle.memory);
+    if (failure !== undefined) return Promise.reject(failure);
     invariant(handle.memory.refs > 0, "read of freed test memory");
     // Copy now: the promise must hold nothing of the engine (bug P4).
     return Promise.resolve(toTyped(handle.memory.data, tensor.dtype));

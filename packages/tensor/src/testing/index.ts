@@ -1,13 +1,16 @@
 /**
  * `@weft/tensor/testing`: the conformance kit ({@link describeBackend}) every backend runs against
- * the unfused CPU oracle, and the pieces it is built from (case catalogue, tolerances, host data).
- * Runs under vitest.
+ * the unfused CPU oracle, and the pieces it is built from (case catalogue, tolerances, host data,
+ * the vitest-free runner). `describeBackend` runs under vitest; everything else is also exported,
+ * without vitest, from `@weft/tensor/testing/core`.
  *
  * @module
  */
 export { describeBackend } from "./describe-backend.js";
 export type { DescribeBackendOptions } from "./describe-backend.js";
-export { conformanceCases, reductionTolerance, ELEMENTWISE, TRANSCENDENTAL, TRIG, APPROX } from "./cases.js";
-export type { ConformanceCase } from "./cases.js";
+export { conformanceCases, reductionTolerance, inputDType, ELEMENTWISE, TRANSCENDENTAL, TRIG, APPROX, RANDN, LARGE_ELEMENTWISE_LOG2, LARGE_REDUCTION_LOG2 } from "./cases.js";
+export type { ConformanceCase, ConformanceCatalogueOptions } from "./cases.js";
 export { EXACT, compareArrays, generate, prng, hashName } from "./host-data.js";
 export type { InputSpec, InputKind, Tolerance } from "./host-data.js";
+export { runConformanceCase, evaluateCase, compareOutputs, planCase, checkReleased } from "./run-case.js";
+export type { CaseOutput, ConformanceResult, RunCaseOptions, CaseSelection, CasePlan } from "./run-case.js";

@@ -70,8 +70,19 @@ export interface ProfileLimits {
   readonly maxComputeWorkgroupStorageSize: number;
 }
 
-/** Builds a {@link DeviceProfile}; `preferred` caps the 1-D workgroup size (default 128). */
-export function deviceProfile(limits: ProfileLimits, features: { has(name: string): boolean }, preferred = 128): DeviceProfile {
+/**
+ * The 1-D workgroup size kernels use where the device allows it: 256 (8 warps / 4 wavefronts) keeps
+ * enough invocations resident per SM/CU to hide memory latency on desktop GPUs (the H200 included),
+ * while compatibility-mode adapters (≤ 128 invocations) are capped to their limits.
+ */
+export const PREFERRED_WORKGROUP_SIZE = 256;
+
+/**
+ * Builds a {@link DeviceProfile}; `preferred` caps the 1-D workgroup size (default
+ * {@link PREFERRED_WORKGROUP_SIZE}, lowered to the device's `maxComputeInvocationsPerWorkgroup`
+ * and `maxComputeWorkgroupSizeX`).
+ */
+export function deviceProfile(limits: ProfileLimits, features: { has(name: string): boolean }, preferred = PREFERRED_WORKGROUP_SIZE): DeviceProfile {
   let wg = 1;
   const cap = Math.min(preferred, limits.maxComputeInvocationsPerWorkgroup, limits.maxComputeWorkgroupSizeX);
   while (wg * 2 <= cap) wg *= 2;

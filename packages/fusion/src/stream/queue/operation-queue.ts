@@ -162,14 +162,21 @@ export class OperationQueue {
   }
 }
 
-/** The error the first errored input of `ops` (read from outside the block) carries. */
-function externalInputError<H>(ops: readonly OperationIr[], handles: HandleContainer<H>): Error | undefined {
+/**
+ * The error the first errored input of `ops` (read from outside the block) carries: an error in
+ * the container, or a device-side failure claiming the input's handle (`runtime.handleError`).
+ */
+function externalInputError<H>(ops: readonly OperationIr[], env: ExecutionEnv<H>): Error | undefined {
+  const { handles, runtime } = env;
   const produced = new Set<TensorId>();
   for (const op of ops) {
     for (const input of operationInputs(op)) {
       if (produced.has(input.id)) continue;
       const error = handles.getError(input.id);
       if (error !== undefined) return error;
+      const handle = runtime.handleError === undefined ? undefined : handles.getHandleRef(input.id);
+      const deviceError = handle === undefined ? undefined : runtime.handleError?.(handle);
+      if (deviceError !== undefined) return deviceError;
     }
     for (const out of operationOutputs(op)) produced.add(out.id);
   }
@@ -196,9 +203,10 @@ function runOptimization<H>(
   ctx: ExecutionContext<H>,
   env: ExecutionEnv<H>,
 ): void {
-  // An op whose input carries an error must not run: run the block unfused, op by op, so the
-  // error travels to exactly the outputs that depend on it and the rest still computes.
-  if (externalInputError(ops, env.handles) !== undefined) {
+  // An op whose input carries an error (in the container, or device-side: `handleError`) must not
+  // run fused: run the block op by op, so the error travels to exactly the outputs that depend on
+  // it (the backend skips only the launches that read tainted bytes) and the rest still computes.
+  if (externalInputError(ops, env) !== undefined) {
     for (let i = 0; i < ops.length; i++) ran[offset + i] = runUnfused(ops[i], ctx, env);
     return;
   }

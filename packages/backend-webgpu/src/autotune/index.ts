@@ -1,0 +1,22 @@
+/**
+ * Autotune of the WebGPU kernels: the matmul {@link TunableSet} over `MATMUL_CONFIGS` that the
+ * runtime chooses tile configurations from through `@weft/runtime`'s `Tuner`.
+ *
+ * @module
+ */
+export {
+  MATMUL_TUNABLE,
+  matmulTunableSet,
+  matmulCandidate,
+  matmulTuneKey,
+  prepareMatmulInputs,
+  readMatmulOutput,
+} from "./matmul-tunable.js";
+export type {
+  MatmulTuneInputs,
+  MatmulTuneOutput,
+  MatmulTunable,
+  MatmulCandidate,
+  MatmulTunableSetOptions,
+  PlanSource,
+} from "./matmul-tunable.js";

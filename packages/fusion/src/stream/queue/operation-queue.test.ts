@@ -1,0 +1,46 @@
+import { InjectedFaultError } from "@weft/server";
+import { describe, expect, it } from "vitest";
+import type { TestHandle } from "../../testing/index.js";
+import { createTestDevice, fromValues, scalar, unary } from "../../testing/index.js";
+import type { FusionDevice } from "../../device/fusion-device.js";
+import type { FusionTensor } from "../../tensor/fusion-tensor.js";
+
+function handleOf(device: FusionDevice<TestHandle>, t: FusionTensor): TestHandle {
+  const handle = device.handles.getHandleRef(t.id);
+  if (handle === undefined) throw new Error(`tensor #${t.id} has no handle`);
+  return handle;
+}
+
+describe("OperationQueue error delivery with device-side failures", () => {
+  it("a fused block does not taint an output that is not computed from a device-side failure", async () => {
+    const { device, runtime } = createTestDevice("elementwise");
+    const m = fromValues(device, [1, 2]);
+    const x = fromValues(device, [3, 4]);
+    // `m`'s bytes are claimed by a failure the backend tracks device-side (a launch that failed
+    // after the engine registered the handle): the engine's container has no error for it.
+    runtime.taintDeviceSide(handleOf(device, m), new InjectedFaultError("the launch that wrote m"));
+    const y = unary(device, "neg", m); // computed from the failure
+    const z = scalar(device, "mul", x, 2); // independent, but in the same elementwise segment
+    await expect(y.read(), "the read of a tensor computed from the failure rejects with the root cause").rejects.toBeInstanceOf(InjectedFaultError);
+    expect(Array.from(await z.read()), "a tensor of the same segment not computed from the failure reads its values").toEqual([6, 8]);
+    expect(
+      device.inspector.composition().some((c) => c.startsWith("fused")),
+      "a block reading a tainted handle runs op by op, so one skipped launch cannot take the others with it",
+    ).toBe(false);
+    for (const t of [m, x, y, z]) t.dispose();
+    await device.syncAll();
+    expect(device.memory().liveHandles, "the tainted handles are freed with their tensors").toBe(0);
+  });
+
+  it("the same segment without a failure is fused (the case above really exercises a fused block)", async () => {
+    const { device } = createTestDevice("elementwise");
+    const m = fromValues(device, [1, 2]);
+    const x = fromValues(device, [3, 4]);
+    const y = unary(device, "neg", m);
+    const z = scalar(device, "mul", x, 2);
+    expect(Array.from(await y.read())).toEqual([-1, -2]);
+    expect(Array.from(await z.read())).toEqual([6, 8]);
+    expect(device.inspector.composition().some((c) => c.startsWith("fused elementwise")), "neg and mul fuse into one block").toBe(true);
+    for (const t of [m, x, y, z]) t.dispose();
+  });
+});

@@ -1,0 +1,14 @@
+/**
+ * `@weft/tensor/testing/core`: the conformance kit without vitest — the case catalogue, the
+ * tolerances, deterministic host data, and {@link runConformanceCase} (run one case on a device
+ * and on the oracle, compare, dispose). What a browser page or any other runner imports;
+ * `@weft/tensor/testing` adds the vitest wrapper `describeBackend`.
+ *
+ * @module
+ */
+export { conformanceCases, reductionTolerance, inputDType, ELEMENTWISE, TRANSCENDENTAL, TRIG, APPROX, RANDN, LARGE_ELEMENTWISE_LOG2, LARGE_REDUCTION_LOG2 } from "./cases.js";
+export type { ConformanceCase, ConformanceCatalogueOptions } from "./cases.js";
+export { EXACT, compareArrays, generate, prng, hashName } from "./host-data.js";
+export type { InputSpec, InputKind, Tolerance } from "./host-data.js";
+export { runConformanceCase, evaluateCase, compareOutputs, planCase, checkReleased } from "./run-case.js";
+export type { CaseOutput, ConformanceResult, RunCaseOptions, CaseSelection, CasePlan } from "./run-case.js";

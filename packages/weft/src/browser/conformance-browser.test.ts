@@ -1,0 +1,29 @@
+/**
+ * The conformance kit on WebGPU in headless Chromium (SwiftShader): bundles
+ * `conformance.entry.ts` with the harness of `@weft/backend-webgpu` (`runInBrowser`), runs it, and
+ * requires every case to pass.
+ *
+ * @remarks
+ * Skipped, with the reason printed, only when Debian's Chromium is not installed at
+ * `/usr/bin/chromium` (CI installs it in `scripts/setup-system.sh`). `runInBrowser` is not exported
+ * by `@weft/backend-webgpu`'s barrel, so it is imported from its source file (a test-only import).
+ */
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { conformanceCases } from "@weft/tensor/testing";
+import { browserAvailable, CHROMIUM_PATH, runInBrowser } from "../../../backend-webgpu/src/browser/run-in-browser.js";
+import { BROWSER_CATALOGUE, DEVICE_TEST, RELEASE_TEST } from "./suite.js";
+
+const available = browserAvailable();
+if (!available) console.warn(`conformance: browser skipped — Chromium is not installed at ${CHROMIUM_PATH}`);
+
+describe("conformance: webgpu in Chromium", () => {
+  it.skipIf(!available)("every conformance case passes on SwiftShader WebGPU against the CPU oracle", async () => {
+    const expected = [DEVICE_TEST, ...conformanceCases(BROWSER_CATALOGUE).map((c) => c.name), RELEASE_TEST];
+    const results = await runInBrowser(fileURLToPath(new URL("./conformance.entry.ts", import.meta.url)), { timeoutMs: 280_000 });
+    expect(results.failures, "every case must match the oracle in the browser too (each entry names the case and the mismatch)").toEqual([]);
+    expect(results.failed, "no test of the page may fail").toBe(0);
+    expect(results.passed, "the page must run the device check, every case of the catalogue and the release check").toBe(expected.length);
+    expect(results.names, "the page ran exactly the catalogue's cases, in order").toEqual(expected);
+  }, 300_000);
+});

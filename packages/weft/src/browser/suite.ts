@@ -1,0 +1,24 @@
+/**
+ * What the browser conformance run covers, shared by the page (`conformance.entry.ts`) and the
+ * vitest test that drives it (`conformance-browser.test.ts`), so the test knows how many tests
+ * the page must report as passed.
+ *
+ * @module
+ */
+import type { ConformanceCatalogueOptions } from "@weft/tensor/testing/core";
+
+/**
+ * The catalogue sizes of the browser run: the full catalogue, the same cases Node runs. Measured
+ * on the 2-core CI box, the whole page takes about 50 s, of which the 2^20-element chain (mostly
+ * the unfused CPU oracle in the page) is the largest part; should it ever dominate, shrink it here
+ * with `largeElementwiseLog2` (the case name carries the size). Never shrink the large reduction
+ * below 2^17: it is the case that crosses the 65,535-iteration loop bound of software adapters
+ * (DESIGN.md §5).
+ */
+export const BROWSER_CATALOGUE: ConformanceCatalogueOptions = {};
+
+/** The page's test that checks the device came from `navigator.gpu` (registered first). */
+export const DEVICE_TEST = "the page gets a WebGPU device from navigator.gpu";
+
+/** The page's test that checks every tensor was released (registered last). */
+export const RELEASE_TEST = "releases every tensor the suite created";

@@ -1,0 +1,29 @@
+/**
+ * The conformance kit on the WebGPU backend in Node (Dawn: Vulkan on a GPU machine, Mesa's
+ * software OpenGL ES elsewhere — DESIGN.md §5), against the CPU backend run unfused.
+ *
+ * @remarks
+ * Skipped, with the reason printed, only when no WebGPU adapter exists here (the probe says why).
+ * No case is skipped or loosened: a failing case is a bug in the backend or the oracle, reported
+ * by the case's own message (every failing output, worst element, got vs oracle, tolerance).
+ * Teardown drains both devices, so no submitted work outlives the suite; neither `WebGpuRuntime`
+ * nor `WebGpuServer` exposes a way to destroy the `GPUDevice`, which the worker's exit releases.
+ */
+import { it } from "vitest";
+import { describeBackend } from "@weft/tensor/testing";
+import { createCpuDevice, createWebGpuDevice, probeAdapter } from "./device/backends.js";
+
+const probe = await probeAdapter();
+
+if (probe.available) {
+  describeBackend("webgpu", () => createWebGpuDevice(), {
+    oracle: () => createCpuDevice({ fusion: false }),
+    teardown: async (device, oracle) => {
+      await device.syncAll();
+      await oracle.syncAll();
+    },
+  });
+} else {
+  console.warn(`conformance: webgpu skipped — no WebGPU adapter here: ${probe.reason}`);
+  it.skip(`conformance: webgpu (no WebGPU adapter here: ${probe.reason})`, () => {});
+}
