@@ -11,6 +11,7 @@ const packages = fileURLToPath(new URL("./packages/", import.meta.url));
 export const sharedConfig: ViteUserConfig = {
   resolve: {
     alias: [
+      { find: /^@weft\/([a-z-]+)\/testing\/core$/, replacement: `${packages}$1/src/testing/core.ts` },
       { find: /^@weft\/([a-z-]+)\/testing$/, replacement: `${packages}$1/src/testing/index.ts` },
       { find: /^@weft\/([a-z-]+)$/, replacement: `${packages}$1/src/index.ts` },
     ],

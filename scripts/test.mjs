@@ -14,13 +14,21 @@ const args = ["nx", "run-many", "-t", "build", "lint", "typecheck", "test", "--o
 if (process.env.CI || process.argv.includes("--skip-nx-cache")) args.push("--skip-nx-cache");
 const env = { ...process.env, NX_DAEMON: "false", NX_NO_CLOUD: "true", NX_TUI: "false", NX_INTERACTIVE: "false" };
 const run = spawnSync("npx", args, { cwd: root, stdio: "inherit", env });
+// The benchmark harness (bench/) is not a package: typecheck it and run its unit tests here.
+rmSync(join(root, "bench", "test-results.json"), { force: true });
+const benchTypes = spawnSync("npx", ["tsc", "-p", "bench/tsconfig.json"], { cwd: root, stdio: "inherit", env });
+const benchTests = spawnSync(
+  "npx",
+  ["vitest", "run", "--reporter=default", "--reporter=json", "--outputFile.json=test-results.json"],
+  { cwd: join(root, "bench"), stdio: "inherit", env },
+);
 let passed = 0, failed = 0, skipped = 0, missing = [];
-for (const p of packages) {
-  const file = join(root, "packages", p, "test-results.json");
+for (const p of [...packages.map((p) => join("packages", p)), "bench"]) {
+  const file = join(root, p, "test-results.json");
   if (!existsSync(file)) { missing.push(p); continue; }
   const r = JSON.parse(readFileSync(file, "utf8"));
   passed += r.numPassedTests; failed += r.numFailedTests; skipped += r.numPendingTests + (r.numTodoTests ?? 0);
 }
 if (missing.length > 0) console.log(`no test report from: ${missing.join(", ")}`);
 console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
-process.exit(run.status !== 0 || failed > 0 || passed === 0 || missing.length > 0 ? 1 : 0);
+process.exit(run.status !== 0 || benchTypes.status !== 0 || benchTests.status !== 0 || failed > 0 || passed === 0 || missing.length > 0 ? 1 : 0);
