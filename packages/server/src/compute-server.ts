@@ -1,5 +1,6 @@
 import type { StreamId } from "@weft/environment";
 import type { AllocationId, BufferBinding } from "./binding.js";
+import type { ServerError } from "./errors/server-error.js";
 
 /**
  * A reference-counted handle on one allocation of a server's memory.
@@ -106,6 +107,27 @@ export interface ComputeServer<K extends KernelDefinition = KernelDefinition> {
   read(bindings: readonly BufferBinding[], stream: StreamId): Promise<Uint8Array[]>;
   /** The bytes now, where the server can answer synchronously (CPU); else `undefined`. */
   readSync?(bindings: readonly BufferBinding[], stream: StreamId): Uint8Array[] | undefined;
+  /**
+   * The error a read of `bindings` issued now would reject with — the failure claiming the first
+   * tainted byte, naming the root cause and the chain (a `TaintedReadError` on the host server) —
+   * or `undefined` when every byte they name is clean. Synchronous and free of side effects: it
+   * records nothing, waits for nothing and moves no memory.
+   *
+   * @remarks
+   * **Why.** A launch whose read set holds tainted bytes is skipped whole, so a caller about to
+   * bind several independent computations into one launch (a fused block) asks first: when an
+   * input is tainted it launches them one by one instead, and only the launches that read the
+   * failure are skipped (`FusionRuntime.handleError` is built on this).
+   * **What it sees.** Exactly the claims a launch recorded *now* would be checked against: every
+   * launch, write and failure recorded so far, on every stream (each binding names the stream
+   * whose memory answers for it). A failure the device has not reported yet is not seen.
+   * **Optional.** Servers that track taint by byte range implement it (`HostComputeServer`,
+   * hence `DummyServer`; the WebGPU server is to add it with this exact signature). Callers treat a
+   * server without it as one whose bytes are always clean (`Client.failureOf` answers `undefined`).
+   *
+   * @throws InvalidBindingError when a binding names memory that is not live (misuse, as `read`).
+   */
+  failureOf?(bindings: readonly BufferBinding[]): ServerError | undefined;
   /** Compiles `kernel` ahead of its first launch (pipeline creation); throws `ValidationError`. */
   compile(kernel: K): void;
   /** Records a launch on `stream` (see the error contract). `uniforms` are small scalar params. */

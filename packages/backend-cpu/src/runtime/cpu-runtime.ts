@@ -133,6 +133,27 @@ export class CpuRuntime extends BaseFusionRuntime<CpuHandle> {
     return first === undefined ? undefined : gatherDense(first, handle.dtype, handle, tensor.dtype);
   }
 
+  /**
+   * The device-side failure claiming `handle`'s memory, if any (the engine's
+   * `FusionRuntime.handleError` hook): `Client.failureOf` over the handle's whole allocation, so
+   * the answer is the `TaintedReadError` a read of it would reject with, and `undefined` when the
+   * memory is clean. Synchronous, records nothing.
+   *
+   * @remarks
+   * **Why.** The host server skips a launch whose read set holds a tainted byte and taints all its
+   * writes. A fused block binds every input whole, so one failed input would taint the outputs
+   * the block computes independently of it; told of the failure, the engine runs the block op by
+   * op and only the launches that read the failure are skipped.
+   * **Whole allocation, not the view's elements.** Every launch binds an input's allocation whole
+   * (`BindingSet`), and a read reads it whole, so a claim anywhere in it skips the launch and fails
+   * the read: asking about the whole allocation answers exactly "would a launch reading this
+   * handle be skipped". (CPU kernels write whole allocations, so a view never sees a partial claim
+   * in practice.)
+   */
+  handleError(handle: CpuHandle): Error | undefined {
+    return this.client.failureOf([handle.memory.binding()]);
+  }
+
   /** Resolves once `stream`'s work has run (at once on the synchronous host server). */
   sync(stream: StreamId): Promise<void> {
     return this.client.withStream(stream).sync();

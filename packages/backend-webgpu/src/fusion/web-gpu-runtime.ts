@@ -317,6 +317,17 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
     return handle.memory.canMut();
   }
 
+  /**
+   * The device-side failure claiming `handle`'s memory, if any (the engine's
+   * `FusionRuntime.handleError` hook): `Client.failureOf` over the binding every launch makes of
+   * the handle (`bindingOf`: its whole allocation), so it answers exactly "would a launch reading
+   * this handle be skipped". Synchronous, records nothing; `undefined` while the server does not
+   * implement `ComputeServer.failureOf` (the engine then keeps fusing such blocks whole).
+   */
+  handleError(handle: WebGpuHandle): Error | undefined {
+    return this.client.failureOf([bindingOf(handle, "read").binding]);
+  }
+
   upload(data: TensorData, stream: StreamId): WebGpuHandle {
     let bytes: Uint8Array;
     if (data.dtype === "bool") {

@@ -13,6 +13,7 @@ import type {
   KernelDefinition,
   MemoryHandle,
   MemoryUsage,
+  ServerError,
 } from "@weft/server";
 import { ServiceId } from "../service/service-id.js";
 import { defaultStreamMode, getProcessMode } from "../mode/process-mode.js";
@@ -155,6 +156,26 @@ export class Client<K extends KernelDefinition = KernelDefinition> {
   readSync(bindings: readonly BufferBinding[]): Uint8Array[] | undefined {
     const stream = this.stream();
     return this.#call(() => this.server.readSync?.(bindings, stream));
+  }
+
+  /**
+   * The error a read of `bindings` issued now would reject with (the failure claiming the first
+   * tainted byte, naming its root cause and chain), or `undefined` when every byte is clean —
+   * `ComputeServer.failureOf`. Synchronous and free of side effects; a server that does not track
+   * taint (no `failureOf`) answers `undefined`, as if every byte were clean.
+   *
+   * @remarks
+   * **Why.** A launch reading tainted bytes is skipped whole; a backend about to fuse independent
+   * computations into one launch asks first, and launches them one by one when an input is
+   * tainted (the `FusionRuntime.handleError` hook). Stream-independent: each binding names the
+   * stream whose memory answers for it, so the client's stream does not matter.
+   *
+   * @throws InvalidBindingError (from the server) when a binding names memory that is not live.
+   */
+  failureOf(bindings: readonly BufferBinding[]): ServerError | undefined {
+    const server = this.server;
+    if (server.failureOf === undefined) return undefined;
+    return this.#call(() => server.failureOf?.(bindings));
   }
 
   /** Compiles `kernel` now (pipeline creation ahead of its first launch). */

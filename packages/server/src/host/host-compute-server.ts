@@ -3,6 +3,7 @@ import type { BufferBinding } from "../binding.js";
 import type { ComputeServer, CubeCount, KernelBinding, LaunchMode, MemoryUsage } from "../compute-server.js";
 import { FailureStore } from "../errors/failure-store.js";
 import { ErrorGraph } from "../errors/error-graph.js";
+import type { TaintedReadError } from "../errors/tainted-read-error.js";
 import {
   InjectedFaultError,
   InvalidBindingError,
@@ -161,6 +162,19 @@ export class HostComputeServer implements ComputeServer<HostKernel> {
       const error = this.failures.readError(bindings);
       if (error) throw error;
       return views.map((view) => view.slice());
+    });
+  }
+
+  /**
+   * The {@link TaintedReadError} a read of `bindings` would throw now, or `undefined` when every
+   * byte they name is clean (`FailureStore.readError`). Records nothing; a sub-range is clean when
+   * no claim overlaps it, even if other bytes of its allocation are claimed.
+   * @throws InvalidBindingError when a binding names memory that is not live (as `readSync`).
+   */
+  failureOf(bindings: readonly BufferBinding[]): TaintedReadError | undefined {
+    return this.#guard.enter(() => {
+      for (const binding of bindings) this.#memoryOf("failureOf", binding).resolve(binding);
+      return this.failures.readError(bindings);
     });
   }
 

@@ -98,12 +98,11 @@ describe("a fault injected into one op on the cpu backend", () => {
     expect(await settle(device, baseline), "a failed graph leaks nothing once disposed (its errors go with its tensors)").toEqual([]);
   });
 
-  // Known gap (reported): the CPU fuser puts `m.add(1)` and the independent `x.mul(3)` in one
-  // launch; the host server skips the whole launch because `m` is tainted, so `z` is tainted too.
-  // @weft/fusion now runs such a block op by op when the runtime reports the input's device-side
-  // failure (`FusionRuntime.handleError`); @weft/backend-cpu does not implement that hook yet (it
-  // needs a synchronous taint query on the server/Client). Flip to `it` once it does.
-  it.fails("an independent output fused into the same launch as a tainted input still computes", async () => {
+  // The CPU fuser puts `m.add(1)` and the independent `x.mul(3)` in one launch. The host server
+  // would skip that whole launch because `m` is tainted; the engine asks the runtime first
+  // (`FusionRuntime.handleError`, answered by `CpuRuntime` through `Client.failureOf`) and runs the
+  // block op by op, so only the launch reading `m` is skipped.
+  it("an independent output fused into the same launch as a tainted input still computes", async () => {
     const s = freshStream();
     injectCpuFault(device, { launch: 1 });
     const g = Stream.run(s, () => {
