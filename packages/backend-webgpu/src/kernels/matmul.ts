@@ -16,25 +16,51 @@ import type { ElementwiseInput, KernelLaunchPlan } from "./elementwise.js";
  */
 export type MatmulConfig =
   | { readonly kind: "simple"; readonly wx: number; readonly wy: number }
-  | { readonly kind: "tiled"; readonly wx: number; readonly wy: number; readonly rm: number; readonly rn: number; readonly tk: number };
+  | { readonly kind: "tiled"; readonly wx: number; readonly wy: number; readonly rm: number; readonly rn: number; readonly tk: number }
+  /**
+   * The high-throughput kernel: a `wx × wy` workgroup computes a `(wy·rm) × (wx·rn)` tile; `rm` and
+   * `rn` are multiples of 4. Each `tk`-deep K slice of both operands is staged in workgroup memory
+   * as `vec4`s (A transposed), each invocation keeps an `rm × rn` register block of `vec4`
+   * accumulators and, per `k`, loads `rm/4 + rn/4` `vec4`s and issues `rm·rn/4` vec4 FMAs. The
+   * register block's rows and columns are interleaved in groups of 4 across the workgroup
+   * (invocation `x` owns columns `q·4·wx + 4x + c`), so neighbouring invocations read neighbouring
+   * `vec4`s of workgroup memory (no bank conflicts) and global loads are coalesced along each
+   * operand's contiguous dimension. Bounds checks are emitted only for dimensions a tile does not
+   * divide (shapes are baked into the kernel).
+   */
+  | { readonly kind: "register"; readonly wx: number; readonly wy: number; readonly rm: number; readonly rn: number; readonly tk: number };
 
-/** The candidate configurations the runtime's autotune chooses from (first = reference). */
+/**
+ * The candidate configurations the runtime's autotune chooses from (first = reference; the
+ * heuristic takes the last one that fits the device and the output, so larger tiles come last).
+ */
 export const MATMUL_CONFIGS: readonly MatmulConfig[] = [
   { kind: "simple", wx: 8, wy: 8 },
   { kind: "tiled", wx: 8, wy: 8, rm: 2, rn: 2, tk: 16 },
-  { kind: "tiled", wx: 16, wy: 8, rm: 4, rn: 4, tk: 8 },
   { kind: "tiled", wx: 8, wy: 8, rm: 4, rn: 4, tk: 16 },
+  { kind: "register", wx: 8, wy: 8, rm: 4, rn: 4, tk: 16 },
+  { kind: "register", wx: 16, wy: 8, rm: 4, rn: 4, tk: 16 },
+  { kind: "register", wx: 16, wy: 16, rm: 4, rn: 4, tk: 16 },
+  { kind: "register", wx: 16, wy: 16, rm: 8, rn: 4, tk: 16 },
+  { kind: "register", wx: 16, wy: 16, rm: 8, rn: 8, tk: 8 },
 ];
 
 /** Name of a config, for keys and labels. */
 export function configName(c: MatmulConfig): string {
-  return c.kind === "simple" ? `simple${c.wx}x${c.wy}` : `tiled${c.wx}x${c.wy}r${c.rm}x${c.rn}k${c.tk}`;
+  if (c.kind === "simple") return `simple${c.wx}x${c.wy}`;
+  return `${c.kind === "tiled" ? "tiled" : "reg"}${c.wx}x${c.wy}r${c.rm}x${c.rn}k${c.tk}`;
+}
+
+/** The output tile `[rows, cols]` one workgroup of `config` computes. */
+export function configTile(c: MatmulConfig): [number, number] {
+  return c.kind === "simple" ? [c.wy, c.wx] : [c.wy * c.rm, c.wx * c.rn];
 }
 
 /** Whether `config` fits the device (invocations and workgroup memory). */
 export function configFits(config: MatmulConfig, profile: DeviceProfile): boolean {
   if (config.wx * config.wy > profile.maxInvocations) return false;
   if (config.kind === "simple") return true;
+  if (config.kind === "register" && (config.rm % 4 !== 0 || config.rn % 4 !== 0)) return false;
   const bytes = 4 * config.tk * (config.wy * config.rm + config.wx * config.rn);
   return bytes <= profile.maxWorkgroupStorage;
 }
@@ -99,6 +125,7 @@ export function matmulKernel(spec: MatmulSpec, profile: DeviceProfile, key = mat
   spec.epilogue.inputs.forEach((input, slot) => w.line(`@group(0) @binding(${binding++}) var<storage, read> ep${slot}: array<${storageElement(input.dtype, 1)}>;`));
   spec.epilogue.outputs.forEach((o, k) => w.line(`@group(0) @binding(${binding++}) var<storage, read_write> out${k}: array<${storageElement(o.dtype, 1)}>;`));
   if (cfg.kind === "tiled") w.line("", `var<workgroup> ta: array<${wgslScalar(acc)}, ${tm * cfg.tk}>;`, `var<workgroup> tb: array<${wgslScalar(acc)}, ${cfg.tk * tn}>;`);
+  if (cfg.kind === "register") w.line("", `var<workgroup> ta: array<vec4<${wgslScalar(acc)}>, ${(tm * cfg.tk) / 4}>;`, `var<workgroup> tb: array<vec4<${wgslScalar(acc)}>, ${(cfg.tk * tn) / 4}>;`);
   w.line("");
 
   const batchStrides = (l: StridedLayout): number[] => {
@@ -115,12 +142,44 @@ export function matmulKernel(spec: MatmulSpec, profile: DeviceProfile, key = mat
   const bAt = (k: string, n: string): string => `rhs[bBase + ${k} * ${sbk}u + ${n} * ${sbn}u]`;
   const load = (x: string): string => convert(x, dT, accT);
 
+  /** Writes the epilogue of output element (`row`, `col`) whose product is `value` (acc type). */
+  const store = (h: WgslBuilder, row: string, col: string, value: string, checked: boolean): void => {
+    const emit = (x: WgslBuilder): void => {
+      x.line(`let o = batch * ${M * N}u + ${row} * ${N}u + ${col};`);
+      x.line(`let res = ${convert(value, accT, dT)};`);
+      const outCoords = spec.epilogue.inputs.length > 0 ? emitCoords(x, "o", spec.outShape, "e") : [];
+      const { lines, exprs } = emitExpressions(spec.epilogue.graph, spec.epilogue.outputs.map((o) => o.node), {
+        width: 1,
+        helpers,
+        index: "o",
+        load: (slot) => {
+          const input = spec.epilogue.inputs[slot];
+          invariant(input !== undefined, () => `epilogue input slot ${slot} is not bound`);
+          const raw = `ep${slot}[${offsetExpr(outCoords, broadcastStrides(input.layout, spec.outShape), input.layout.offset)}]`;
+          return input.dtype === "bool" ? `(${raw} != 0u)` : raw;
+        },
+      });
+      x.line(...lines);
+      spec.epilogue.outputs.forEach((o, k) => {
+        let v = convert(exprs[k] ?? "", { dtype: spec.epilogue.graph.node(o.node).dtype, width: 1 }, { dtype: o.dtype, width: 1 });
+        if (o.dtype === "bool") v = convert(v, { dtype: "bool", width: 1 }, { dtype: "u32", width: 1 });
+        x.line(`out${k}[o] = ${v};`);
+      });
+    };
+    if (checked) h.block(`if (${row} < ${M}u && ${col} < ${N}u)`, emit);
+    else h.block("", emit);
+  };
+
   const body = new WgslBuilder();
   body.block("fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid3: vec3<u32>, @builtin(local_invocation_index) lid: u32)", (b) => {
     b.line("let batch = wid.z;");
     const bc = emitCoords(b, "batch", batchShape, "bt");
     b.line(`let aBase = ${offsetExpr(bc, batchStrides(spec.lhs), spec.lhs.offset)};`, `let bBase = ${offsetExpr(bc, batchStrides(spec.rhs), spec.rhs.offset)};`);
     const zero = literal(0, accT);
+    if (cfg.kind === "register") {
+      emitRegisterTiled(b, cfg, { M, N, K, tm, tn, acc, sam, sak, sbk, sbn, aAt, bAt, load, store });
+      return;
+    }
     const rm = cfg.kind === "simple" ? 1 : cfg.rm;
     const rn = cfg.kind === "simple" ? 1 : cfg.rn;
     b.line(`let row0 = wid.y * ${tm}u + lid3.y * ${rm}u;`, `let col0 = wid.x * ${tn}u + lid3.x * ${rn}u;`);
@@ -161,32 +220,110 @@ export function matmulKernel(spec: MatmulSpec, profile: DeviceProfile, key = mat
     b.block(`for (var i = 0u; i < ${rm}u; i = i + 1u)`, (f) => {
       f.block(`for (var j = 0u; j < ${rn}u; j = j + 1u)`, (g) => {
         g.line("let row = row0 + i;", "let col = col0 + j;");
-        g.block(`if (row < ${M}u && col < ${N}u)`, (h) => {
-          h.line(`let o = batch * ${M * N}u + row * ${N}u + col;`);
-          h.line(`let res = ${convert(`acc[i * ${rn}u + j]`, accT, dT)};`);
-          const outCoords = spec.epilogue.inputs.length > 0 ? emitCoords(h, "o", spec.outShape, "e") : [];
-          const { lines, exprs } = emitExpressions(spec.epilogue.graph, spec.epilogue.outputs.map((o) => o.node), {
-            width: 1,
-            helpers,
-            index: "o",
-            load: (slot) => {
-              const input = spec.epilogue.inputs[slot];
-              invariant(input !== undefined, () => `epilogue input slot ${slot} is not bound`);
-              const raw = `ep${slot}[${offsetExpr(outCoords, broadcastStrides(input.layout, spec.outShape), input.layout.offset)}]`;
-              return input.dtype === "bool" ? `(${raw} != 0u)` : raw;
-            },
-          });
-          h.line(...lines);
-          spec.epilogue.outputs.forEach((o, k) => {
-            let v = convert(exprs[k] ?? "", { dtype: spec.epilogue.graph.node(o.node).dtype, width: 1 }, { dtype: o.dtype, width: 1 });
-            if (o.dtype === "bool") v = convert(v, { dtype: "bool", width: 1 }, { dtype: "u32", width: 1 });
-            h.line(`out${k}[o] = ${v};`);
-          });
-        });
+        store(g, "row", "col", `acc[i * ${rn}u + j]`, true);
       });
     });
   });
   if (!helpers.empty) helpers.emit(w);
   w.line(`@compute @workgroup_size(${cfg.wx}, ${cfg.wy})`);
   return { kernel: { key, source: finishSource(w.toString() + body.toString()), entryPoint: "main", label: spec.label }, count: groups };
+}
+
+/** What {@link emitRegisterTiled} needs from {@link matmulKernel}. */
+interface RegisterTiledContext {
+  readonly M: number;
+  readonly N: number;
+  readonly K: number;
+  /** Output tile rows/cols of one workgroup. */
+  readonly tm: number;
+  readonly tn: number;
+  /** Accumulator dtype. */
+  readonly acc: DType;
+  readonly sam: number;
+  readonly sak: number;
+  readonly sbk: number;
+  readonly sbn: number;
+  readonly aAt: (m: string, k: string) => string;
+  readonly bAt: (k: string, n: string) => string;
+  readonly load: (x: string) => string;
+  readonly store: (h: WgslBuilder, row: string, col: string, value: string, checked: boolean) => void;
+}
+
+/**
+ * The body of a `register` config (see {@link MatmulConfig}): staging loops, the unrolled
+ * `vec4` FMA block, and the stores. Loops: `ceil(K / tk)` K steps (bounded: K ≤ 65,535·tk is
+ * checked), each with `(tm·tk)/threads` and `(tk·tn)/threads` staging iterations.
+ */
+function emitRegisterTiled(b: WgslBuilder, cfg: Extract<MatmulConfig, { kind: "register" }>, c: RegisterTiledContext): void {
+  const { M, N, K, tm, tn, acc, tk } = { ...c, tk: cfg.tk };
+  const steps = Math.ceil(K / tk);
+  if (steps >= 65_535) {
+    throw new UnsupportedError(`matmul with K = ${K} in config ${configName(cfg)}`, `more than 65,535 K steps of ${tk}; use a larger tk or split K`);
+  }
+  const threads = cfg.wx * cfg.wy;
+  const v4 = `vec4<${wgslScalar(acc)}>`;
+  const pm = cfg.rm / 4;
+  const qn = cfg.rn / 4;
+  const edgeM = M % tm !== 0;
+  const edgeN = N % tn !== 0;
+  const edgeK = K % tk !== 0;
+  const zero = literal(0, { dtype: acc, width: 1 });
+  const float = acc === "f32" || acc === "f16";
+  // Row r of the register block (r = p·4 + i) is tile row p·4·wy + 4·y + i; column likewise.
+  b.line(`let tx = lid3.x;`, `let ty = lid3.y;`, `let rowBase = wid.y * ${tm}u;`, `let colBase = wid.x * ${tn}u;`);
+  for (let r = 0; r < cfg.rm; r++) b.line(`var acc${r}: array<${v4}, ${qn}>;`);
+  /** Staging of one operand tile: `count` elements, the contiguous dimension fastest. */
+  const stage = (l: WgslBuilder, what: "a" | "b"): void => {
+    const count = what === "a" ? tm * tk : tk * tn;
+    const iters = Math.ceil(count / threads);
+    l.block(`for (var s = 0u; s < ${iters}u; s = s + 1u)`, (f) => {
+      f.line(`let e = s * ${threads}u + lid;`);
+      if (count % threads !== 0) f.line(`if (e >= ${count}u) { break; }`);
+      if (what === "a") {
+        // Coalesced along A's contiguous dimension: k fastest when A is row-major, else m.
+        if (c.sam === 1 && c.sak !== 1) f.line(`let m = e % ${tm}u;`, `let k = e / ${tm}u;`);
+        else f.line(`let m = e / ${tk}u;`, `let k = e % ${tk}u;`);
+        f.line("let gm = rowBase + m;", "let gk = t * " + tk + "u + k;");
+        const conds = [edgeM ? `gm < ${M}u` : "", edgeK ? `gk < ${K}u` : ""].filter((x) => x !== "");
+        const value = c.load(c.aAt("gm", "gk"));
+        f.line(`ta[(k * ${tm}u + m) / 4u][m % 4u] = ${conds.length > 0 ? `select(${zero}, ${value}, ${conds.join(" && ")})` : value};`);
+      } else {
+        if (c.sbk === 1 && c.sbn !== 1) f.line(`let k = e % ${tk}u;`, `let n = e / ${tk}u;`);
+        else f.line(`let k = e / ${tn}u;`, `let n = e % ${tn}u;`);
+        f.line("let gk = t * " + tk + "u + k;", "let gn = colBase + n;");
+        const conds = [edgeK ? `gk < ${K}u` : "", edgeN ? `gn < ${N}u` : ""].filter((x) => x !== "");
+        const value = c.load(c.bAt("gk", "gn"));
+        f.line(`tb[(k * ${tn}u + n) / 4u][n % 4u] = ${conds.length > 0 ? `select(${zero}, ${value}, ${conds.join(" && ")})` : value};`);
+      }
+    });
+  };
+  b.block(`for (var t = 0u; t < ${steps}u; t = t + 1u)`, (l) => {
+    stage(l, "a");
+    stage(l, "b");
+    l.line("workgroupBarrier();");
+    l.block(`for (var kk = 0u; kk < ${tk}u; kk = kk + 1u)`, (f) => {
+      for (let p = 0; p < pm; p++) f.line(`let a${p} = ta[kk * ${tm / 4}u + ${p * cfg.wy}u + ty];`);
+      for (let q = 0; q < qn; q++) f.line(`let b${q} = tb[kk * ${tn / 4}u + ${q * cfg.wx}u + tx];`);
+      for (let p = 0; p < pm; p++) {
+        for (let i = 0; i < 4; i++) {
+          const r = p * 4 + i;
+          for (let q = 0; q < qn; q++) f.line(float ? `acc${r}[${q}] = fma(${v4}(a${p}[${i}]), b${q}, acc${r}[${q}]);` : `acc${r}[${q}] = acc${r}[${q}] + ${v4}(a${p}[${i}]) * b${q};`);
+        }
+      }
+    });
+    l.line("workgroupBarrier();");
+  });
+  for (let p = 0; p < pm; p++) {
+    for (let i = 0; i < 4; i++) {
+      const r = p * 4 + i;
+      for (let q = 0; q < qn; q++) {
+        for (let j = 0; j < 4; j++) {
+          b.block("", (h) => {
+            h.line(`let row = rowBase + ${p * 4 * cfg.wy}u + ty * 4u + ${i}u;`, `let col = colBase + ${q * 4 * cfg.wx}u + tx * 4u + ${j}u;`);
+            c.store(h, "row", "col", `acc${r}[${q}][${j}]`, edgeM || edgeN);
+          });
+        }
+      }
+    }
+  }
 }

@@ -2,19 +2,26 @@ import { invariant } from "@weft/environment";
 import type { DType, ReduceOp } from "@weft/fusion";
 import { WgslBuilder } from "../codegen/wgsl/builder.js";
 import { emitExpressions, type ExprGraph, type NodeId } from "../codegen/wgsl/expr.js";
-import { broadcastStrides, checkIndexRange, emitCoords, offsetExpr } from "../codegen/wgsl/indexing.js";
+import { broadcastStrides, checkIndexRange, emitCoords, isIdentityLayout, offsetExpr } from "../codegen/wgsl/indexing.js";
 import { convert } from "../codegen/wgsl/ops.js";
 import { Preamble } from "../codegen/wgsl/preamble.js";
-import { checkDType, literal, storageElement, wgslScalar, finishSource, type DeviceProfile } from "../codegen/wgsl/types.js";
+import { checkDType, literal, storageElement, wgslScalar, wgslType, finishSource, type DeviceProfile, type ValueType } from "../codegen/wgsl/types.js";
 import { dispatch1d, ENTRY_PARAMS, LINEAR_GROUP } from "./dispatch.js";
 import type { ElementwiseInput, KernelLaunchPlan } from "./elementwise.js";
 
 /**
- * Iterations of each invocation's accumulation loop in one pass. Far below Mesa's silent
- * 65,535-iteration cut-off (DESIGN.md §5); a reduction longer than `workgroupSize × this` runs in
- * several passes.
+ * Elements each invocation accumulates in one pass (a workgroup reduces a contiguous chunk of
+ * `workgroupSize × this` elements). Far below Mesa's silent 65,535-iteration cut-off
+ * (DESIGN.md §5); a reduction longer than one chunk runs in several passes (each ≥ 8192× smaller
+ * than the last with 128-thread workgroups, so 2^31 elements take at most 3 passes).
+ *
+ * @remarks
+ * **Why 64.** A full reduction of 2^26 f32 then starts 4096 workgroups (256 threads each, 16
+ * `vec4` loads per thread on the dense path), enough to keep every SM of a large GPU streaming;
+ * the second pass reduces 4096 partials in one workgroup. Fewer, longer workgroups (256 iterations
+ * before) left a large GPU a quarter occupied. Row reductions up to 16K columns stay one pass.
  */
-export const REDUCE_ITERATIONS = 256;
+export const REDUCE_ITERATIONS = 64;
 
 /** What a reduction pass reads. */
 export type ReduceSource =
@@ -92,8 +99,17 @@ function identity(op: ReduceOp, acc: DType): string {
   }
 }
 
-/** WGSL statements combining (`av`, `ai`) with (`bv`, `bi`) into `av`/`ai`. */
-function combine(op: ReduceOp, av: string, bv: string, ai: string, bi: string): string {
+/**
+ * WGSL statements combining (`av`, `ai`) with (`bv`, `bi`) into `av`/`ai`, for accumulators of
+ * type `t` (scalar, or `vec4` for the non-arg ops of the dense path).
+ *
+ * @remarks
+ * **NaN** follows the CPU oracle: float `max`/`min` go through the preamble's `maxNan`/`minNan`
+ * (a NaN operand wins: WGSL's `max` may drop it); `argmax`/`argmin` treat NaN as beyond every
+ * number, so the result is the first NaN's index (ties and NaNs: the smaller index wins).
+ */
+function combine(op: ReduceOp, av: string, bv: string, ai: string, bi: string, t: ValueType, helpers: Preamble): string {
+  const float = t.dtype === "f32" || t.dtype === "f16";
   switch (op) {
     case "sum":
     case "mean":
@@ -101,18 +117,43 @@ function combine(op: ReduceOp, av: string, bv: string, ai: string, bi: string): 
     case "prod":
       return `${av} = ${av} * ${bv};`;
     case "max":
+      return float ? `${av} = ${helpers.use("maxNan", t)}(${av}, ${bv});` : `${av} = max(${av}, ${bv});`;
     case "any":
       return `${av} = max(${av}, ${bv});`;
     case "min":
+      return float ? `${av} = ${helpers.use("minNan", t)}(${av}, ${bv});` : `${av} = min(${av}, ${bv});`;
     case "all":
       return `${av} = min(${av}, ${bv});`;
     case "argmax":
-      return `if (${bv} > ${av} || (${bv} == ${av} && ${bi} < ${ai})) { ${av} = ${bv}; ${ai} = ${bi}; }`;
-    case "argmin":
-      return `if (${bv} < ${av} || (${bv} == ${av} && ${bi} < ${ai})) { ${av} = ${bv}; ${ai} = ${bi}; }`;
+    case "argmin": {
+      invariant(t.width === 1, "arg reductions combine scalars");
+      const better = op === "argmax" ? ">" : "<";
+      const ordered = `(${bv} ${better} ${av} || (${bv} == ${av} && ${bi} < ${ai}))`;
+      if (!float) return `if ${ordered} { ${av} = ${bv}; ${ai} = ${bi}; }`;
+      const isNan = helpers.use("isNan", t);
+      return `if ((${isNan}(${bv}) && (!${isNan}(${av}) || ${bi} < ${ai})) || (!${isNan}(${av}) && !${isNan}(${bv}) && ${ordered})) { ${av} = ${bv}; ${ai} = ${bi}; }`;
+    }
     default:
       return op satisfies never;
   }
+}
+
+/**
+ * Whether pass 1 of `spec` can read its input as `vec4`s: a non-arg op over f32/i32/u32 values
+ * whose prologue inputs are all dense in the input's shape (offsets multiples of 4), the reduced
+ * axes are the trailing ones (each output's elements are contiguous), their extent is a multiple
+ * of 4, and no prologue node reads the element index.
+ */
+export function reduceVectorizable(spec: ReducePassSpec): boolean {
+  const source = spec.source;
+  if (source.kind !== "graph" || isArgOp(spec.op)) return false;
+  if (!["f32", "i32", "u32"].includes(spec.valueDtype)) return false;
+  const rank = spec.inputShape.length;
+  const axes = [...spec.axes].sort((a, b) => a - b);
+  if (!axes.every((a, i) => a === rank - axes.length + i)) return false;
+  const total = axes.reduce((p, d) => p * (spec.inputShape[d] ?? 1), 1);
+  if (total === 0 || total % 4 !== 0 || source.graph.usesIndex()) return false;
+  return source.inputs.every((i) => ["f32", "i32", "u32"].includes(i.dtype) && isIdentityLayout(i.layout, spec.inputShape) && i.layout.offset % 4 === 0);
 }
 
 /** Whether `op` tracks an index. */
@@ -146,6 +187,7 @@ export function reducePassKernel(spec: ReducePassSpec, profile: DeviceProfile, k
   invariant(chunks === Math.max(1, Math.ceil(total / chunk)), () => `reduce pass of ${total} elements must use ${Math.ceil(total / chunk)} chunks, got ${chunks}`);
   checkIndexRange(outer * Math.max(total, 1), spec.label);
   const iterations = Math.max(1, Math.ceil(Math.min(chunk, total) / wg));
+  const vec = reduceVectorizable(spec);
   const acc = accumulatorDtype(spec.op, spec.valueDtype);
   const accT = { dtype: acc, width: 1 as const };
   const arg = isArgOp(spec.op);
@@ -158,7 +200,7 @@ export function reducePassKernel(spec: ReducePassSpec, profile: DeviceProfile, k
   if (dtypes.includes("f16")) w.line("enable f16;", "");
 
   if (spec.source.kind === "graph") {
-    spec.source.inputs.forEach((input, slot) => w.line(`@group(0) @binding(${binding++}) var<storage, read> in${slot}: array<${storageElement(input.dtype, 1)}>;`));
+    spec.source.inputs.forEach((input, slot) => w.line(`@group(0) @binding(${binding++}) var<storage, read> in${slot}: array<${storageElement(input.dtype, vec ? 4 : 1)}>;`));
   } else {
     w.line(`@group(0) @binding(${binding++}) var<storage, read> pv: array<${wgslScalar(acc)}>;`);
     if (arg) w.line(`@group(0) @binding(${binding++}) var<storage, read> pi: array<u32>;`);
@@ -179,10 +221,44 @@ export function reducePassKernel(spec: ReducePassSpec, profile: DeviceProfile, k
     b.line(`let g = ${LINEAR_GROUP};`);
     b.line(`if (g >= ${outer * chunks}u) { return; }`);
     b.line(`let o = g / ${chunks}u;`, `let k = g % ${chunks}u;`);
-    b.line(`var av = ${identity(spec.op, acc)};`);
+    if (!vec) b.line(`var av = ${identity(spec.op, acc)};`);
     if (arg) b.line("var ai = 4294967295u;");
-    const keptCoords = spec.source.kind === "graph" ? emitCoords(b, "o", keptShape, "q") : [];
-    b.block(`for (var j = 0u; j < ${iterations}u; j = j + 1u)`, (l) => {
+    if (vec && spec.source.kind === "graph") {
+      // Dense path: each output's `total` elements are contiguous; read them as vec4s, keep a
+      // vec4 accumulator (four independent chains), fold it at the end.
+      const source = spec.source;
+      const total4 = total / 4;
+      const acc4 = { dtype: acc, width: 4 as const };
+      const iterations4 = Math.max(1, Math.ceil(Math.min(chunk, total) / 4 / wg));
+      b.line(`var a4 = ${wgslType(acc4)}(${identity(spec.op, acc)});`);
+      b.block(`for (var j = 0u; j < ${iterations4}u; j = j + 1u)`, (l) => {
+        l.line(`let r = k * ${chunk / 4}u + j * ${wg}u + lid;`);
+        l.block(`if (r < ${total4}u)`, (c) => {
+          c.line(`let e = o * ${total4}u + r;`);
+          const { lines, exprs } = emitExpressions(source.graph, [source.node], {
+            width: 4,
+            helpers,
+            index: "e",
+            load: (slot) => {
+              const input = source.inputs[slot];
+              invariant(input !== undefined, () => `reduce input slot ${slot} is not bound`);
+              const off = input.layout.offset / 4;
+              return `in${slot}[${off === 0 ? "e" : `e + ${off}u`}]`;
+            },
+          });
+          c.line(...lines);
+          const vt = { dtype: spec.valueDtype, width: 4 as const };
+          const bool4 = { dtype: "bool" as const, width: 4 as const };
+          const value = exprs[0] ?? "";
+          c.line(`let b4 = ${spec.op === "any" || spec.op === "all" ? convert(convert(value, vt, bool4), bool4, acc4) : convert(value, vt, acc4)};`);
+          c.line(combine(spec.op, "a4", "b4", "", "", acc4, helpers));
+        });
+      });
+      b.line("var av = a4.x;");
+      for (const lane of ["y", "z", "w"]) b.line(combine(spec.op, "av", `a4.${lane}`, "", "", accT, helpers));
+    }
+    const keptCoords = spec.source.kind === "graph" && !vec ? emitCoords(b, "o", keptShape, "q") : [];
+    if (!vec) b.block(`for (var j = 0u; j < ${iterations}u; j = j + 1u)`, (l) => {
       l.line(`let r = k * ${chunk}u + j * ${wg}u + lid;`);
       l.block(`if (r < ${total}u)`, (c) => {
         let value: string;
@@ -215,7 +291,7 @@ export function reducePassKernel(spec: ReducePassSpec, profile: DeviceProfile, k
         }
         c.line(`let bv = ${value};`);
         if (arg) c.line(`let bi = ${index};`);
-        c.line(combine(spec.op, "av", "bv", "ai", "bi"));
+        c.line(combine(spec.op, "av", "bv", "ai", "bi", accT, helpers));
       });
     });
     b.line("sv[lid] = av;");
@@ -223,8 +299,8 @@ export function reducePassKernel(spec: ReducePassSpec, profile: DeviceProfile, k
     b.line("workgroupBarrier();");
     b.block(`for (var s = ${wg / 2}u; s > 0u; s = s >> 1u)`, (l) => {
       l.block("if (lid < s)", (c) => {
-        if (arg) c.line("var xv = sv[lid];", "var xi = si[lid];", combine(spec.op, "xv", "sv[lid + s]", "xi", "si[lid + s]"), "sv[lid] = xv;", "si[lid] = xi;");
-        else c.line("var xv = sv[lid];", combine(spec.op, "xv", "sv[lid + s]", "", ""), "sv[lid] = xv;");
+        if (arg) c.line("var xv = sv[lid];", "var xi = si[lid];", combine(spec.op, "xv", "sv[lid + s]", "xi", "si[lid + s]", accT, helpers), "sv[lid] = xv;", "si[lid] = xi;");
+        else c.line("var xv = sv[lid];", combine(spec.op, "xv", "sv[lid + s]", "", "", accT, helpers), "sv[lid] = xv;");
       });
       l.line("workgroupBarrier();");
     });

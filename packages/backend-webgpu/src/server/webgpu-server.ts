@@ -19,6 +19,7 @@ import {
 import { BufferUsage, MapMode } from "../device/gpu-constants.js";
 import type { WgslKernel } from "../kernel.js";
 import { GpuBufferStorage } from "../memory/gpu-buffer-storage.js";
+import { BindGroupCache, type BoundRange } from "./bind-group-cache.js";
 import { Fifo } from "./fifo.js";
 import { PipelineStore, type PipelineEntry } from "./pipeline-store.js";
 import { WebGpuStream } from "./webgpu-stream.js";
@@ -33,6 +34,11 @@ export interface WebGpuServerOptions {
   readonly writesPerSubmit?: number;
   /** Bytes per shared page. Default min(64 MiB, maxStorageBufferBindingSize). */
   readonly pageSize?: number;
+  /**
+   * Bytes of freed pages each stream keeps for reuse before destroying the oldest (see
+   * `GpuBufferStorage`). Default min(4 GiB, 4 × maxBufferSize).
+   */
+  readonly retainedBytes?: number;
 }
 
 /** Counters for tests and benchmarks. They only grow. */
@@ -49,6 +55,16 @@ export interface WebGpuServerStats {
   readonly pipelineHits: number;
   /** Launches that waited for a pipeline's validation before being encoded. */
   readonly deferredLaunches: number;
+  /** Page buffers created (`createBuffer` for memory; staging and uniform buffers not counted). */
+  readonly buffersCreated: number;
+  /** Page allocations served by a retained (freed) buffer instead of a new one. */
+  readonly buffersReused: number;
+  /** Page buffers destroyed (only under pressure or at `cleanup`). */
+  readonly buffersDestroyed: number;
+  /** Bind groups created. */
+  readonly bindGroups: number;
+  /** Launches whose bind group came from the cache. */
+  readonly bindGroupHits: number;
 }
 
 /** One unit of work waiting, in issue order, behind a pipeline whose validation is pending. */
@@ -106,6 +122,9 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
   readonly #config: MemoryConfiguration;
   readonly #tasksMax: number;
   readonly #writesPerSubmit: number;
+  readonly #retainedBytes: number | undefined;
+  /** Bind groups of launches, invalidated when a page buffer is destroyed; bounded (LRU). */
+  readonly #bindGroups: BindGroupCache;
   /** Work queued behind a pending pipeline, in issue order. Empty in the steady state. */
   readonly #deferred = new Fifo<DeferredTask>();
   /** Whether a drain of `#deferred` is scheduled or running. */
@@ -130,6 +149,8 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     this.device = device;
     this.#tasksMax = options.tasksMax ?? 64;
     this.#writesPerSubmit = options.writesPerSubmit ?? 64;
+    this.#retainedBytes = options.retainedBytes;
+    this.#bindGroups = new BindGroupCache(device);
     const limits = device.limits;
     const alignment = Math.max(4, limits.minStorageBufferOffsetAlignment, limits.minUniformBufferOffsetAlignment);
     const maxBinding = Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize);
@@ -156,7 +177,26 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
 
   /** Counters (see {@link WebGpuServerStats}). */
   stats(): WebGpuServerStats {
-    return { ...this.#stats, pipelines: this.#pipelines.compiled, pipelineHits: this.#pipelines.hits };
+    let buffersCreated = 0;
+    let buffersReused = 0;
+    let buffersDestroyed = 0;
+    for (const s of this.#pool.streams()) {
+      const st = s.storage?.stats();
+      if (st === undefined) continue;
+      buffersCreated += st.created;
+      buffersReused += st.reused;
+      buffersDestroyed += st.destroyed;
+    }
+    return {
+      ...this.#stats,
+      pipelines: this.#pipelines.compiled,
+      pipelineHits: this.#pipelines.hits,
+      buffersCreated,
+      buffersReused,
+      buffersDestroyed,
+      bindGroups: this.#bindGroups.misses,
+      bindGroupHits: this.#bindGroups.hits,
+    };
   }
 
   /** Failures logged on `stream` outside any launch (uncaptured errors, failed submissions). */
@@ -320,7 +360,8 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     for (const s of this.#pool.streams()) {
       const u = s.memory.usage();
       bytesInUse += u.bytesInUse;
-      bytesReserved += u.bytesReserved;
+      // Retained (freed, kept for reuse) buffers are device memory this server still holds.
+      bytesReserved += u.bytesReserved + (s.storage?.stats().retainedBytes ?? 0);
       pages += u.pages;
       slices += u.slices;
       liveAllocations += u.liveAllocations;
@@ -328,12 +369,13 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     return { bytesInUse, bytesReserved, pages, slices, liveAllocations };
   }
 
-  /** Submits every stream's pending work and frees every free page. */
+  /** Submits every stream's pending work and destroys every free page and retained buffer. */
   cleanup(): void {
     this.#checkAlive("cleanup");
     for (const s of this.#pool.streams()) {
       this.#flushStream(s);
       s.memory.cleanup(true);
+      s.storage?.purge();
     }
   }
 
@@ -346,6 +388,8 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
       this.device,
       {
         beforeDestroy: () => this.#submitEncoder(stream),
+        onDestroy: (buffer) => this.#bindGroups.forget(buffer),
+        onOutOfMemory: (_buffer, error) => stream.logFailure(error),
         track: (scope) => this.#track(scope),
         takeInjectedFailure: () => {
           if (this.#injectedAllocationFailures <= 0) return false;
@@ -354,7 +398,9 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
         },
       },
       `weft page (stream ${slot})`,
+      this.#retainedBytes === undefined ? {} : { retainedBytes: this.#retainedBytes },
     );
+    stream.storage = storage;
     stream.memory = new MemoryManagement<GPUBuffer>(storage, this.#config, slot, {
       onFree: (allocation) => stream.claims.forget(allocation, this.#failures.graph),
     });
@@ -488,20 +534,23 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
       releaseAll();
       return;
     }
-    try {
-      this.#align(s, bindings.map((kb) => kb.binding));
-      const entries: GPUBindGroupEntry[] = bindings.map((kb, i) => {
-        const owner = this.#pool.tryGet(kb.binding.stream);
-        invariant(owner, "a launch's bindings were checked to belong to this server");
-        const r = owner.memory.resolve(kb.binding);
-        const size = Math.min(Math.max(4, roundUp(r.size, 4)), r.resource.size - r.offset);
-        return { binding: i, resource: { buffer: r.resource, offset: r.offset, size } };
-      });
-      if (uniforms !== undefined) {
-        const region = this.#uniformRegion(s, uniforms);
-        entries.push({ binding: bindings.length, resource: region });
+    const ranges: BoundRange[] = [];
+    for (const kb of bindings) {
+      const owner = this.#pool.tryGet(kb.binding.stream);
+      invariant(owner, "a launch's bindings were checked to belong to this server");
+      const r = owner.memory.resolve(kb.binding);
+      const oom = owner.storage?.failure(r.resource);
+      if (oom !== undefined) {
+        this.#failures.failLaunch(oom, writes);
+        releaseAll();
+        return;
       }
-      const bindGroup = this.device.createBindGroup({ layout: entry.bindGroupLayout, entries });
+      ranges.push({ buffer: r.resource, offset: r.offset, size: Math.min(Math.max(4, roundUp(r.size, 4)), r.resource.size - r.offset) });
+    }
+    try {
+      this.#align(s, bindings);
+      const region = uniforms === undefined ? undefined : this.#uniformRegion(s, uniforms);
+      const bindGroup = this.#bindGroups.get(entry.bindGroupLayout, ranges, region);
       s.encoder ??= this.device.createCommandEncoder();
       s.pass ??= s.encoder.beginComputePass();
       s.pass.setPipeline(entry.pipeline);
@@ -549,10 +598,10 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
   }
 
   /** Submits every other stream whose unsubmitted encoder refers to one of `bindings`' allocations. */
-  #align(s: WebGpuStream, bindings: readonly BufferBinding[]): void {
+  #align(s: WebGpuStream, bindings: readonly (BufferBinding | KernelBinding)[]): void {
     for (const other of this.#pool.streams()) {
       if (other === s || !other.hasPendingWork) continue;
-      if (bindings.some((b) => other.encodedAllocations.has(b.allocation))) this.#flushStream(other);
+      if (bindings.some((b) => other.encodedAllocations.has("binding" in b ? b.binding.allocation : b.allocation))) this.#flushStream(other);
     }
   }
 

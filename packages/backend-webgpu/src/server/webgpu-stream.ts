@@ -1,5 +1,6 @@
 /// <reference types="@webgpu/types" />
 import type { StreamId } from "@weft/environment";
+import type { GpuBufferStorage } from "../memory/gpu-buffer-storage.js";
 import {
   ByteRangeClaims,
   type AllocationId,
@@ -58,6 +59,8 @@ export class WebGpuStream implements StreamMemory {
     readonly id: StreamId,
     /** This stream's pages and slices. Set once by the server right after construction. */
     public memory: MemoryManagement<GPUBuffer>,
+    /** The buffers behind `memory` (retained pool, failures). Set once with `memory`. */
+    public storage?: GpuBufferStorage,
   ) {}
 
   /** Whether the unsubmitted encoder holds any command. */

@@ -1,0 +1,128 @@
+/// <reference types="@webgpu/types" />
+
+/** One bound storage range: a buffer's identity, offset and size. */
+export interface BoundRange {
+  readonly buffer: GPUBuffer;
+  readonly offset: number;
+  readonly size: number;
+}
+
+/** Bind groups kept by default (least recently used beyond it are dropped). */
+export const BIND_GROUP_CACHE_LIMIT = 4096;
+
+/**
+ * Bind groups keyed by `(pipeline layout, buffers, offsets, sizes)`, so a launch that binds the
+ * same ranges as an earlier one (a steady-state loop: the same pages and slices come back) skips
+ * `createBindGroup`.
+ *
+ * @remarks
+ * **Why.** Creating a bind group is a driver call with validation on every launch; with memory
+ * reused from pools the same ranges recur, so caching turns it into a string lookup.
+ * **Identity.** Buffers and layouts get process-unique numbers through `WeakMap`s, never reused,
+ * so a key can never name a different buffer than the one it was built from.
+ * **Invalidation.** {@link BindGroupCache.forget} drops every group that binds a buffer; the
+ * storage calls it right before destroying that buffer, so a cached group never refers to a
+ * destroyed buffer.
+ * **Bounded** by `limit` entries (least recently used dropped first); `#byBuffer` holds exactly
+ * the keys of `#groups`, per buffer id.
+ */
+export class BindGroupCache {
+  /** Key → group and the buffer ids it binds; insertion order is recency (hits re-insert). */
+  readonly #groups = new Map<string, { readonly group: GPUBindGroup; readonly buffers: readonly number[] }>();
+  /** Buffer id → keys of `#groups` that bind it. Entries removed with their last key. */
+  readonly #byBuffer = new Map<number, Set<string>>();
+  readonly #ids = new WeakMap<object, number>();
+  #nextId = 1;
+  #hits = 0;
+  #misses = 0;
+
+  constructor(
+    private readonly device: GPUDevice,
+    private readonly limit = BIND_GROUP_CACHE_LIMIT,
+  ) {}
+
+  /** Groups served from the cache. */
+  get hits(): number {
+    return this.#hits;
+  }
+
+  /** Groups created. */
+  get misses(): number {
+    return this.#misses;
+  }
+
+  /** Cached groups now. */
+  get size(): number {
+    return this.#groups.size;
+  }
+
+  #id(o: object): number {
+    let id = this.#ids.get(o);
+    if (id === undefined) {
+      id = this.#nextId++;
+      this.#ids.set(o, id);
+    }
+    return id;
+  }
+
+  /**
+   * The bind group of `layout` with `ranges` at bindings `0..n-1` and, when given, `extra` (a
+   * uniform region) at binding `n`. `extra` regions change per launch, so such groups bypass the
+   * cache.
+   */
+  get(layout: GPUBindGroupLayout, ranges: readonly BoundRange[], extra?: GPUBufferBinding): GPUBindGroup {
+    const entries = (): GPUBindGroupEntry[] => {
+      const list: GPUBindGroupEntry[] = ranges.map((r, i) => ({ binding: i, resource: { buffer: r.buffer, offset: r.offset, size: r.size } }));
+      if (extra !== undefined) list.push({ binding: ranges.length, resource: extra });
+      return list;
+    };
+    if (extra !== undefined) {
+      this.#misses++;
+      return this.device.createBindGroup({ layout, entries: entries() });
+    }
+    const buffers = ranges.map((r) => this.#id(r.buffer));
+    let key = `${this.#id(layout)}`;
+    for (let i = 0; i < ranges.length; i++) {
+      const r = ranges[i] as BoundRange;
+      key += `|${buffers[i]}:${r.offset}:${r.size}`;
+    }
+    const hit = this.#groups.get(key);
+    if (hit !== undefined) {
+      this.#hits++;
+      this.#groups.delete(key);
+      this.#groups.set(key, hit);
+      return hit.group;
+    }
+    this.#misses++;
+    const group = this.device.createBindGroup({ layout, entries: entries() });
+    this.#groups.set(key, { group, buffers });
+    for (const b of buffers) {
+      const keys = this.#byBuffer.get(b);
+      if (keys === undefined) this.#byBuffer.set(b, new Set([key]));
+      else keys.add(key);
+    }
+    if (this.#groups.size > this.limit) {
+      const oldest = this.#groups.keys().next();
+      if (!oldest.done) this.#remove(oldest.value);
+    }
+    return group;
+  }
+
+  /** Drops every group that binds `buffer` (call before destroying it). */
+  forget(buffer: GPUBuffer): void {
+    const id = this.#ids.get(buffer);
+    if (id === undefined) return;
+    for (const key of [...(this.#byBuffer.get(id) ?? [])]) this.#remove(key);
+  }
+
+  #remove(key: string): void {
+    const entry = this.#groups.get(key);
+    if (entry === undefined) return;
+    this.#groups.delete(key);
+    for (const b of entry.buffers) {
+      const keys = this.#byBuffer.get(b);
+      keys?.delete(key);
+      if (keys !== undefined && keys.size === 0) this.#byBuffer.delete(b);
+    }
+  }
+}
