@@ -156,6 +156,22 @@ describe("WebGpuServer", () => {
     for (const h of [a, bad, good, derived]) h.release();
   });
 
+  it("failureOf answers, without side effects, what a read of the bytes would reject with", async () => {
+    const a = server.create(u32Bytes([1, 1, 1, 1]), S0);
+    const bad = server.empty(16, S0);
+    server.launch(broken, [1, 1, 1], [{ binding: a.binding(), access: "read" }, { binding: bad.binding(), access: "write" }], S0, "execute");
+    await server.read([bad.binding()], S0).catch(() => undefined);
+    expect(server.failureOf([bad.binding()]), "the broken launch's output is claimed").toBeInstanceOf(TaintedReadError);
+    expect(server.failureOf([bad.binding(4, 4)]), "so is any sub-range of it").toBeInstanceOf(TaintedReadError);
+    expect(server.failureOf([a.binding()]), "its input is clean").toBeUndefined();
+    expect(server.failureOf([bad.binding()]), "asking twice changes nothing").toBeInstanceOf(TaintedReadError);
+    server.write(bad.binding(), u32Bytes([7, 7, 7, 7]), S0);
+    expect(server.failureOf([bad.binding()]), "a host write releases the claim").toBeUndefined();
+    const [bytes] = await server.read([bad.binding()], S0);
+    expect(asU32(bytes as Uint8Array), "and the bytes read back").toEqual([7, 7, 7, 7]);
+    for (const h of [a, bad]) h.release();
+  });
+
   it("discard mode compiles but leaves memory untouched", async () => {
     const kernel: WgslKernel = { ...increment, key: "test/increment-discard" };
     const x = server.create(u32Bytes([4, 4, 4, 4]), S0);

@@ -268,6 +268,22 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     });
   }
 
+  /**
+   * The error a read of `bindings` issued now would reject with, or `undefined` when every byte is
+   * clean (`ComputeServer.failureOf`): what the fusion engine asks before running a fused block,
+   * so that only outputs computed from a failure carry it. Synchronous and side-effect free.
+   *
+   * It answers from the failures recorded so far: a launch still waiting for its pipeline's
+   * validation, or one whose error scope has not settled, is not known yet (its outputs are
+   * tainted when it settles, and a fused block that read them then fails whole).
+   * @throws DeviceLostError after the device was lost; InvalidBindingError for memory not live.
+   */
+  failureOf(bindings: readonly BufferBinding[]): ServerError | undefined {
+    if (this.#lost) throw this.#lost;
+    for (const b of bindings) this.#owner(b, "read");
+    return this.#failures.readError(bindings);
+  }
+
   read(bindings: readonly BufferBinding[], stream: StreamId): Promise<Uint8Array[]> {
     if (this.#lost) return Promise.reject(this.#lost);
     const s = this.#stream(stream);
