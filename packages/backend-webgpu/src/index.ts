@@ -14,8 +14,8 @@ export { DEFAULT_ENTRY_POINT } from "./kernel.js";
 export type { WebGpuHandle } from "./handle/index.js";
 export { contiguousStrides, isContiguous, reshapeView, permuteView, expandView, sliceView } from "./handle/index.js";
 
-export { WgslBuilder, ExprGraph, emitExpressions, Preamble, UNARY, BINARY, deviceProfile, literal, wgslType, pcg } from "./codegen/index.js";
-export type { DeviceProfile, ValueType, ExprNode, NodeId, StridedLayout } from "./codegen/index.js";
+export { WgslBuilder, ExprGraph, emitExpressions, Preamble, helperName, UNARY, BINARY, deviceProfile, literal, wgslType, pcg } from "./codegen/index.js";
+export type { DeviceProfile, ValueType, ExprNode, NodeId, StridedLayout, HelperName } from "./codegen/index.js";
 
 export { elementwiseKernel, reducePassKernel, matmulKernel, gatherKernel, MATMUL_CONFIGS, REDUCE_ITERATIONS } from "./kernels/index.js";
 export type { ElementwiseSpec, ReducePassSpec, MatmulSpec, MatmulConfig, GatherSpec, KernelLaunchPlan } from "./kernels/index.js";

@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -36,14 +36,66 @@ export function browserAvailable(): boolean {
   return existsSync(CHROMIUM_PATH);
 }
 
-/** `@weft/<name>` → its sources, so the page runs the current code like vitest does. */
-function weftAliases(): Record<string, string> {
-  const packages = fileURLToPath(new URL("../../../", import.meta.url));
-  const out: Record<string, string> = {};
-  for (const name of ["environment", "server", "runtime", "fusion", "backend-webgpu", "backend-cpu", "tensor"]) {
-    out[`@weft/${name}`] = join(packages, name, "src", "index.ts");
-  }
-  return out;
+/** The monorepo's `packages/` folder (this file is `packages/backend-webgpu/src/browser/…`). */
+const PACKAGES = fileURLToPath(new URL("../../../", import.meta.url));
+
+/** The `import` target of a package.json `exports` entry (a string, or its `import`/`default`). */
+function exportTarget(entry: unknown): string | undefined {
+  if (typeof entry === "string") return entry;
+  if (typeof entry !== "object" || entry === null) return undefined;
+  const conditions = entry as Record<string, unknown>;
+  return exportTarget(conditions["import"] ?? conditions["default"]);
+}
+
+/**
+ * The source file a `@weft/*` specifier stands for, so a page bundle runs the current sources like
+ * vitest does (no build needed); `undefined` for a specifier that is not a sibling package's.
+ *
+ * @remarks
+ * Resolution order for `@weft/<pkg>/<sub>`:
+ * 1. `@weft/<pkg>` (no subpath) → `packages/<pkg>/src/index.ts`;
+ * 2. the package's `exports["./<sub>"]` target `./dist/<path>.js` → `src/<path>.ts`, when that file
+ *    exists (so `@weft/tensor/testing/core` → `src/testing/core.ts`);
+ * 3. `src/<sub>/index.ts`, then `src/<sub>.ts`, the first that exists.
+ * A subpath none of these finds is `undefined`: the bundler then reports it unresolved, naming it.
+ */
+export function weftSourceAlias(specifier: string): string | undefined {
+  const match = /^@weft\/([a-z0-9-]+)(?:\/(.+))?$/.exec(specifier);
+  if (match === null) return undefined;
+  const [, name = "", sub] = match;
+  const root = join(PACKAGES, name);
+  const manifest = join(root, "package.json");
+  if (!existsSync(manifest)) return undefined;
+  if (sub === undefined) return join(root, "src", "index.ts");
+  const candidates: string[] = [];
+  const exportsField = (JSON.parse(readFileSync(manifest, "utf8")) as { exports?: Record<string, unknown> }).exports;
+  const target = exportTarget(exportsField?.[`./${sub}`]);
+  const dist = target === undefined ? null : /^\.\/dist\/(.+)\.js$/.exec(target);
+  if (dist?.[1] !== undefined) candidates.push(join(root, "src", `${dist[1]}.ts`));
+  candidates.push(join(root, "src", sub, "index.ts"), join(root, "src", `${sub}.ts`));
+  return candidates.find((path) => existsSync(path));
+}
+
+/** The esbuild plugin that resolves every `@weft/*` import with {@link weftSourceAlias}. */
+function weftSources(): import("esbuild").Plugin {
+  return {
+    name: "weft-sources",
+    setup(build) {
+      build.onResolve({ filter: /^@weft\// }, (args) => {
+        const path = weftSourceAlias(args.path);
+        if (path !== undefined) return { path };
+        return {
+          errors: [
+            {
+              text:
+                `cannot resolve '${args.path}' to a sibling package's source: no packages/<pkg>/package.json, ` +
+                "or neither its exports entry nor src/<sub>/index.ts nor src/<sub>.ts exists",
+            },
+          ],
+        };
+      });
+    },
+  };
 }
 
 /**
@@ -53,7 +105,8 @@ function weftAliases(): Record<string, string> {
  *
  * @remarks
  * The `webgpu` package is external to the bundle (the page uses `navigator.gpu`). `@weft/*`
- * resolve to sibling sources. The profile directory and the server are removed on return.
+ * specifiers, subpaths included, resolve to sibling sources ({@link weftSourceAlias}). A bundle
+ * error (an unresolved import, a syntax error) rejects with esbuild's messages. The profile directory and the server are removed on return.
  * @throws UnsupportedError when Chromium is not installed at {@link CHROMIUM_PATH}.
  */
 export async function runInBrowser(entryFile: string, options: RunInBrowserOptions = {}): Promise<BrowserResults> {
@@ -69,7 +122,7 @@ export async function runInBrowser(entryFile: string, options: RunInBrowserOptio
     target: "es2022",
     write: false,
     external: ["webgpu", "node:*"],
-    alias: weftAliases(),
+    plugins: [weftSources()],
     logLevel: "silent",
   });
   const bundle = built.outputFiles[0]?.text ?? "";

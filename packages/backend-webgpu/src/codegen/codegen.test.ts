@@ -46,6 +46,14 @@ describe("generated WGSL", () => {
         return sign(x) * (1.0 - p * exp(-a * a));
       }
 
+      fn weft_isNan_f32(x: f32) -> bool {
+        return (bitcast<u32>(x) & u32(0x7fffffffu)) > u32(0x7f800000u);
+      }
+
+      fn weft_keepNan_f32(x: f32, y: f32) -> f32 {
+        return select(y, x, weft_isNan_f32(x));
+      }
+
       @compute @workgroup_size(64)
       fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
         let i = (wid.y * nwg.x + wid.x) * 64u + lid;
@@ -56,7 +64,7 @@ describe("generated WGSL", () => {
         let v0 = in0[i];
         let v1 = in1[c1];
         let v2 = (v0 + v1);
-        out0[i] = ((0.5f * v2 * (1.0f + weft_erf_f32(v2 * 0.7071067690849304f))) * v0);
+        out0[i] = (weft_keepNan_f32(v2, (0.5f * v2 * (1.0f + weft_erf_f32(v2 * 0.7071067690849304f)))) * v0);
       }
       "
     `);
@@ -72,12 +80,20 @@ describe("generated WGSL", () => {
     expect(plan.kernel.source).toMatchInlineSnapshot(`
       "@group(0) @binding(0) var<storage, read_write> in0: array<vec4<f32>>;
 
+      fn weft_isNan_vec4f32(x: vec4<f32>) -> vec4<bool> {
+        return (bitcast<vec4<u32>>(x) & vec4<u32>(0x7fffffffu)) > vec4<u32>(0x7f800000u);
+      }
+
+      fn weft_maxNan_vec4f32(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
+        return select(select(max(a, b), b, weft_isNan_vec4f32(b)), a, weft_isNan_vec4f32(a));
+      }
+
       @compute @workgroup_size(64)
       fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
         let i = (wid.y * nwg.x + wid.x) * 64u + lid;
         if (i >= 2u) { return; }
         let v0 = in0[i];
-        in0[i] = max(v0, vec4<f32>(0.0f));
+        in0[i] = weft_maxNan_vec4f32(v0, vec4<f32>(0.0f));
       }
       "
     `);
@@ -110,6 +126,14 @@ describe("generated WGSL", () => {
 
       var<workgroup> sv: array<f32, 64>;
 
+      fn weft_isNan_f32(x: f32) -> bool {
+        return (bitcast<u32>(x) & u32(0x7fffffffu)) > u32(0x7f800000u);
+      }
+
+      fn weft_keepNan_f32(x: f32, y: f32) -> f32 {
+        return select(y, x, weft_isNan_f32(x));
+      }
+
       @compute @workgroup_size(64)
       fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
         let g = (wid.y * nwg.x + wid.x);
@@ -119,11 +143,11 @@ describe("generated WGSL", () => {
         var av = 0.0f;
         let q0 = o;
         for (var j = 0u; j < 1u; j = j + 1u) {
-          let r = k * 16384u + j * 64u + lid;
+          let r = k * 4096u + j * 64u + lid;
           if (r < 5u) {
             let p0 = r;
             let v0 = in0[q0 * 5u + p0];
-            let bv = exp(v0);
+            let bv = weft_keepNan_f32(v0, exp(v0));
             av = av + bv;
           }
         }
@@ -139,7 +163,7 @@ describe("generated WGSL", () => {
         }
         if (lid == 0u) {
           let res = sv[0];
-          out0[o] = log(res);
+          out0[o] = weft_keepNan_f32(res, log(res));
         }
       }
       "
@@ -231,5 +255,54 @@ describe("generated WGSL", () => {
       }
       "
     `);
+  });
+});
+
+describe("NaN-safe helpers", () => {
+  const kernelOf = (dtype: "f32" | "i32", ops: (block: BlockGraph, x: TensorIr) => void): string => {
+    const block = new BlockGraph();
+    const x: TensorIr = { ...t(1, [8]), dtype };
+    ops(block, x);
+    return elementwiseKernel(
+      {
+        shape: [8],
+        graph: block.graph,
+        label: "nan",
+        inputs: [{ dtype, access: "read", layout: dense([8]) }],
+        outputs: block.written().map((o) => ({ node: o.node, dtype: o.tensor.dtype })),
+      },
+      profile,
+    ).kernel.source;
+  };
+  const count = (source: string, text: string): number => source.split(text).length - 1;
+
+  it("float maximum, minimum and compares emit each helper once, integers emit none", () => {
+    const float = kernelOf("f32", (b, x) => {
+      b.add({ kind: "binary-scalar", op: "maximum", lhs: x, scalar: 0, scalarFirst: false, out: t(2, [8]) });
+      b.add({ kind: "binary-scalar", op: "minimum", lhs: x, scalar: 1, scalarFirst: false, out: t(3, [8]) });
+      b.add({ kind: "binary-scalar", op: "maximum", lhs: x, scalar: 2, scalarFirst: false, out: t(4, [8]) });
+      b.add({ kind: "binary-scalar", op: "lt", lhs: x, scalar: 2, scalarFirst: false, out: { ...t(5, [8]), dtype: "bool" } });
+    });
+    expect(count(float, "fn weft_isNan_vec4f32("), "isNan is defined once, shared by every helper that needs it").toBe(1);
+    expect(count(float, "fn weft_maxNan_vec4f32("), "maxNan is defined once for two maximums").toBe(1);
+    expect(count(float, "fn weft_minNan_vec4f32("), "minimum needs minNan").toBe(1);
+    expect(count(float, "fn weft_ordered_vec4f32("), "a float compare is guarded by ordered").toBe(1);
+    expect(float, "no raw max survives outside the helper body").not.toMatch(/= max\(/);
+
+    const int = kernelOf("i32", (b, x) => {
+      b.add({ kind: "binary-scalar", op: "maximum", lhs: x, scalar: 0, scalarFirst: false, out: { ...t(2, [8]), dtype: "i32" } });
+      b.add({ kind: "binary-scalar", op: "lt", lhs: x, scalar: 2, scalarFirst: false, out: { ...t(3, [8]), dtype: "bool" } });
+    });
+    expect(int, "integers have no NaN: no helper is emitted").not.toContain("weft_");
+  });
+
+  it("a transcendental keeps its NaN argument through keepNan, and clamp through clampNan", () => {
+    const source = kernelOf("f32", (b, x) => {
+      b.add({ kind: "unary", op: "exp", input: x, out: t(2, [8]) });
+      b.add({ kind: "clamp", input: x, min: -1, max: 1, out: t(3, [8]) });
+    });
+    expect(source, "exp(x) is selected away for a NaN x").toContain("weft_keepNan_vec4f32(v0, exp(v0))");
+    expect(source, "clamp keeps a NaN x").toContain("weft_clampNan_vec4f32(v0, vec4<f32>(-1.0f), vec4<f32>(1.0f))");
+    expect(source, "the NaN test is on the bits, never x != x").toContain("bitcast<vec4<u32>>(x) & vec4<u32>(0x7fffffffu)");
   });
 });

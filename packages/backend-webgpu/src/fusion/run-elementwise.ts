@@ -3,7 +3,9 @@ import { deviceBytesPerElement } from "@weft/fusion";
 import type { KernelBinding } from "@weft/server";
 import { contiguousHandle, elementCount, isContiguous, type WebGpuHandle } from "../handle/web-gpu-handle.js";
 import { elementwiseKernel, elementwiseKey, type ElementwiseOutput, type ElementwiseSpec } from "../kernels/elementwise.js";
+import { storageElement } from "../codegen/wgsl/types.js";
 import { BlockGraph } from "./block-graph.js";
+import { distinctBindings } from "./distinct-bindings.js";
 import type { Launcher } from "./launcher.js";
 
 /** The binding of a handle's whole memory. */
@@ -17,14 +19,42 @@ export function bytesOf(shape: readonly number[], dtype: DType): number {
 }
 
 /**
+ * Whether an output of `dtype` and `shape` may be written in place over `input`'s memory.
+ *
+ * @remarks
+ * All of these must hold:
+ * 1. `input` is dense at offset 0 with exactly `shape` and its memory holds exactly the output's
+ *    bytes (the output becomes a dense handle over the same memory);
+ * 2. the WGSL storage element is the same (`f32` stays `f32`, `i32` stays `i32`; `bool` and `u32`
+ *    share `u32`): the kernel writes the output through the input's binding, declared with the
+ *    input's element type, and WGSL rejects `cannot assign 'u32' to 'f32'`;
+ * 3. `memory.canMut()`: this handle holds the only reference (never a clone, a view or a
+ *    cross-stream alias).
+ * The dying input must also be bound exactly once in the dispatch; {@link distinctBindings}
+ * guarantees that for every slot it did not replace by a copy.
+ */
+export function canWriteInPlace(input: WebGpuHandle, shape: readonly number[], dtype: DType): boolean {
+  return (
+    input.offset === 0 &&
+    isContiguous(input) &&
+    input.shape.length === shape.length &&
+    input.shape.every((s, d) => s === shape[d]) &&
+    storageElement(input.dtype, 1) === storageElement(dtype, 1) &&
+    input.memory.size === bytesOf(shape, dtype) &&
+    input.memory.canMut()
+  );
+}
+
+/**
  * Runs a block of elementwise operations (and `drop`s) as ONE kernel: builds the graph, elides the
  * writes of tensors that die in the block, writes in place into a dying input when its memory has
  * a single owner, launches, registers the written outputs and frees the inputs that died.
  *
  * @remarks
- * **In place** only when the input dies in the block, is contiguous at offset 0 with exactly the
- * block's shape, has the same element size as the output, and `memory.canMut()` (one reference:
- * never a clone, a view or a cross-stream alias).
+ * **In place** only when the input dies in the block and {@link canWriteInPlace} holds (same
+ * storage element type, dense, sole reference).
+ * **Bindings.** No allocation is bound twice in the dispatch ({@link distinctBindings}): a second
+ * view of an already-bound allocation is read from a temporary dense copy.
  */
 export function runElementwiseBlock(launcher: Launcher, ctx: ExecutionContext<WebGpuHandle>, ops: readonly OperationIr[], fused: boolean): void {
   const block = new BlockGraph();
@@ -34,30 +64,23 @@ export function runElementwiseBlock(launcher: Launcher, ctx: ExecutionContext<We
   const written = block.written();
   launcher.counters.elidedWrites += fused ? block.elided() : 0;
 
-  const handles = block.inputs.map((i) => ctx.handles.getHandle(i.tensor));
+  const computes = written.length > 0 && elementCount(shape) > 0;
+  const inputs = block.inputs.map((i) => ctx.handles.getHandle(i.tensor));
+  // Nothing is launched when nothing is computed, so nothing needs distinct bindings then.
+  const bound = distinctBindings(launcher, inputs, ctx.stream, [], computes);
+  const handles = bound.handles;
   const usedInPlace = new Set<number>();
   const outputs: ElementwiseOutput[] = written.map((o) => {
     const slot = block.inputs.findIndex((input, k) => {
       const h = handles[k];
-      return (
-        h !== undefined &&
-        input.dies &&
-        !usedInPlace.has(k) &&
-        h.offset === 0 &&
-        isContiguous(h) &&
-        h.shape.length === shape.length &&
-        h.shape.every((s, d) => s === shape[d]) &&
-        deviceBytesPerElement(h.dtype) === deviceBytesPerElement(o.tensor.dtype) &&
-        h.memory.size === bytesOf(shape, o.tensor.dtype) &&
-        h.memory.canMut()
-      );
+      return h !== undefined && input.dies && !usedInPlace.has(k) && !bound.copied.has(k) && canWriteInPlace(h, shape, o.tensor.dtype);
     });
     if (slot < 0) return { node: o.node, dtype: o.tensor.dtype };
     usedInPlace.add(slot);
     return { node: o.node, dtype: o.tensor.dtype, inPlaceSlot: slot };
   });
 
-  if (written.length > 0 && elementCount(shape) > 0) {
+  if (computes) {
     const spec: ElementwiseSpec = {
       shape,
       graph: block.graph,
@@ -89,12 +112,14 @@ export function runElementwiseBlock(launcher: Launcher, ctx: ExecutionContext<We
       ...outHandles.filter((_, k) => outputs[k]?.inPlaceSlot === undefined).map((h) => bindingOf(h, "write")),
     ];
     launcher.launch(plan, bindings, ctx.stream);
+    bound.release();
     if (fused && producing.length > 1) launcher.counters.fusedLaunches++;
     written.forEach((o, k) => {
       const h = outHandles[k];
       if (h !== undefined) ctx.handles.registerHandle(o.tensor.id, h);
     });
   } else {
+    bound.release();
     // Nothing to compute (all results die, or an empty shape): outputs still need handles.
     for (const o of written) {
       ctx.handles.registerHandle(o.tensor.id, contiguousHandle(launcher.empty(bytesOf(o.tensor.shape, o.tensor.dtype), ctx.stream), o.tensor.shape, o.tensor.dtype));

@@ -7,6 +7,7 @@ import { BlockGraph } from "./block-graph.js";
 import type { Launcher } from "./launcher.js";
 import { bindingOf, bytesOf } from "./run-elementwise.js";
 import { blockInputs } from "./run-reduce.js";
+import { distinctBindings } from "./distinct-bindings.js";
 
 /**
  * The tile configuration for an `M×K · K×N` product: the simple kernel for small outputs, else the
@@ -40,14 +41,22 @@ export function runMatmulBlock(launcher: Launcher, ctx: ExecutionContext<WebGpuH
   const res = epilogue.provide(matmul.out, "res");
   epilogue.outputs.push({ tensor: matmul.out, node: res, written: true });
   for (const op of ops.slice(1)) invariant(epilogue.add(op), () => `matmul epilogue cannot hold ${op.kind}`);
-  const lhs = ctx.handles.getHandle(matmul.lhs);
-  const rhs = ctx.handles.getHandle(matmul.rhs);
-  const eHandles = epilogue.inputs.map((i) => ctx.handles.getHandle(i.tensor));
   const written = epilogue.written();
+  const launches = elementCount(matmul.out.shape) > 0 && written.length > 0;
+  // `x · xᵀ` (and an epilogue reading an operand) would bind one allocation twice: see distinctBindings.
+  const bound = distinctBindings(
+    launcher,
+    [ctx.handles.getHandle(matmul.lhs), ctx.handles.getHandle(matmul.rhs), ...epilogue.inputs.map((i) => ctx.handles.getHandle(i.tensor))],
+    ctx.stream,
+    [],
+    launches,
+  );
+  const [lhs, rhs, ...eHandles] = bound.handles;
+  invariant(lhs !== undefined && rhs !== undefined, "a matmul binds both operands");
   if (fused) launcher.counters.elidedWrites += epilogue.elided();
   const outHandles = written.map((o) => contiguousHandle(launcher.empty(bytesOf(o.tensor.shape, o.tensor.dtype), ctx.stream), o.tensor.shape, o.tensor.dtype));
   const shape = matmul.out.shape;
-  if (elementCount(shape) > 0 && written.length > 0) {
+  if (launches) {
     const m = shape[shape.length - 2] ?? 1;
     const n = shape[shape.length - 1] ?? 1;
     const spec: MatmulSpec = {
@@ -64,6 +73,7 @@ export function runMatmulBlock(launcher: Launcher, ctx: ExecutionContext<WebGpuH
     launcher.launch(plan, [bindingOf(lhs, "read"), bindingOf(rhs, "read"), ...eHandles.map((h) => bindingOf(h, "read")), ...outHandles.map((h) => bindingOf(h, "write"))], ctx.stream);
     if (fused && ops.filter((o) => o.kind !== "drop").length > 1) launcher.counters.fusedLaunches++;
   }
+  bound.release();
   written.forEach((o, k) => {
     const h = outHandles[k];
     if (h !== undefined) ctx.handles.registerHandle(o.tensor.id, h);

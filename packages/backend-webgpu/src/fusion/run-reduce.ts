@@ -6,6 +6,7 @@ import type { ElementwiseInput } from "../kernels/elementwise.js";
 import { accumulatorDtype, isArgOp, REDUCE_ITERATIONS, reducePassKernel, reducePassKey, type ReducePassSpec, type ReduceSink, type ReduceSource } from "../kernels/reduce.js";
 import { BlockGraph } from "./block-graph.js";
 import type { Launcher } from "./launcher.js";
+import { distinctBindings } from "./distinct-bindings.js";
 import { bindingOf, bytesOf } from "./run-elementwise.js";
 
 type ReduceOperation = Extract<OperationIr, { kind: "reduce" }>;
@@ -47,6 +48,12 @@ export function planReduceBlock(ops: readonly OperationIr[]): { prologue: BlockG
  * Runs a reduce block as one kernel (a single pass) or a chain of passes when the reduced extent
  * exceeds one pass's `workgroupSize × REDUCE_ITERATIONS` elements. Returns false when the block
  * cannot be fused (see {@link planReduceBlock}).
+ *
+ * @remarks
+ * **Bindings.** The first pass binds the prologue's inputs, the last the epilogue's inputs and the
+ * outputs; no allocation is bound twice in one pass (a tensor both read — `m` in
+ * `log(sum(exp(x - m))) + m` — is read by the epilogue from a temporary copy). No output is
+ * written in place: outputs are fresh allocations.
  */
 export function runReduceBlock(launcher: Launcher, ctx: ExecutionContext<WebGpuHandle>, ops: readonly OperationIr[], fused: boolean): boolean {
   const plan = planReduceBlock(ops);
@@ -55,21 +62,31 @@ export function runReduceBlock(launcher: Launcher, ctx: ExecutionContext<WebGpuH
   const profile = launcher.profile;
   const node = prologue.leaf(reduce.input);
   const valueDtype = prologue.graph.node(node).dtype;
-  const pHandles = prologue.inputs.map((i) => ctx.handles.getHandle(i.tensor));
-  const eHandles = epilogue.inputs.map((i) => ctx.handles.getHandle(i.tensor));
   const written = epilogue.written();
+  const outer = elementCount(reduce.input.shape.filter((_, d) => !reduce.axes.includes(d)));
+  const launches = outer > 0 && written.length > 0;
+  // The prologue and the epilogue may read the same tensor (logSumExp's max): one allocation is
+  // never bound twice in a dispatch (see distinctBindings).
+  const bound = distinctBindings(
+    launcher,
+    [...prologue.inputs, ...epilogue.inputs].map((i) => ctx.handles.getHandle(i.tensor)),
+    ctx.stream,
+    [],
+    launches,
+  );
+  const pHandles = bound.handles.slice(0, prologue.inputs.length);
+  const eHandles = bound.handles.slice(prologue.inputs.length);
   if (fused) launcher.counters.elidedWrites += epilogue.elided() + prologue.elided();
   const outHandles = written.map((o) => contiguousHandle(launcher.empty(bytesOf(o.tensor.shape, o.tensor.dtype), ctx.stream), o.tensor.shape, o.tensor.dtype));
 
   const inputShape = reduce.input.shape;
-  const outer = elementCount(inputShape.filter((_, d) => !reduce.axes.includes(d)));
   const total = elementCount(reduce.axes.map((d) => inputShape[d] ?? 1));
   const chunk = profile.workgroupSize * REDUCE_ITERATIONS;
   const acc = accumulatorDtype(reduce.op, valueDtype);
   const arg = isArgOp(reduce.op);
   const label = ops.filter((o) => o.kind !== "drop").map((o) => (o.kind === "reduce" ? `${o.op}` : o.kind === "unary" || o.kind === "binary" || o.kind === "binary-scalar" ? o.op : o.kind)).join("+");
 
-  if (outer > 0 && written.length > 0) {
+  if (launches) {
     let source: ReduceSource = { kind: "graph", graph: prologue.graph, node, inputs: blockInputs(prologue, pHandles) };
     let sourceBindings: KernelBinding[] = pHandles.map((h) => bindingOf(h, "read"));
     let temps: MemoryHandle[] = [];
@@ -106,6 +123,7 @@ export function runReduceBlock(launcher: Launcher, ctx: ExecutionContext<WebGpuH
     if (fused && ops.filter((o) => o.kind !== "drop").length > 1) launcher.counters.fusedLaunches++;
     invariant(passes >= 1, "a reduction launches at least one pass");
   }
+  bound.release();
   written.forEach((o, k) => {
     const h = outHandles[k];
     if (h !== undefined) ctx.handles.registerHandle(o.tensor.id, h);

@@ -32,6 +32,7 @@ import { elementwiseKernel, elementwiseKey, type ElementwiseSpec } from "../kern
 import { gatherKernel, gatherKey, type GatherSpec } from "../kernels/gather.js";
 import { newCounters, resetCounters, type RuntimeCounters } from "./counters.js";
 import { ElementwiseFuser, MatmulFuser, ReduceFuser } from "./fusers.js";
+import { copyInto, denseCopy, distinctBindings } from "./distinct-bindings.js";
 import { Launcher } from "./launcher.js";
 import { bindingOf, bytesOf, runElementwiseBlock } from "./run-elementwise.js";
 import { chooseMatmulConfig, runMatmulBlock, type MatmulChooser } from "./run-matmul.js";
@@ -280,10 +281,13 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
         return;
       }
       case "gather": {
-        const input = ctx.handles.getHandle(op.input);
-        const indices = ctx.handles.getHandle(op.indices);
         const out = this.#allocate(op.out, ctx.stream);
-        if (numElements(op.out.shape) > 0) {
+        const launches = numElements(op.out.shape) > 0;
+        // An i32 tensor gathered by its own values would bind one allocation twice.
+        const bound = distinctBindings(launcher, [ctx.handles.getHandle(op.input), ctx.handles.getHandle(op.indices)], ctx.stream, [], launches);
+        const [input, indices] = bound.handles;
+        invariant(input !== undefined && indices !== undefined, "a gather binds its input and its indices");
+        if (launches) {
           const spec: GatherSpec = {
             input: { shape: input.shape, strides: input.strides, offset: input.offset },
             indices: { shape: indices.shape, strides: indices.strides, offset: indices.offset },
@@ -294,6 +298,7 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
           const plan = launcher.plan(gatherKey(spec, this.profile), () => gatherKernel(spec, this.profile));
           launcher.launch(plan, [bindingOf(input, "read"), bindingOf(indices, "read"), bindingOf(out, "write")], ctx.stream);
         }
+        bound.release();
         ctx.handles.registerHandle(op.out.id, out);
         ctx.handles.free(op.input);
         ctx.handles.free(op.indices);
@@ -379,26 +384,12 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
 
   /** A dense copy of `handle` (a new allocation). */
   #contiguous(handle: WebGpuHandle, stream: StreamId): WebGpuHandle {
-    const out = contiguousHandle(this.#launcher.empty(bytesOf(handle.shape, handle.dtype), stream), handle.shape, handle.dtype);
-    this.#copyInto(handle, out, undefined, stream, "copy");
-    return out;
+    return denseCopy(this.#launcher, handle, stream);
   }
 
   /** Copies `src` into `dst`'s memory at `layout` (default: dense). */
   #copyInto(src: WebGpuHandle, dst: WebGpuHandle, layout: ElementwiseSpec["outputs"][number]["layout"], stream: StreamId, label: string): void {
-    if (numElements(src.shape) === 0) return;
-    const graph = new ExprGraph();
-    const node = graph.add({ kind: "input", slot: 0, dtype: src.dtype });
-    const spec: ElementwiseSpec = {
-      shape: src.shape,
-      graph,
-      label,
-      inputs: [{ dtype: src.dtype, access: "read", layout: { shape: src.shape, strides: src.strides, offset: src.offset } }],
-      outputs: [layout === undefined ? { node, dtype: dst.dtype } : { node, dtype: dst.dtype, layout }],
-    };
-    const key = elementwiseKey(spec, this.profile);
-    const plan = this.#launcher.plan(key, () => elementwiseKernel(spec, this.profile, key));
-    this.#launcher.launch(plan, [bindingOf(src, "read"), bindingOf(dst, "write")], stream);
+    copyInto(this.#launcher, src, dst, layout, stream, label);
   }
 
   /** Fills `dst` (dense) with `value`. */

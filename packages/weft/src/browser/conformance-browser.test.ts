@@ -5,13 +5,13 @@
  *
  * @remarks
  * Skipped, with the reason printed, only when Debian's Chromium is not installed at
- * `/usr/bin/chromium` (CI installs it in `scripts/setup-system.sh`). `runInBrowser` is not exported
- * by `@weft/backend-webgpu`'s barrel, so it is imported from its source file (a test-only import).
+ * `/usr/bin/chromium` (CI installs it in `scripts/setup-system.sh`). `runInBrowser` comes from the
+ * Node-only test kit `@weft/backend-webgpu/testing`.
  */
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { conformanceCases } from "@weft/tensor/testing";
-import { browserAvailable, CHROMIUM_PATH, runInBrowser } from "../../../backend-webgpu/src/browser/run-in-browser.js";
+import { browserAvailable, CHROMIUM_PATH, runInBrowser } from "@weft/backend-webgpu/testing";
 import { BROWSER_CATALOGUE, DEVICE_TEST, RELEASE_TEST } from "./suite.js";
 
 const available = browserAvailable();

@@ -22,13 +22,11 @@ describe.each(BACKENDS)("in-place reuse across dtypes on $name", (backend) => {
     baseline = snapshot(device).bytesInUse;
   });
 
-  // Known WebGPU bug (reported): a fused block that consumes its input in place writes an output
-  // of another dtype into the input's typed binding — f32 → bool: "cannot assign 'u32' to 'f32'";
-  // i32 → f32: "cannot assign 'vec4<f32>' to 'vec4<i32>'" — so the kernel is rejected and the
-  // result is tainted. Flip these to `it` once backend-webgpu is fixed.
-  const compareIt = backend.name === "webgpu" ? it.fails : it;
-  const castIt = backend.name === "webgpu" ? it.fails : it;
-  compareIt("a compare that consumes its f32 input returns bool values", async () => {
+  // Regression (WebGPU): a fused block that consumed its input in place wrote an output of another
+  // dtype through the input's typed binding — f32 → bool: "cannot assign 'u32' to 'f32'"; i32 → f32:
+  // "cannot assign 'vec4<f32>' to 'vec4<i32>'" — so the kernel was rejected and the result tainted.
+  // In place now requires the same WGSL storage element type.
+  it("a compare that consumes its f32 input returns bool values", async () => {
     const flags = tidy(() => tensor([1, 2, 3, 4]).gt(2));
     try {
       expect(flags.dtype).toBe("bool");
@@ -39,7 +37,7 @@ describe.each(BACKENDS)("in-place reuse across dtypes on $name", (backend) => {
     }
   });
 
-  castIt("a cast that consumes its i32 input returns f32 values", async () => {
+  it("a cast that consumes its i32 input returns f32 values", async () => {
     const halves = tidy(() => tensor(Int32Array.of(1, 2, 3, 4)).cast("f32").mul(0.5));
     try {
       expect(halves.dtype).toBe("f32");

@@ -2,7 +2,7 @@ import { invariant } from "@weft/environment";
 import type { BinaryOp, DType, RandomDistribution, UnaryOp } from "@weft/fusion";
 import { BINARY, UNARY, binaryResult, convert } from "./ops.js";
 import type { Preamble } from "./preamble.js";
-import { literal, wgslType, type ValueType } from "./types.js";
+import { isFloat, literal, wgslType, type ValueType } from "./types.js";
 
 /** Identifies a node of an {@link ExprGraph} (its index; arguments always precede their users). */
 export type NodeId = number;
@@ -185,7 +185,10 @@ function emitNode(graph: ExprGraph, n: ExprNode, text: readonly string[], ctx: E
     case "cast":
       return convert(at(n.arg), t(graph.node(n.arg).dtype), t(n.dtype));
     case "clamp":
-      return `clamp(${at(n.arg)}, ${at(n.min)}, ${at(n.max)})`;
+      // WGSL's clamp is min(max(…)), which drops a NaN; the oracle keeps it.
+      return isFloat(n.dtype)
+        ? `${ctx.helpers.use("clampNan", t(n.dtype))}(${at(n.arg)}, ${at(n.min)}, ${at(n.max)})`
+        : `clamp(${at(n.arg)}, ${at(n.min)}, ${at(n.max)})`;
     case "select": {
       const cond = convert(at(n.cond), t(graph.node(n.cond).dtype), t("bool"));
       return `select(${at(n.rhs)}, ${at(n.lhs)}, ${cond})`;

@@ -27,39 +27,57 @@ function floatOnly(op: string, f: (x: string, t: ValueType, h: Preamble) => stri
   };
 }
 
+/**
+ * A float-only op whose WGSL built-in may lose a NaN operand (`exp(NaN)` is `Inf` on SwiftShader,
+ * `tanh` clamps it away): the result is `keepNan(x, f(x))`, so NaN in gives NaN out, like the CPU
+ * oracle. The argument is hoisted (it appears twice).
+ */
+function keepsNan(op: string, f: (x: string, t: ValueType, h: Preamble) => string): OpEntry {
+  return floatOnly(op, (x, t, h) => `${h.use("keepNan", t)}(${x}, ${f(x, t, h)})`, true);
+}
+
+/** Like {@link keepsNan} for ops that are the identity on integers (floor, ceil, round, sign…). */
+function keepsNanOnFloats(intEmit: (x: string, t: ValueType) => string, floatEmit: (x: string, t: ValueType) => string): OpEntry {
+  return {
+    repeats: true,
+    emit: ([x = ""], t, h) => (isFloat(t.dtype) ? `${h.use("keepNan", t)}(${x}, ${floatEmit(x, t)})` : intEmit(x, t)),
+  };
+}
+
 const lit = (v: number, t: ValueType): string => literal(v, t);
 
 /** The unary ops (one entry per {@link UnaryOp}); precision follows the CPU oracle. */
 export const UNARY: Record<UnaryOp, OpEntry> = {
   neg: { emit: ([x = ""], t) => (t.dtype === "u32" ? `(${lit(0, t)} - ${x})` : `(-${x})`) },
   abs: { emit: ([x = ""], t) => (t.dtype === "u32" ? x : `abs(${x})`) },
-  exp: floatOnly("exp", (x) => `exp(${x})`),
-  log: floatOnly("log", (x) => `log(${x})`),
-  log1p: floatOnly("log1p", (x, t) => `select(log(${lit(1, t)} + ${x}) * ${x} / ((${lit(1, t)} + ${x}) - ${lit(1, t)}), ${x}, (${lit(1, t)} + ${x}) == ${lit(1, t)})`, true),
-  expm1: floatOnly(
+  exp: keepsNan("exp", (x) => `exp(${x})`),
+  log: keepsNan("log", (x) => `log(${x})`),
+  log1p: keepsNan("log1p", (x, t) => `select(log(${lit(1, t)} + ${x}) * ${x} / ((${lit(1, t)} + ${x}) - ${lit(1, t)}), ${x}, (${lit(1, t)} + ${x}) == ${lit(1, t)})`),
+  expm1: keepsNan(
     "expm1",
     (x, t) =>
       `select(select((exp(${x}) - ${lit(1, t)}) * ${x} / log(exp(${x})), exp(${x}) - ${lit(1, t)}, abs(${x}) > ${lit(0.5, t)}), ${x} + ${lit(0.5, t)} * ${x} * ${x}, abs(${x}) < ${lit(1e-5, t)})`,
-    true,
   ),
-  sqrt: floatOnly("sqrt", (x) => `sqrt(${x})`),
-  rsqrt: floatOnly("rsqrt", (x) => `inverseSqrt(${x})`),
-  sin: floatOnly("sin", (x) => `sin(${x})`),
-  cos: floatOnly("cos", (x) => `cos(${x})`),
-  tan: floatOnly("tan", (x) => `tan(${x})`),
-  tanh: floatOnly("tanh", (x, t) => `tanh(clamp(${x}, ${lit(-15, t)}, ${lit(15, t)}))`),
-  sigmoid: floatOnly("sigmoid", (x, t) => `(${lit(1, t)} / (${lit(1, t)} + exp(-${x})))`),
-  relu: { emit: ([x = ""], t) => `max(${x}, ${lit(0, t)})` },
-  gelu: floatOnly("gelu", (x, t, h) => `(${lit(0.5, t)} * ${x} * (${lit(1, t)} + ${h.use("erf", t)}(${x} * ${lit(Math.SQRT1_2, t)})))`, true),
-  silu: floatOnly("silu", (x, t) => `(${x} / (${lit(1, t)} + exp(-${x})))`, true),
-  erf: floatOnly("erf", (x, t, h) => `${h.use("erf", t)}(${x})`),
-  floor: { emit: ([x = ""], t) => (isFloat(t.dtype) ? `floor(${x})` : x) },
-  ceil: { emit: ([x = ""], t) => (isFloat(t.dtype) ? `ceil(${x})` : x) },
-  round: { emit: ([x = ""], t) => (isFloat(t.dtype) ? `round(${x})` : x) },
-  sign: {
-    repeats: true,
-    emit: ([x = ""], t) => (t.dtype === "u32" ? `select(${lit(0, t)}, ${lit(1, t)}, ${x} > ${lit(0, t)})` : `sign(${x})`),
+  sqrt: keepsNan("sqrt", (x) => `sqrt(${x})`),
+  rsqrt: keepsNan("rsqrt", (x) => `inverseSqrt(${x})`),
+  sin: keepsNan("sin", (x) => `sin(${x})`),
+  cos: keepsNan("cos", (x) => `cos(${x})`),
+  tan: keepsNan("tan", (x) => `tan(${x})`),
+  tanh: keepsNan("tanh", (x, t) => `tanh(clamp(${x}, ${lit(-15, t)}, ${lit(15, t)}))`),
+  sigmoid: keepsNan("sigmoid", (x, t) => `(${lit(1, t)} / (${lit(1, t)} + exp(-${x})))`),
+  relu: {
+    emit: ([x = ""], t, h) => (isFloat(t.dtype) ? `${h.use("maxNan", t)}(${x}, ${lit(0, t)})` : `max(${x}, ${lit(0, t)})`),
   },
+  gelu: keepsNan("gelu", (x, t, h) => `(${lit(0.5, t)} * ${x} * (${lit(1, t)} + ${h.use("erf", t)}(${x} * ${lit(Math.SQRT1_2, t)})))`),
+  silu: keepsNan("silu", (x, t) => `(${x} / (${lit(1, t)} + exp(-${x})))`),
+  erf: keepsNan("erf", (x, t, h) => `${h.use("erf", t)}(${x})`),
+  floor: keepsNanOnFloats((x) => x, (x) => `floor(${x})`),
+  ceil: keepsNanOnFloats((x) => x, (x) => `ceil(${x})`),
+  round: keepsNanOnFloats((x) => x, (x) => `round(${x})`),
+  sign: keepsNanOnFloats(
+    (x, t) => (t.dtype === "u32" ? `select(${lit(0, t)}, ${lit(1, t)}, ${x} > ${lit(0, t)})` : `sign(${x})`),
+    (x) => `sign(${x})`,
+  ),
   reciprocal: floatOnly("reciprocal", (x, t) => `(${lit(1, t)} / ${x})`),
   square: { repeats: true, emit: ([x = ""]) => `(${x} * ${x})` },
   not: { emit: ([x = ""], t) => (t.dtype === "bool" ? `(!${x})` : `(${x} == ${lit(0, t)})`) },
@@ -69,14 +87,22 @@ function asBool(x: string, t: ValueType): string {
   return t.dtype === "bool" ? x : `(${x} != ${lit(0, t)})`;
 }
 
+/**
+ * A comparison with the CPU oracle's NaN semantics on floats: `==`, `<`, `<=`, `>`, `>=` are false
+ * when either operand is NaN and `!=` is true, whatever the implementation assumes about NaN
+ * (the NaN test is on the bits; see `ordered` in the preamble). The operands are hoisted.
+ */
 function compare(op: string): OpEntry {
   return {
-    emit: ([a = "", b = ""], t) => {
+    repeats: true,
+    emit: ([a = "", b = ""], t, h) => {
       if (t.dtype === "bool" && op !== "==" && op !== "!=") {
         const u: ValueType = { dtype: "u32", width: t.width };
         return `(${convert(a, t, u)} ${op} ${convert(b, t, u)})`;
       }
-      return `(${a} ${op} ${b})`;
+      if (!isFloat(t.dtype)) return `(${a} ${op} ${b})`;
+      const ordered = `${h.use("ordered", t)}(${a}, ${b})`;
+      return op === "!=" ? `(!${ordered} | (${a} != ${b}))` : `(${ordered} & (${a} ${op} ${b}))`;
     },
   };
 }
@@ -94,8 +120,8 @@ export const BINARY: Record<BinaryOp, OpEntry> = {
       return convert(`round(${h.use("pow", f)}(${convert(a, t, f)}, ${convert(b, t, f)}))`, f, t);
     },
   },
-  maximum: { emit: ([a = "", b = ""]) => `max(${a}, ${b})` },
-  minimum: { emit: ([a = "", b = ""]) => `min(${a}, ${b})` },
+  maximum: { emit: ([a = "", b = ""], t, h) => (isFloat(t.dtype) ? `${h.use("maxNan", t)}(${a}, ${b})` : `max(${a}, ${b})`) },
+  minimum: { emit: ([a = "", b = ""], t, h) => (isFloat(t.dtype) ? `${h.use("minNan", t)}(${a}, ${b})` : `min(${a}, ${b})`) },
   mod: {
     repeats: true,
     emit: ([a = "", b = ""], t) => {
