@@ -727,16 +727,25 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     s.submissionWrites = [];
     this.device.pushErrorScope("validation");
     const commands = encoder.finish();
-    const scope = this.device.popErrorScope();
-    this.#trackSubmission(s, scope, writes);
-    this.#submit([commands], s, writes);
+    const finishScope = this.device.popErrorScope();
+    this.#submit([commands], s, writes, finishScope);
   }
 
-  /** `queue.submit` plus the release of `s`'s pins and uniform arenas. */
-  #submit(commands: GPUCommandBuffer[], s: WebGpuStream, writes: BufferBinding[]): void {
+  /**
+   * `queue.submit` plus the release of `s`'s pins and uniform arenas. When the command buffer came
+   * from `encoder.finish()`, its scope is passed in: a finish-time error is the root cause (Dawn's
+   * real message), and the submit's own "invalid command buffer" error only follows from it, so the
+   * writes are tainted once, with the first error.
+   */
+  #submit(commands: GPUCommandBuffer[], s: WebGpuStream, writes: BufferBinding[], finishScope?: Promise<GPUError | null>): void {
     this.device.pushErrorScope("validation");
     this.device.queue.submit(commands);
-    this.#trackSubmission(s, this.device.popErrorScope(), writes);
+    const submitScope = this.device.popErrorScope();
+    const scope =
+      finishScope === undefined
+        ? submitScope
+        : Promise.all([finishScope, submitScope]).then(([finished, submitted]) => finished ?? submitted);
+    this.#trackSubmission(s, scope, writes);
     this.#stats.submits++;
     s.writesSinceSubmit = 0;
     for (const unpin of s.submitPins.splice(0)) unpin();
