@@ -99,7 +99,7 @@ export function sizesFor(quick: boolean, gpu: WebGpuDevice): Sizes {
     sum: 1 << 26,
     rows: [4096, 16_384],
     matmul: [2048, 4096],
-    hostOps: 100_000,
+    hostOps: 20_000,
     graphOps: 1000,
     small: [64, 16_384],
     memory: 1 << 24,

@@ -15,7 +15,7 @@ export type {
   SliceRange,
   RandomDistribution,
 } from "./ir/operation-ir.js";
-export { operationInputs, operationOutputs, operationNodes } from "./ir/operation-ir.js";
+export { operationInputs, operationOutputs, operationNodes, forEachTensor } from "./ir/operation-ir.js";
 export { OperationConverter, mapOperation } from "./ir/relative.js";
 export type { RelativeOperation } from "./ir/relative.js";
 export { HandleContainer } from "./runtime/handle-container.js";

@@ -173,6 +173,50 @@ describe("FusionDevice", () => {
     expect(seen).toEqual([[s, s]]);
   });
 
+  it("disposing a computed tensor on an empty segment frees it at once, as one unfused drop, without exploring", async () => {
+    const { device, runtime } = createTestDevice("elementwise");
+    const x = fromValues(device, [1, 2]);
+    const y = unary(device, "neg", x);
+    await y.read();
+    const explored = device.inspector.explorations;
+    const live = runtime.liveMemories;
+    device.inspector.clearLog();
+    y.dispose();
+    expect(device.inspector.composition(), "the drop is logged as the one-op block it always was").toEqual(["unfused drop[drop]"]);
+    expect(runtime.liveMemories, "y's memory is released by the drop itself").toBe(live - 1);
+    expect(device.inspector.explorations, "a lone drop never needs the explorer").toBe(explored);
+    expect(device.memory().streams, "no stream entry is left behind").toBe(0);
+    x.dispose();
+    expect(device.memory()).toMatchObject({ liveTensors: 0, liveHandles: 0, streams: 0 });
+  });
+
+  it("wrappers that die in the turn they were created are never registered as leak candidates; survivors are, by the next microtask", async () => {
+    const { device } = createTestDevice("elementwise");
+    const x = fromValues(device, [1, 2]);
+    const temporaries = Array.from({ length: 8 }, () => unary(device, "neg", x));
+    for (const t of temporaries) t.dispose();
+    const survivor = unary(device, "exp", x);
+    expect(survivor._leakRegistered, "registration is batched, not paid at creation").toBe(false);
+    await Promise.resolve();
+    expect(temporaries.some((t) => t._leakRegistered), "a disposed wrapper is skipped by the batch").toBe(false);
+    expect(survivor._leakRegistered && x._leakRegistered, "live wrappers are covered by the leak backstop").toBe(true);
+    device.simulateFinalization(survivor);
+    expect(survivor._leakRegistered, "a finalized wrapper leaves the registry").toBe(false);
+    expect(device.memory().liveTensors, "the finalizer gave the survivor's reference back").toBe(1);
+    x.dispose();
+    await device.syncAll();
+    expect(device.memory()).toMatchObject({ liveTensors: 0, liveHandles: 0, streams: 0 });
+  });
+
+  it("many wrappers in one synchronous burst are registered in bounded batches", () => {
+    const { device } = createTestDevice("elementwise");
+    const x = fromValues(device, [1]);
+    const kept = Array.from({ length: 2100 }, () => unary(device, "neg", x));
+    expect(kept[0]?._leakRegistered, "the batch limit (2048) flushed the earliest survivors without waiting for a microtask").toBe(true);
+    for (const t of kept) t.dispose();
+    x.dispose();
+  });
+
   it("upload rejects data that does not fill the shape, naming the fix", () => {
     const { device } = createTestDevice();
     expect(() => device.upload({ data: new Float32Array(3), shape: [2, 2], dtype: "f32" })).toThrow(/3 values do not fill shape \[2, 2\]/);

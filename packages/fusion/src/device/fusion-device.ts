@@ -1,6 +1,5 @@
 import { ReentrancyGuard, StreamId, WeftError, invariant } from "@weft/environment";
 import type { OperationIr } from "../ir/operation-ir.js";
-import { operationOutputs } from "../ir/operation-ir.js";
 import type { DType, TensorData, TensorId, TensorIr, TypedArray } from "../ir/tensor-ir.js";
 import { numElements } from "../ir/tensor-ir.js";
 import { FusionInspector } from "../inspector/fusion-inspector.js";
@@ -42,6 +41,12 @@ export interface FusionMemory {
   readonly bytesReserved: number;
 }
 
+/**
+ * Wrappers created since the last registration batch that the device registers with its
+ * `FinalizationRegistry` once they are still alive at the batch (see `FusionDevice`).
+ */
+const LEAK_BATCH = 2048;
+
 /** What the finalizer of a leaked wrapper needs: never the wrapper itself. */
 interface LeakToken {
   readonly ref: SharedRef;
@@ -67,6 +72,13 @@ interface LeakToken {
  * - At quiescence (every wrapper disposed, every stream synced) there are no handles and no
  *   streams: `memory().liveHandles === 0 && memory().streams === 0`.
  * - Nothing is held across an `await`: reads return the backend's promise (bug P4).
+ * **Leak backstop, registered lazily.** Registering every wrapper with the `FinalizationRegistry`
+ * (and unregistering it at dispose) was a large part of an op's host cost, although most wrappers
+ * die within the same synchronous burst (`tidy`, temporaries). New wrappers are therefore queued
+ * and registered in batches — when {@link LEAK_BATCH} are queued, and in a microtask after the
+ * first one is queued — and only those still alive are registered. A leaked wrapper is thus
+ * registered at the latest at the end of the current synchronous turn; until then the queue holds
+ * it (so it cannot be collected unregistered).
  */
 export class FusionDevice<H> {
   /** The backend. */
@@ -83,6 +95,9 @@ export class FusionDevice<H> {
   #bugs: Error[] = [];
   #liveTensors = 0;
   readonly #registry: FinalizationRegistry<LeakToken>;
+  /** Wrappers not yet registered with `#registry`; emptied by `#registerLeaks` (≤ LEAK_BATCH). */
+  #unregistered: FusionTensor[] = [];
+  readonly #flushLeaks = (): void => this.#registerLeaks();
 
   constructor(runtime: FusionRuntime<H, Optimization<H>>, options: FusionDeviceOptions = {}) {
     this.runtime = runtime;
@@ -115,10 +130,14 @@ export class FusionDevice<H> {
    */
   register(op: OperationIr): FusionTensor[] {
     const stream = StreamId.current();
-    const outputs = operationOutputs(op);
-    for (const out of outputs) invariant(out.status === "NotInit", () => `output #${out.id} of ${op.kind} must be NotInit (use outputIr)`);
-    this.#call(() => this.streams.register(stream, op, this.#env));
-    return outputs.map((out) => this.#wrap(out, stream));
+    if (op.kind === "drop") {
+      this.#registerOn(stream, op);
+      return [];
+    }
+    const out = op.out;
+    if (out.status !== "NotInit") invariant(false, `output #${out.id} of ${op.kind} must be NotInit (use outputIr)`);
+    this.#registerOn(stream, op);
+    return [this.#wrap(out, stream)];
   }
 
   /** Uploads host values as a new tensor on the current stream (an `init` op). */
@@ -179,16 +198,19 @@ export class FusionDevice<H> {
    */
   simulateFinalization(tensor: FusionTensor): void {
     if (!tensor._markDisposed()) return;
-    this.#registry.unregister(tensor);
+    this.#forgetLeak(tensor);
     this.#finalize({ ref: tensor._ref, ir: tensor.toIr("ReadWrite"), stream: tensor.stream });
   }
 
   // ── FusionTensor's engine side ─────────────────────────────────────────────────────────────
 
-  /** @internal A new wrapper was created. */
-  _track(tensor: FusionTensor, ref: SharedRef): void {
+  /** @internal A new wrapper was created: counted now, registered as a leak candidate lazily. */
+  _track(tensor: FusionTensor): void {
     this.#liveTensors++;
-    this.#registry.register(tensor, { ref, ir: tensor.toIr("ReadWrite"), stream: tensor.stream }, tensor);
+    const pending = this.#unregistered;
+    pending.push(tensor);
+    if (pending.length === 1) queueMicrotask(this.#flushLeaks);
+    else if (pending.length >= LEAK_BATCH) this.#registerLeaks();
   }
 
   /** @internal See {@link FusionTensor.clone}. */
@@ -206,10 +228,11 @@ export class FusionDevice<H> {
   _intoIr(tensor: FusionTensor): TensorIr {
     const current = StreamId.current();
     if (current === tensor.stream) return tensor.toIr("ReadOnly");
-    let view = tensor._ref.views.get(current);
+    const ref = tensor._ref;
+    let view = ref.views?.get(current);
     if (view === undefined) {
       view = this.#sharedView(tensor, current);
-      tensor._ref.views.set(current, view);
+      (ref.views ??= new Map()).set(current, view);
     }
     return view;
   }
@@ -217,7 +240,7 @@ export class FusionDevice<H> {
   /** @internal See {@link FusionTensor.dispose}. */
   _dispose(tensor: FusionTensor, foreign: boolean): void {
     if (!tensor._markDisposed()) return;
-    this.#registry.unregister(tensor);
+    this.#forgetLeak(tensor);
     this.#liveTensors--;
     this.#release(tensor._ref, tensor.toIr("ReadWrite"), tensor.stream, foreign);
   }
@@ -242,6 +265,29 @@ export class FusionDevice<H> {
 
   // ── internals ───────────────────────────────────────────────────────────────────────────────
 
+  /** `#registerBound`'s arguments: set just before the guarded call, cleared by it. */
+  #pendingStream: StreamId = StreamId.DEFAULT;
+  #pendingOp: OperationIr | undefined;
+  /** `streams.register` of the pending arguments: one function for the device, not a closure per op. */
+  readonly #registerBound = (): void => {
+    const op = this.#pendingOp;
+    this.#pendingOp = undefined;
+    invariant(op !== undefined, "register without an operation");
+    this.streams.register(this.#pendingStream, op, this.#env);
+  };
+
+  /** Registers `op` on `stream` as one guarded engine call. */
+  #registerOn(stream: StreamId, op: OperationIr): void {
+    this.#pendingStream = stream;
+    this.#pendingOp = op;
+    try {
+      this.#call(this.#registerBound);
+    } finally {
+      // A re-entrant call is refused before `#registerBound` runs: never keep its op.
+      this.#pendingOp = undefined;
+    }
+  }
+
   /** Runs an engine call under the re-entrancy guard, then rethrows any bug it caught. */
   #call<T>(fn: () => T): T {
     const result = this.#guard.enter(fn);
@@ -253,8 +299,27 @@ export class FusionDevice<H> {
     return result;
   }
 
+  /** Registers the queued wrappers that are still alive with the `FinalizationRegistry`. */
+  #registerLeaks(): void {
+    const pending = this.#unregistered;
+    if (pending.length === 0) return;
+    this.#unregistered = [];
+    for (const tensor of pending) {
+      if (tensor.disposed || tensor._leakRegistered) continue;
+      tensor._leakRegistered = true;
+      this.#registry.register(tensor, { ref: tensor._ref, ir: tensor.toIr("ReadWrite"), stream: tensor.stream }, tensor);
+    }
+  }
+
+  /** Takes a dead wrapper out of the `FinalizationRegistry` (if it got there). */
+  #forgetLeak(tensor: FusionTensor): void {
+    if (!tensor._leakRegistered) return;
+    tensor._leakRegistered = false;
+    this.#registry.unregister(tensor);
+  }
+
   #wrap(ir: TensorIr, stream: StreamId): FusionTensor {
-    return new FusionTensor(this as FusionDevice<unknown>, ir.id, ir.shape, ir.dtype, stream, { count: 1, views: new Map() });
+    return new FusionTensor(this as FusionDevice<unknown>, ir.id, ir.shape, ir.dtype, stream, { count: 1, views: undefined });
   }
 
   /** A fresh id on `current` aliasing `tensor` (seed 000's shared view). */
@@ -285,10 +350,17 @@ export class FusionDevice<H> {
   #release(ref: SharedRef, ir: TensorIr, stream: StreamId, foreign: boolean): void {
     ref.count--;
     if (ref.count > 0) return;
-    const views = [...ref.views.entries()];
-    ref.views.clear();
+    const views = ref.views;
+    if (views === undefined) {
+      // The common case: never used from another stream.
+      if (!foreign && StreamId.current() === stream) this.#registerOn(stream, { kind: "drop", tensor: ir });
+      else this.#call(() => this.streams.foreignDrop(stream, ir, this.handles));
+      return;
+    }
+    const entries = [...views.entries()];
+    ref.views = undefined;
     this.#call(() => {
-      for (const [viewStream, view] of views) this.#drop(viewStream, { ...view, status: "ReadWrite" }, foreign);
+      for (const [viewStream, view] of entries) this.#drop(viewStream, { ...view, status: "ReadWrite" }, foreign);
       this.#drop(stream, ir, foreign);
     });
   }

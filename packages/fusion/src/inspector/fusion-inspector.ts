@@ -19,6 +19,7 @@ export class FusionInspector {
   readonly #streams: MultiStream<unknown>;
   readonly #liveTensors: () => number;
   readonly #maxLogged: number;
+  /** Executed blocks, oldest first; at most 2 × maxLoggedBlocks, trimmed to the newest maxLoggedBlocks on read. */
   #log: ExecutedBlock[] = [];
   /** Blocks executed since construction or the last {@link FusionInspector.clearLog}, logged or not. */
   #executed = 0;
@@ -73,6 +74,7 @@ export class FusionInspector {
 
   /** The executed blocks, oldest first (the last `maxLoggedBlocks`). */
   get executedBlocks(): readonly ExecutedBlock[] {
+    this.#trim();
     return this.#log;
   }
 
@@ -86,6 +88,7 @@ export class FusionInspector {
    * `"unfused reduce[reduce]"`: a composition two runs can be compared by.
    */
   composition(stream?: StreamId): string[] {
+    this.#trim();
     return this.#log
       .filter((b) => stream === undefined || b.stream === stream)
       .map((b) => `${b.fused ? "fused" : "unfused"} ${b.name}[${b.kinds.join(",")}]${b.ran === "ran" ? "" : " not-ran"}`);
@@ -101,6 +104,13 @@ export class FusionInspector {
   record(block: ExecutedBlock): void {
     this.#executed++;
     this.#log.push(block);
+    // Trimmed in batches (amortised O(1) per block): the log holds at most 2 × maxLoggedBlocks
+    // between trims, and every reader trims it to the newest maxLoggedBlocks first.
+    if (this.#log.length >= 2 * this.#maxLogged) this.#trim();
+  }
+
+  /** Drops the oldest blocks beyond `maxLoggedBlocks`. */
+  #trim(): void {
     if (this.#log.length > this.#maxLogged) this.#log.splice(0, this.#log.length - this.#maxLogged);
   }
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { OperationIr } from "./operation-ir.js";
-import { OperationConverter } from "./relative.js";
+import { OperationConverter, mapOperation } from "./relative.js";
 import type { TensorId, TensorIr } from "./tensor-ir.js";
 
 const t = (id: number, shape: number[], status: TensorIr["status"] = "ReadOnly"): TensorIr => ({
@@ -55,5 +55,93 @@ describe("OperationConverter", () => {
     converter.toRelative(chain([7, 8, 9], 5, 2)[1] as OperationIr);
     converter.reset();
     expect(converter.toRelative(op).key).toBe(first);
+  });
+});
+
+/** The conversion as it was first written (eager, through `mapOperation`): the reference for the lazy form. */
+function eager(ops: readonly OperationIr[]): OperationIr[] {
+  const ids = new Map<number, number>();
+  const shapes = new Map<number, number>([[1, 0]]);
+  let scalars = 0;
+  const tensor = (x: TensorIr): TensorIr => {
+    let id = ids.get(x.id);
+    if (id === undefined) ids.set(x.id, (id = ids.size));
+    const shape = x.shape.map((d) => {
+      let s = shapes.get(d);
+      if (s === undefined) shapes.set(d, (s = shapes.size));
+      return s;
+    });
+    return { id: id as TensorId, shape, dtype: x.dtype, status: x.status };
+  };
+  return ops.map((op) => mapOperation(op, tensor, () => scalars++));
+}
+
+/** One op of every kind whose values (not structure) are `v`, over tensors of size `n`, ids from `base`. */
+function everyKind(base: number, n: number, v: number): OperationIr[] {
+  const a = t(base, [n, 1]);
+  const b = t(base + 1, [n, 4]);
+  const out = (k: number, shape: number[], dtype: TensorIr["dtype"] = "f32"): TensorIr => ({ id: (base + 10 + k) as TensorId, shape, dtype, status: "NotInit" });
+  return [
+    { kind: "init", out: out(0, [n, 1]) },
+    { kind: "full", out: out(1, [n, 4]), value: v },
+    { kind: "arange", out: out(2, [n]), start: v, step: v + 1 },
+    { kind: "random", out: out(3, [n, 4]), distribution: "normal", seed: v, a: v, b: v * 2 },
+    { kind: "unary", op: "exp", input: a, out: out(4, [n, 1]) },
+    { kind: "binary", op: "add", lhs: a, rhs: b, out: out(5, [n, 4]) },
+    { kind: "binary-scalar", op: "mul", lhs: b, scalar: v, scalarFirst: true, out: out(6, [n, 4]) },
+    { kind: "clamp", input: b, min: v, max: v + 3, out: out(7, [n, 4]) },
+    { kind: "cast", input: b, out: out(8, [n, 4], "i32") },
+    { kind: "where", condition: t(base + 2, [n, 4]), lhs: a, rhs: b, out: out(9, [n, 4]) },
+    { kind: "reduce", op: "sum", input: b, axes: [1], keepDims: true, out: out(10, [n, 1]) },
+    { kind: "matmul", lhs: b, rhs: t(base + 3, [4, n]), out: out(11, [n, n]) },
+    { kind: "reshape", input: b, out: out(12, [4, n]) },
+    { kind: "permute", input: b, axes: [1, 0], out: out(13, [4, n]) },
+    { kind: "expand", input: a, out: out(14, [n, 4]) },
+    { kind: "slice", input: b, ranges: [{ start: 0, end: n, step: 1 }, { start: v % 2, end: 4, step: 2 }], out: out(15, [n, 2]) },
+    { kind: "concat", inputs: [a, a], axis: 1, out: out(16, [n, 2]) },
+    { kind: "gather", input: b, indices: t(base + 4, [n, 4]), axis: 1, out: out(17, [n, 4]) },
+    { kind: "pad", input: a, padding: [[v % 3, 1], [0, 2]], value: v, out: out(18, [n + 1 + (v % 3), 3]) },
+    { kind: "drop", tensor: t(base + 1, [n, 4], "ReadWrite") },
+  ];
+}
+
+describe("OperationConverter keys and the lazy relative form", () => {
+  it("for every op kind, ids, sizes and values are relativized away from the key", () => {
+    const a = keys(everyKind(100, 6, 3));
+    const b = keys(everyKind(9000, 17, 8));
+    expect(a, "the same structure with other ids (100 vs 9000), sizes (6 vs 17) and values (3 vs 8) must give equal keys").toEqual(b);
+    expect(new Set(a).size, "distinct operations of one segment have distinct keys").toBe(a.length);
+  });
+
+  it("structure is part of the key: op name, scalar side, axes, keepDims, distribution and dtype", () => {
+    const [base] = keys([{ kind: "binary-scalar", op: "mul", lhs: t(1, [4]), scalar: 2, scalarFirst: false, out: t(2, [4], "NotInit") }]);
+    const variants: OperationIr[] = [
+      { kind: "binary-scalar", op: "add", lhs: t(1, [4]), scalar: 2, scalarFirst: false, out: t(2, [4], "NotInit") },
+      { kind: "binary-scalar", op: "mul", lhs: t(1, [4]), scalar: 2, scalarFirst: true, out: t(2, [4], "NotInit") },
+      { kind: "binary-scalar", op: "mul", lhs: { ...t(1, [4]), dtype: "i32" }, scalar: 2, scalarFirst: false, out: { ...t(2, [4], "NotInit"), dtype: "i32" } },
+      { kind: "binary-scalar", op: "mul", lhs: t(1, [4, 4]), scalar: 2, scalarFirst: false, out: t(2, [4, 4], "NotInit") },
+    ];
+    for (const v of variants) expect(keys([v])[0], `${JSON.stringify(v)} differs in structure from the base op`).not.toEqual(base);
+    const reduce = (axes: number[], keepDims: boolean): string | undefined =>
+      keys([{ kind: "reduce", op: "sum", input: t(1, [3, 5]), axes, keepDims, out: t(2, [3, 1], "NotInit") }])[0];
+    expect(reduce([1], true), "reduced axes are structure").not.toEqual(reduce([0], true));
+    expect(reduce([1], true), "keepDims is structure").not.toEqual(reduce([1], false));
+  });
+
+  it("the lazily built relative operation equals the eager conversion, kind by kind", () => {
+    const ops = everyKind(40, 5, 2);
+    const converter = new OperationConverter();
+    const lazy = ops.map((op) => converter.toRelative(op));
+    expect(lazy.map((r) => r.op), "ids, shape ids and value placeholders must be what mapOperation gives").toEqual(eager(ops));
+    expect(lazy[5]?.maxShapeId, "binary [5,1]+[5,4]: shape ids 0 (dim 1), 1 (5) and 2 (4)").toBe(2);
+  });
+
+  it("the relative form survives a reset of the converter that produced it", () => {
+    const converter = new OperationConverter();
+    const ops = chain([3, 4, 5], 9, 1);
+    const before = ops.map((op) => converter.toRelative(op));
+    converter.reset();
+    converter.toRelative(chain([70, 71, 72], 2, 5)[1] as OperationIr);
+    expect(before.map((r) => r.op), "an op built after the reset still describes the old segment").toEqual(eager(ops));
   });
 });

@@ -1,4 +1,7 @@
 import type { OperationIr, SliceRange } from "./operation-ir.js";
+import { forEachTensor } from "./operation-ir.js";
+import type { KeyNode } from "./relative-key.js";
+import { keyRoot } from "./relative-key.js";
 import type { TensorId, TensorIr } from "./tensor-ir.js";
 
 /**
@@ -90,7 +93,10 @@ export function mapOperation(
  * **Invariant.** Two relative operations are the same graph node iff their keys are equal.
  */
 export interface RelativeOperation {
-  /** The operation with relative ids, relative shape ids in `shape`, and placeholders for values. */
+  /**
+   * The operation with relative ids, relative shape ids in `shape`, and placeholders for values.
+   * The converter builds it lazily on first access (only explorers and fusers read it).
+   */
   readonly op: OperationIr;
   /** Canonical serialisation of {@link RelativeOperation.op}: the plan-cache comparison key. */
   readonly key: string;
@@ -98,6 +104,124 @@ export interface RelativeOperation {
   readonly maxShapeId: number;
 }
 
+/** The key-trie node of `op`'s structure; the frequent kinds walk interned names, not a new string. */
+function structureNode(op: OperationIr): KeyNode {
+  const root = keyRoot();
+  switch (op.kind) {
+    case "unary":
+    case "binary":
+      return root.named(op.kind, "").named(op.op, ":");
+    case "binary-scalar":
+      return root.named("bs", "").named(op.op, ":").flag(op.scalarFirst ? 1 : 0);
+    default:
+      return root.named(structureKey(op), "");
+  }
+}
+
+/**
+ * The structural part of `op` that is not a tensor: kind, op name, axes, `keepDims`, flags, and
+ * how many values it carries (their placeholders are numbered by position, so only the count is
+ * structure). Together with the tensors' relative forms it determines the relative operation.
+ */
+function structureKey(op: OperationIr): string {
+  switch (op.kind) {
+    case "init":
+    case "full":
+    case "arange":
+    case "cast":
+    case "where":
+    case "matmul":
+    case "reshape":
+    case "expand":
+    case "drop":
+    case "clamp":
+      return op.kind;
+    case "random":
+      return `random:${op.distribution}`;
+    case "unary":
+    case "binary":
+      return `${op.kind}:${op.op}`;
+    case "binary-scalar":
+      return op.scalarFirst ? `bs:${op.op}:1` : `bs:${op.op}:0`;
+    case "reduce":
+      return `reduce:${op.op}:${op.axes.join(",")}:${op.keepDims ? 1 : 0}`;
+    case "permute":
+      return `permute:${op.axes.join(",")}`;
+    case "slice":
+      return `slice:${op.ranges.length}`;
+    case "concat":
+      return `concat:${op.axis}:${op.inputs.length}`;
+    case "gather":
+      return `gather:${op.axis}`;
+    case "pad":
+      return `pad:${op.padding.length}`;
+    default:
+      return op satisfies never;
+  }
+}
+
+/** Number of value placeholders `op` takes (the order {@link mapOperation} visits them in). */
+function valueCount(op: OperationIr): number {
+  switch (op.kind) {
+    case "full":
+    case "binary-scalar":
+      return 1;
+    case "arange":
+    case "clamp":
+      return 2;
+    case "random":
+      return 3;
+    case "slice":
+      return 3 * op.ranges.length;
+    case "pad":
+      return 2 * op.padding.length + 1;
+    default:
+      return 0;
+  }
+}
+
+/**
+ * A {@link RelativeOperation} whose relative `op` is built only when asked for.
+ *
+ * @remarks
+ * **Why lazy.** Only the explorer and the fusers look at the relative operation itself; the plan
+ * cache compares keys. A repeated graph that runs from the plan cache never builds it, which is
+ * most of what recording an operation used to allocate.
+ * **How.** The converter records, for every tensor in {@link mapOperation}'s visiting order
+ * (inputs in `operationInputs` order, then the output), its relative id followed by its relative
+ * shape ids in `relative`; `op` replays them. Placeholders are `valueBase, valueBase + 1, …`.
+ */
+class LazyRelativeOperation implements RelativeOperation {
+  readonly key: string;
+  readonly maxShapeId: number;
+  readonly #global: OperationIr;
+  readonly #relative: readonly number[];
+  readonly #valueBase: number;
+  #op: OperationIr | undefined;
+
+  constructor(global: OperationIr, key: string, maxShapeId: number, relative: readonly number[], valueBase: number) {
+    this.#global = global;
+    this.key = key;
+    this.maxShapeId = maxShapeId;
+    this.#relative = relative;
+    this.#valueBase = valueBase;
+  }
+
+  get op(): OperationIr {
+    if (this.#op !== undefined) return this.#op;
+    const relative = this.#relative;
+    let cursor = 0;
+    let value = this.#valueBase;
+    const tensor = (t: TensorIr): TensorIr => {
+      const id = relative[cursor++] as TensorId;
+      const shape = new Array<number>(t.shape.length);
+      for (let d = 0; d < t.shape.length; d++) shape[d] = relative[cursor++] ?? -1;
+      return { id, shape, dtype: t.dtype, status: t.status };
+    };
+    this.#op = mapOperation(this.#global, tensor, () => value++);
+    return this.#op;
+  }
+}
 /**
  * Converts global operations into the relative form that makes repeated graphs of any ids, sizes
  * and scalar values match one cached plan. Burn's `OperationConverter`.
@@ -132,28 +256,46 @@ export class OperationConverter {
     this.#scalars = 0;
   }
 
-  /** The relative form of `op`, extending this converter's maps. */
+  /**
+   * The relative form of `op`, extending this converter's maps. Finds the key by walking the
+   * process-wide key trie ({@link KeyNode}: no intermediate object, no `JSON.stringify`, no new
+   * string once a key was seen); the relative `op` is built lazily on first access.
+   */
   toRelative(op: OperationIr): RelativeOperation {
-    let maxShapeId = -1;
-    const tensor = (t: TensorIr): TensorIr => {
-      let id = this.#ids.get(t.id);
-      if (id === undefined) {
-        id = this.#ids.size;
-        this.#ids.set(t.id, id);
-      }
-      const shape = t.shape.map((d) => {
-        let s = this.#shapes.get(d);
-        if (s === undefined) {
-          s = this.#shapes.size;
-          this.#shapes.set(d, s);
-        }
-        if (s > maxShapeId) maxShapeId = s;
-        return s;
-      });
-      return { id: id as TensorId, shape, dtype: t.dtype, status: t.status };
-    };
-    const value = (): number => this.#scalars++;
-    const relative = mapOperation(op, tensor, value);
-    return { op: relative, key: JSON.stringify(relative), maxShapeId };
+    this.#relative = [];
+    this.#maxShapeId = -1;
+    this.#node = structureNode(op);
+    forEachTensor(op, this.#visit);
+    const valueBase = this.#scalars;
+    this.#scalars += valueCount(op);
+    return new LazyRelativeOperation(op, this.#node.key, this.#maxShapeId, this.#relative, valueBase);
   }
+
+  // Scratch state of the conversion in progress (one op at a time), so the visitor is one
+  // closure per converter instead of one per operation.
+  #relative: number[] = [];
+  #maxShapeId = -1;
+  #node: KeyNode = keyRoot();
+  readonly #visit = (t: TensorIr): void => {
+    let id = this.#ids.get(t.id);
+    if (id === undefined) {
+      id = this.#ids.size;
+      this.#ids.set(t.id, id);
+    }
+    this.#relative.push(id);
+    let node = this.#node.tensor(id, t.dtype, t.status);
+    const shape = t.shape;
+    for (let d = 0; d < shape.length; d++) {
+      const dim = shape[d] as number;
+      let s = this.#shapes.get(dim);
+      if (s === undefined) {
+        s = this.#shapes.size;
+        this.#shapes.set(dim, s);
+      }
+      if (s > this.#maxShapeId) this.#maxShapeId = s;
+      this.#relative.push(s);
+      node = node.dim(s, d === 0);
+    }
+    this.#node = node;
+  };
 }

@@ -89,6 +89,11 @@ export class HandleContainer<H> {
     return this.#errors.get(id);
   }
 
+  /** Number of errors standing in for handles (0 in the common case: error checks can be skipped). */
+  get errorCount(): number {
+    return this.#errors.size;
+  }
+
   /** Number of live entries (handles and errors): zero at quiescence. */
   get size(): number {
     return this.#handles.size + this.#errors.size;

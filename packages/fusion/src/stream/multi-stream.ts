@@ -33,6 +33,9 @@ export interface MultiStreamOptions {
   readonly maxExplorations?: number;
 }
 
+/** The `kinds` of a lone `drop` block (shared: logged blocks are never mutated). */
+const DROP_KINDS: readonly OperationIr["kind"][] = ["drop"];
+
 /** Empty streams kept for reuse, so a stream that empties and refills does not rebuild its fusers. */
 const STREAM_POOL_SIZE = 16;
 
@@ -107,15 +110,38 @@ export class MultiStream<H> {
 
   /**
    * Enqueues `op` on `stream` and lets its processor decide (lazy). A `drop` removes its id from
-   * `sharedSources`. When the queue reaches the limit, the stream is drained.
+   * `sharedSources`; a `drop` on an empty segment is carried out at once (see `#dropNow`). When
+   * the queue reaches the limit, the stream is drained.
    */
   register(stream: StreamId, op: OperationIr, env: ExecutionEnv<H>): void {
-    if (op.kind === "drop") this.sharedSources.delete(op.tensor.id);
+    if (op.kind === "drop") {
+      this.sharedSources.delete(op.tensor.id);
+      const pending = this.#streams.get(stream);
+      if (pending === undefined || pending.queue.length === 0) {
+        this.#dropNow(stream, op.tensor, pending, env);
+        return;
+      }
+    }
     const s = this.#getOrCreate(stream);
     s.queue.add(op);
     s.processor.process(s.queue, this.store, "lazy", stream, env);
     if (s.queue.length >= this.#queueLimit) this.drain(stream, env);
     else this.#removeIfEmpty(stream);
+  }
+
+  /**
+   * A `drop` on an empty segment: no pending operation can use its tensor, so every fuser closes
+   * on it and it runs alone, unfused, at once (what the processor would decide after consulting
+   * the plan cache). Done directly: logged as the same one-op block, the handle freed through
+   * `freeHandle`, and the deferred frees flushed (it is a boundary, like any execution).
+   * Why: disposing an already computed tensor is the most frequent operation of a `tidy` loop.
+   */
+  #dropNow(stream: StreamId, tensor: TensorIr, pending: LazyStream<H> | undefined, env: ExecutionEnv<H>): void {
+    env.onBlock({ stream, fused: false, name: "drop", kinds: DROP_KINDS, ran: "ran" });
+    env.runtime.freeHandle(env.handles, tensor, "ran");
+    if (pending === undefined) return;
+    pending.queue.flushDeferred(env.handles);
+    this.#removeIfEmpty(stream);
   }
 
   /**

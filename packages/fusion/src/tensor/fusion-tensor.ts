@@ -14,14 +14,15 @@ export const FUSION_TENSOR: unique symbol = Symbol.for("weft.fusion-tensor") as 
  * The state shared by every same-stream reference (`clone()`) of one tensor id. Burn's `count`.
  *
  * **Bound.** `views` has at most one entry per stream the tensor was used on; it is emptied (each
- * view dropped) when {@link SharedRef.count} reaches zero.
+ * view dropped) when {@link SharedRef.count} reaches zero. It is created on the first use from
+ * another stream only, so a tensor that stays on its home stream costs no `Map`.
  * @internal
  */
 export interface SharedRef {
   /** Live wrappers of this id on its home stream; the id is dropped when it reaches 0. */
   count: number;
   /** Borrowed uses from other streams: one shared-view id per stream (fresh ids, aliases). */
-  readonly views: Map<StreamId, TensorIr>;
+  views: Map<StreamId, TensorIr> | undefined;
 }
 
 /**
@@ -53,6 +54,13 @@ export class FusionTensor {
   readonly device: FusionDevice<unknown>;
   readonly #ref: SharedRef;
   #disposed = false;
+  /** The `ReadOnly` IR of this tensor, built on first use and shared by every borrowing use. */
+  #readOnly: TensorIr | undefined;
+  /**
+   * @internal Whether the device registered this wrapper with its `FinalizationRegistry` (it does
+   * so lazily, in batches, for wrappers still alive; see `FusionDevice`).
+   */
+  _leakRegistered = false;
 
   /** @internal Created by {@link FusionDevice} only. */
   constructor(device: FusionDevice<unknown>, id: TensorId, shape: readonly number[], dtype: DType, stream: StreamId, ref: SharedRef) {
@@ -62,7 +70,7 @@ export class FusionTensor {
     this.dtype = dtype;
     this.stream = stream;
     this.#ref = ref;
-    device._track(this, ref);
+    device._track(this);
     trackInTidy(this);
   }
 
@@ -145,8 +153,12 @@ export class FusionTensor {
     return this.device._readSync(this);
   }
 
-  /** The `TensorIr` of this tensor with `status`, without any check or side effect. */
+  /**
+   * The `TensorIr` of this tensor with `status`, without any check or side effect. The `ReadOnly`
+   * one is built once and shared (IR objects are immutable).
+   */
   toIr(status: TensorIr["status"]): TensorIr {
+    if (status === "ReadOnly") return (this.#readOnly ??= { id: this.id, shape: this.shape, dtype: this.dtype, status });
     return { id: this.id, shape: this.shape, dtype: this.dtype, status };
   }
 

@@ -2,14 +2,17 @@ import { invariant } from "@weft/environment";
 import type { FusionTensor } from "./fusion-tensor.js";
 
 /**
- * The open `tidy` scopes, innermost last. Each holds the tensors created while it was innermost.
- * **Bound.** One entry per nested `tidy` call in progress; each set empties when its scope ends.
+ * The open `tidy` scopes, innermost last. Each holds the tensors created while it was innermost,
+ * in creation order (an array: O(1) per tensor, no hashing; a wrapper enters a scope once, when
+ * it is created, or when a nested scope hands it on).
+ * **Bound.** One entry per nested `tidy` call in progress; each array is dropped when its scope ends.
  */
-const scopes: Set<FusionTensor>[] = [];
+const scopes: FusionTensor[][] = [];
 
 /** @internal Records a newly created wrapper in the innermost `tidy` scope, if any. */
 export function trackInTidy(tensor: FusionTensor): void {
-  scopes[scopes.length - 1]?.add(tensor);
+  const depth = scopes.length;
+  if (depth > 0) scopes[depth - 1]?.push(tensor);
 }
 
 const FUSION_TENSOR_KEY = Symbol.for("weft.fusion-tensor");
@@ -57,7 +60,7 @@ function collect(value: unknown, into: Set<FusionTensor>, seen: Set<object>): vo
  * @throws InvariantError when `fn` returns a promise: a scope cannot survive an `await`.
  */
 export function tidy<T>(fn: () => T): T {
-  const scope = new Set<FusionTensor>();
+  const scope: FusionTensor[] = [];
   scopes.push(scope);
   let result: T;
   try {
@@ -68,12 +71,13 @@ export function tidy<T>(fn: () => T): T {
     throw error;
   }
   scopes.pop();
-  const keep = new Set<FusionTensor>();
-  collect(result, keep, new Set());
+  // Only an object can reach a tensor: a tidy returning nothing (the common loop body) allocates no sets.
+  let keep: Set<FusionTensor> | undefined;
+  if (typeof result === "object" && result !== null) collect(result, (keep = new Set()), new Set());
   const thenable =
     typeof result === "object" && result !== null && typeof (result as { then?: unknown }).then === "function";
   for (const t of scope) {
-    if (keep.has(t)) trackInTidy(t);
+    if (keep?.has(t) === true) trackInTidy(t);
     else t.dispose();
   }
   invariant(!thenable, "tidy(fn) is for synchronous code, but fn returned a promise; dispose tensors explicitly in async code");

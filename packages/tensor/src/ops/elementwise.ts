@@ -11,7 +11,7 @@ import type { Device } from "../device/device.js";
 import { floatTypeFor, isDType, isFloat, promoteTypes, promoteWithScalar } from "../dtype/dtype.js";
 import { DTypeError, ValueError } from "../errors/tensor-errors.js";
 import { broadcastShapes } from "../shape/shape.js";
-import { castUnchecked, checkOperands, output, register, release, use, withDType } from "../tensor/record.js";
+import { castUnchecked, checkOperand, checkOperands, output, register, release, use, withDType } from "../tensor/record.js";
 import { Tensor } from "../tensor/tensor.js";
 
 /** A right-hand operand: a tensor or a weak JS scalar (booleans count as 0 and 1). */
@@ -28,14 +28,17 @@ const INTEGER_IDENTITY: ReadonlySet<UnaryOp> = new Set<UnaryOp>(["floor", "ceil"
 
 /** Elementwise `op(x)`. Float functions on integers promote to `f32`; `not` needs `bool`. */
 export function unary(op: UnaryOp, x: Tensor): Tensor {
-  checkOperands(op, [x]);
+  checkOperand(op, x);
   if (op === "not") {
     if (x.dtype !== "bool") {
       throw new DTypeError(op, `expects a bool tensor, got ${x.dtype}; compare first, e.g. \`x.ne(0).not()\``);
     }
     return emitUnary(op, x);
   }
-  if (FLOAT_UNARY.has(op)) return withDType(x, floatTypeFor(x.dtype), (xf) => emitUnary(op, xf));
+  if (FLOAT_UNARY.has(op)) {
+    const compute = floatTypeFor(x.dtype);
+    return compute === x.dtype ? emitUnary(op, x) : withDType(x, compute, (xf) => emitUnary(op, xf));
+  }
   if (x.dtype === "bool") {
     throw new DTypeError(op, `dtype bool is not allowed; cast first, e.g. \`x.cast("i32").${op}()\``);
   }
@@ -111,7 +114,7 @@ function binaryTensors(op: BinaryOp, lhs: Tensor, rhs: Tensor): Tensor {
 }
 
 function binaryScalar(op: BinaryOp, t: Tensor, scalar: number, scalarFirst: boolean): Tensor {
-  checkOperands(op, [t]);
+  checkOperand(op, t);
   const family = FAMILY[op];
   let compute: DType;
   if (family === "logical") {
@@ -125,10 +128,14 @@ function binaryScalar(op: BinaryOp, t: Tensor, scalar: number, scalarFirst: bool
     if (family === "float") compute = floatTypeFor(compute);
   }
   const outType = family === "compare" ? "bool" : compute;
-  return withDType(t, compute, (x) => {
-    const lhs = use(op, x);
-    return register(x.device, { kind: "binary-scalar", op, lhs, scalar, scalarFirst, out: output(x.device, x.shape, outType) });
-  });
+  // The common case (no promotion) records directly: no closure, no temporary.
+  if (t.dtype === compute) return emitBinaryScalar(op, t, scalar, scalarFirst, outType);
+  return withDType(t, compute, (x) => emitBinaryScalar(op, x, scalar, scalarFirst, outType));
+}
+
+function emitBinaryScalar(op: BinaryOp, x: Tensor, scalar: number, scalarFirst: boolean, outType: DType): Tensor {
+  const lhs = use(op, x);
+  return register(x.device, { kind: "binary-scalar", op, lhs, scalar, scalarFirst, out: output(x.device, x.shape, outType) });
 }
 
 /** `x ** exponent` for a scalar exponent (`pow` on integers computes in `f32`). */

@@ -19,6 +19,18 @@ import { DeviceMismatchError } from "../errors/tensor-errors.js";
 import { Tensor } from "./tensor.js";
 
 /**
+ * {@link checkOperands} for one operand (no array per call: the hot path of unary and scalar ops).
+ * Throws, naming `op`, when `t` was disposed; returns its device. Pure: registers nothing.
+ */
+export function checkOperand(op: string, t: Tensor): Device {
+  if (t.disposed) {
+    t.fusionTensor.intoIr(op);
+    invariant(false, `${op}: a disposed tensor accepted a use`);
+  }
+  return t.device;
+}
+
+/**
  * Throws, naming `op`, when any of `tensors` was disposed or when they live on different devices.
  * Returns their common device. Pure: registers nothing.
  */
@@ -53,7 +65,8 @@ export function output(device: Device, shape: readonly number[], dtype: DType): 
 export function register(device: Device, operation: OperationIr): Tensor {
   const outs = device.fusion.register(operation);
   const out = outs[0];
-  invariant(outs.length === 1 && out !== undefined, () => `${operation.kind}: expected one output, got ${outs.length}`);
+  // No message closure on the hot path: one op recorded per call.
+  if (outs.length !== 1 || out === undefined) invariant(false, `${operation.kind}: expected one output, got ${outs.length}`);
   return Tensor.wrap(out, device);
 }
 

@@ -14,13 +14,34 @@ export type Action = { readonly kind: "explore" } | { readonly kind: "defer" } |
 
 interface Candidate {
   readonly plan: ExecutionPlanId;
-  readonly validator: OperationsValidator;
+  readonly validator: OperationsValidator<number>;
+}
+
+/** One trigger of an available plan: `validator` watches an `on-operations` trigger's keys. */
+interface WatchedTrigger {
+  readonly validator: OperationsValidator<number> | undefined;
+  readonly always: boolean;
 }
 
 interface Available {
   readonly plan: ExecutionPlanId;
   readonly size: number;
-  readonly triggers: { readonly validator: OperationsValidator | undefined; readonly always: boolean }[];
+  readonly triggers: WatchedTrigger[];
+}
+
+const EXPLORE: Action = { kind: "explore" };
+const DEFER: Action = { kind: "defer" };
+
+/** Whether one of `triggers` fires: an `always` trigger, or an `on-operations` one fully matched. */
+function fires(triggers: readonly WatchedTrigger[]): boolean {
+  for (const t of triggers) if (t.always || t.validator?.state.kind === "found") return true;
+  return false;
+}
+
+/** Whether one of `triggers` is an `on-operations` trigger still matching. */
+function watching(triggers: readonly WatchedTrigger[]): boolean {
+  for (const t of triggers) if (t.validator?.validating === true) return true;
+  return false;
 }
 
 /**
@@ -31,8 +52,10 @@ interface Available {
  * **How.** Plans whose operations still match the segment prefix are *candidates*; once fully
  * matched they become *available* and their triggers are watched on the operations that follow.
  * A plan is *found* when an `on-operations` trigger matched or it has an `always` trigger.
- * **Cost.** Each update compares one key per live candidate and trigger: small, since candidates
- * are only the plans starting with the segment's first operation.
+ * **Cost.** Each update resolves the operation's key to its interned id once (one map lookup),
+ * then compares one integer per live candidate and watched trigger; validators borrow the plan's
+ * interned key arrays, and the candidate list is compacted in place (no allocation per update).
+ * Candidates are only the plans starting with the segment's first operation.
  * **Bound.** Its lists hold plans of the store matching the current segment; `reset()` clears them.
  */
 export class Policy<O> {
@@ -43,49 +66,47 @@ export class Policy<O> {
 
   /** Forgets the segment (after an execution; the caller re-feeds the remaining operations). */
   reset(): void {
-    this.#candidates = [];
-    this.#availables = [];
+    if (this.#candidates.length > 0) this.#candidates = [];
+    if (this.#availables.length > 0) this.#availables = [];
     this.#found = undefined;
     this.#numOperations = 0;
   }
 
   /** Feeds the next operation of the segment (its relative key). */
   update(store: ExecutionPlanStore<O>, key: string): void {
+    const id = store.keyId(key);
     const position = this.#numOperations;
     if (position === 0) {
-      this.#candidates = store.find(key).map((plan) => ({
-        plan,
-        validator: new OperationsValidator(store.get(plan).operations.map((o) => o.key)),
-      }));
+      const plans = store.find(key);
+      for (const plan of plans) this.#candidates.push({ plan, validator: new OperationsValidator(store.get(plan).keyIds) });
     }
     // Triggers of plans that were already available watch the operations after them.
     for (const available of this.#availables) {
-      for (const trigger of available.triggers) trigger.validator?.update(key, position - available.size);
+      for (const trigger of available.triggers) trigger.validator?.update(id, position - available.size);
     }
-    const still: Candidate[] = [];
-    for (const candidate of this.#candidates) {
-      candidate.validator.update(key, position);
+    const candidates = this.#candidates;
+    let kept = 0;
+    for (const candidate of candidates) {
+      candidate.validator.update(id, position);
       const state = candidate.validator.state;
-      if (state.kind === "validating") still.push(candidate);
+      if (state.kind === "validating") candidates[kept++] = candidate;
       else if (state.kind === "found") {
         const plan = store.get(candidate.plan);
-        this.#availables.push({
-          plan: candidate.plan,
-          size: state.size,
-          triggers: plan.triggers
-            .filter((t) => t.kind !== "on-sync")
-            .map((t) => ({
-              validator: t.kind === "on-operations" ? new OperationsValidator(t.keys) : undefined,
-              always: t.kind === "always",
-            })),
-        });
+        const triggers: WatchedTrigger[] = [];
+        for (let t = 0; t < plan.triggers.length; t++) {
+          const trigger = plan.triggers[t];
+          if (trigger === undefined || trigger.kind === "on-sync") continue;
+          const ids = plan.triggerKeyIds[t];
+          triggers.push({ validator: ids === undefined ? undefined : new OperationsValidator(ids), always: trigger.kind === "always" });
+        }
+        this.#availables.push({ plan: candidate.plan, size: state.size, triggers });
       }
     }
-    this.#candidates = still;
+    candidates.length = kept;
     this.#numOperations = position + 1;
     if (this.#found === undefined) {
       for (const available of this.#availables) {
-        if (available.triggers.some((t) => t.always || t.validator?.state.kind === "found")) {
+        if (fires(available.triggers)) {
           this.#found = { plan: available.plan, size: available.size };
           break;
         }
@@ -97,14 +118,14 @@ export class Policy<O> {
   action(numOperations: number, mode: ExecutionMode): Action {
     if (this.#found !== undefined && this.#found.size <= numOperations) return { kind: "execute", plan: this.#found.plan };
     if (mode === "lazy") {
-      if (this.#candidates.length > 0) return { kind: "defer" };
+      if (this.#candidates.length > 0) return DEFER;
       for (const available of this.#availables) {
-        if (available.size === numOperations) return { kind: "defer" };
-        if (available.triggers.some((t) => t.validator?.state.kind === "validating")) return { kind: "defer" };
+        if (available.size === numOperations) return DEFER;
+        if (watching(available.triggers)) return DEFER;
       }
-      return { kind: "explore" };
+      return EXPLORE;
     }
-    const exact = this.#availables.find((a) => a.size === numOperations);
-    return exact === undefined ? { kind: "explore" } : { kind: "execute", plan: exact.plan };
+    for (const available of this.#availables) if (available.size === numOperations) return { kind: "execute", plan: available.plan };
+    return EXPLORE;
   }
 }

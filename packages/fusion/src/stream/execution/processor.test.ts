@@ -47,6 +47,44 @@ describe("Processor, Policy, Explorer and ExecutionPlanStore", () => {
     expect(device.memory()).toMatchObject({ liveHandles: 0, streams: 0 });
   });
 
+  it("a repeated graph on the plan-cache path never feeds a fuser (no exploration work at all)", async () => {
+    let fed = 0;
+    const runtime = new TestRuntime({
+      fusers: (rt) => {
+        const fuser = new ElementwiseFuser(rt);
+        const fuse = fuser.fuse.bind(fuser);
+        fuser.fuse = (op) => {
+          fed++;
+          fuse(op);
+        };
+        return [fuser];
+      },
+    });
+    const device = new Device<TestHandle>(runtime);
+    const first = await pass(device, 24);
+    expect(fed, "the first pass explores, so the fuser sees operations").toBeGreaterThan(0);
+    const explored = device.inspector.explorations;
+    fed = 0;
+    const second = await pass(device, 24);
+    expect(device.inspector.explorations - explored, "the second pass runs from the plan cache").toBe(0);
+    expect(fed, "a cache hit needs neither the explorer nor the relative operations it would feed").toBe(0);
+    expect(second, "cached plans compute the same values").toEqual(first);
+  });
+
+  it("an operation whose key no plan names invalidates every candidate", () => {
+    const { device } = createTestDevice("elementwise");
+    const step = (op: "exp" | "neg"): void => {
+      const x = fromValues(device, [1, 2]);
+      const y = unary(device, op, x);
+      const z = scalar(device, "mul", y, 2);
+      reduce(device, "sum", z, [0]);
+    };
+    step("exp");
+    const explored = device.inspector.explorations;
+    step("neg");
+    expect(device.inspector.explorations, "neg is a key no cached plan names: the segment must be explored").toBeGreaterThan(explored);
+  });
+
   it("a sync plan covers the whole segment, so the next identical sync does not explore (P10)", async () => {
     const { device } = createTestDevice("elementwise+never-ready");
     const run = async (seed: number): Promise<void> => {

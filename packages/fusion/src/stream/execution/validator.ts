@@ -1,26 +1,36 @@
 /** Where an {@link OperationsValidator} stands. */
 export type ValidatorState = { readonly kind: "validating" } | { readonly kind: "found"; readonly size: number } | { readonly kind: "invalidated" };
 
+const VALIDATING: ValidatorState = { kind: "validating" };
+const INVALIDATED: ValidatorState = { kind: "invalidated" };
+
 /**
  * Checks, one operation at a time, whether a stream's operations match an expected sequence of
  * relative keys. Burn's `OperationsValidator`.
  *
+ * @remarks
+ * **Keys.** `K` is whatever identifies a relative operation: its key string, or (what the
+ * {@link Policy} uses on the hot path) the key's interned id from the plan store, so a comparison
+ * is one integer compare. The expected sequence is borrowed, never copied.
  * **Invariant.** Once `found` or `invalidated` it never changes again.
  */
-export class OperationsValidator {
-  #state: ValidatorState = { kind: "validating" };
-
-  constructor(private readonly expected: readonly string[]) {}
+export class OperationsValidator<K = string> {
+  #state: ValidatorState = VALIDATING;
+  constructor(private readonly expected: readonly K[]) {}
 
   get state(): ValidatorState {
     return this.#state;
   }
 
+  /** True while neither found nor invalidated. */
+  get validating(): boolean {
+    return this.#state === VALIDATING;
+  }
+
   /** Compares `key`, the operation at `position` of the watched sequence, with the expectation. */
-  update(key: string, position: number): void {
-    if (this.#state.kind !== "validating") return;
-    const want = this.expected[position];
-    if (want === undefined || want !== key) this.#state = { kind: "invalidated" };
+  update(key: K, position: number): void {
+    if (this.#state !== VALIDATING) return;
+    if (position < 0 || position >= this.expected.length || this.expected[position] !== key) this.#state = INVALIDATED;
     else if (position === this.expected.length - 1) this.#state = { kind: "found", size: this.expected.length };
   }
 }

@@ -1,7 +1,7 @@
 import { InvariantError, ReentrancyError, StreamId, invariant } from "@weft/environment";
 import { TensorComputationError } from "../../errors/tensor-errors.js";
 import type { OperationIr } from "../../ir/operation-ir.js";
-import { operationInputs, operationNodes, operationOutputs } from "../../ir/operation-ir.js";
+import { forEachTensor, operationInputs, operationOutputs } from "../../ir/operation-ir.js";
 import type { RelativeOperation } from "../../ir/relative.js";
 import { OperationConverter } from "../../ir/relative.js";
 import type { TensorId, TensorIr } from "../../ir/tensor-ir.js";
@@ -36,6 +36,24 @@ export interface ExecutionEnv<H> {
   readonly onBug: (error: Error) => void;
 }
 
+/** Whether `op` reads or writes tensor `id` (no allocation). */
+function references(op: OperationIr, id: TensorId): boolean {
+  switch (op.kind) {
+    case "drop":
+      return op.tensor.id === id;
+    case "binary-scalar":
+      return op.out.id === id || op.lhs.id === id;
+    case "unary":
+      return op.out.id === id || op.input.id === id;
+    case "binary":
+      return op.out.id === id || op.lhs.id === id || op.rhs.id === id;
+    default:
+      if (op.out.id === id) return true;
+      for (const input of operationInputs(op)) if (input.id === id) return true;
+      return false;
+  }
+}
+
 function isBug(error: unknown): error is Error {
   return error instanceof InvariantError || error instanceof ReentrancyError;
 }
@@ -48,7 +66,8 @@ function isBug(error: unknown): error is Error {
  * @remarks
  * **Invariants.**
  * - `global[i]` and `relative[i]` describe the same operation; `relative` is always the conversion
- *   of `global` from an empty converter (re-relativized after every execution).
+ *   of `global` from an empty converter (after every execution, only the operations left after
+ *   the executed prefix are converted again; none when the whole segment ran).
  * - Executions cover a prefix `[0, n)`; the remaining operations keep their order.
  * - `shapesAssigned[i]` is the number of relative shape ids assigned after operation `i`.
  * **Bound.** Holds the pending segment (bounded by the device's queue limit) and the deferred
@@ -84,9 +103,9 @@ export class OperationQueue {
     return relative;
   }
 
-  /** Whether a pending operation reads or writes `id` (a linear scan of the segment). */
+  /** Whether a pending operation reads or writes `id` (a linear scan of the segment, allocation-free). */
   referencesTensor(id: TensorId): boolean {
-    for (const op of this.global) for (const node of operationNodes(op)) if (node.id === id) return true;
+    for (const op of this.global) if (references(op, id)) return true;
     return false;
   }
 
@@ -145,19 +164,31 @@ export class OperationQueue {
    * re-relativizes the rest and flushes the deferred frees (a boundary). Burn's `drain_queue`.
    */
   drain<H>(n: number, ran: readonly OperationRan[], env: ExecutionEnv<H>): void {
+    let outcome: OperationRan = "ran";
+    const free = (node: TensorIr): void => {
+      if (node.status === "ReadWrite") env.runtime.freeHandle(env.handles, node, outcome);
+    };
     for (let i = 0; i < n; i++) {
       const op = this.global[i];
       invariant(op !== undefined, "drain past the segment");
-      for (const node of operationNodes(op)) {
-        if (node.status === "ReadWrite") env.runtime.freeHandle(env.handles, node, ran[i] ?? "ran");
-      }
+      outcome = ran[i] ?? "ran";
+      forEachTensor(op, free);
     }
-    const rest = this.global.splice(n);
-    this.global.length = 0;
-    this.relative.length = 0;
-    this.shapesAssigned.length = 0;
     this.#converter.reset();
-    for (const op of rest) this.add(op);
+    if (n === this.global.length) {
+      this.global.length = 0;
+      this.relative.length = 0;
+      this.shapesAssigned.length = 0;
+    } else {
+      // The rest must be relativized again from an empty converter (Burn's `reset_relative`): its
+      // ids and shape ids are relative to the new segment start. Only the operations left after
+      // the executed prefix (a plan's trigger, or what a fuser had not taken) are converted.
+      const rest = this.global.splice(n);
+      this.global.length = 0;
+      this.relative.length = 0;
+      this.shapesAssigned.length = 0;
+      for (const op of rest) this.add(op);
+    }
     this.flushDeferred(env.handles);
   }
 }
@@ -165,20 +196,24 @@ export class OperationQueue {
 /**
  * The error the first errored input of `ops` (read from outside the block) carries: an error in
  * the container, or a device-side failure claiming the input's handle (`runtime.handleError`).
+ * Tensors produced inside the block have neither yet (SSA ids, not executed), so every input can
+ * be checked the same way. Free when no error exists anywhere: the common case.
  */
 function externalInputError<H>(ops: readonly OperationIr[], env: ExecutionEnv<H>): Error | undefined {
   const { handles, runtime } = env;
-  const produced = new Set<TensorId>();
+  const deviceSide = runtime.handleError;
+  if (handles.errorCount === 0 && deviceSide === undefined) return undefined;
+  let found: Error | undefined;
+  const check = (t: TensorIr): void => {
+    if (found !== undefined || t.status === "NotInit") return;
+    found = handles.getError(t.id);
+    if (found !== undefined || deviceSide === undefined) return;
+    const handle = handles.getHandleRef(t.id);
+    if (handle !== undefined) found = deviceSide.call(runtime, handle);
+  };
   for (const op of ops) {
-    for (const input of operationInputs(op)) {
-      if (produced.has(input.id)) continue;
-      const error = handles.getError(input.id);
-      if (error !== undefined) return error;
-      const handle = runtime.handleError === undefined ? undefined : handles.getHandleRef(input.id);
-      const deviceError = handle === undefined ? undefined : runtime.handleError?.(handle);
-      if (deviceError !== undefined) return deviceError;
-    }
-    for (const out of operationOutputs(op)) produced.add(out.id);
+    forEachTensor(op, check);
+    if (found !== undefined) return found;
   }
   return undefined;
 }

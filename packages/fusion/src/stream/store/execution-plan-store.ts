@@ -48,6 +48,10 @@ export interface ExecutionPlan<O> {
    * `maxRelativeShapeId`): the bound check of bug P12.
    */
   readonly maxRelativeShapeId: number;
+  /** The interned ids ({@link ExecutionPlanStore.keyId}) of `operations`' keys, what validators compare. */
+  readonly keyIds: readonly number[];
+  /** Per trigger (same index): the interned ids of an `on-operations` trigger's keys, else `undefined`. */
+  readonly triggerKeyIds: (readonly number[] | undefined)[];
 }
 
 function sameTrigger(a: ExecutionTrigger, b: ExecutionTrigger): boolean {
@@ -62,13 +66,37 @@ function sameTrigger(a: ExecutionTrigger, b: ExecutionTrigger): boolean {
  * @remarks
  * **Why.** Exploration (feeding fusers, picking blocks) is the expensive part of the engine; a
  * repeated graph must find its plan here and run without exploring again.
+ * **Interned keys.** Every relative key a plan or trigger names gets a small integer id
+ * ({@link ExecutionPlanStore.keyId}); the policy resolves each incoming operation's key once and
+ * its validators compare integers. A key no plan names resolves to `-1`, which matches nothing.
  * **Bound.** One plan per distinct explored relative sequence; plans are never evicted (a model
- * has finitely many graph shapes). The index holds one list per distinct first operation.
+ * has finitely many graph shapes). The index holds one list per distinct first operation; the
+ * interned keys are exactly the keys the plans and their triggers name.
  */
 export class ExecutionPlanStore<O> {
   readonly #plans: ExecutionPlan<O>[] = [];
   /** First relative op key → ids of the plans starting with it. */
   readonly #index = new Map<string, ExecutionPlanId[]>();
+  /** Relative key → interned id; one entry per distinct key named by a plan or trigger. */
+  readonly #keyIds = new Map<string, number>();
+
+  /** The interned id of `key`, or `-1` when no plan or trigger names it (it matches nothing). */
+  keyId(key: string): number {
+    return this.#keyIds.get(key) ?? -1;
+  }
+
+  #intern(key: string): number {
+    let id = this.#keyIds.get(key);
+    if (id === undefined) {
+      id = this.#keyIds.size;
+      this.#keyIds.set(key, id);
+    }
+    return id;
+  }
+
+  #triggerKeyIds(trigger: ExecutionTrigger): readonly number[] | undefined {
+    return trigger.kind === "on-operations" ? trigger.keys.map((k) => this.#intern(k)) : undefined;
+  }
 
   /** Number of plans stored. */
   get size(): number {
@@ -114,7 +142,15 @@ export class ExecutionPlanStore<O> {
       }
     }
     const id = this.#plans.length;
-    this.#plans.push({ id, operations, triggers: [trigger], strategy, maxRelativeShapeId: max });
+    this.#plans.push({
+      id,
+      operations,
+      triggers: [trigger],
+      strategy,
+      maxRelativeShapeId: max,
+      keyIds: operations.map((op) => this.#intern(op.key)),
+      triggerKeyIds: [this.#triggerKeyIds(trigger)],
+    });
     const list = this.#index.get(first.key);
     if (list === undefined) this.#index.set(first.key, [id]);
     else list.push(id);
@@ -124,6 +160,8 @@ export class ExecutionPlanStore<O> {
   /** Adds `trigger` to plan `id` unless it already has it. */
   addTrigger(id: ExecutionPlanId, trigger: ExecutionTrigger): void {
     const plan = this.get(id);
-    if (!plan.triggers.some((t) => sameTrigger(t, trigger))) plan.triggers.push(trigger);
+    if (plan.triggers.some((t) => sameTrigger(t, trigger))) return;
+    plan.triggers.push(trigger);
+    plan.triggerKeyIds.push(this.#triggerKeyIds(trigger));
   }
 }

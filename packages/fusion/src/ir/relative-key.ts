@@ -1,0 +1,77 @@
+import type { TensorIr } from "./tensor-ir.js";
+
+const DTYPE_INDEX: Readonly<Record<TensorIr["dtype"], number>> = { f32: 0, f16: 1, i32: 2, u32: 3, bool: 4 };
+const STATUS_INDEX: Readonly<Record<TensorIr["status"], number>> = { NotInit: 0, ReadOnly: 1, ReadWrite: 2 };
+const DTYPE_CHAR = ["f", "h", "i", "u", "b"] as const;
+const STATUS_CHAR = ["n", "r", "w"] as const;
+
+/** Nodes the process-wide key trie may hold before it is dropped and rebuilt (see {@link KeyNode}). */
+const MAX_NODES = 1 << 17;
+let nodes = 0;
+
+/**
+ * One prefix of a relative operation's key, in a process-wide trie of the keys seen so far.
+ *
+ * @remarks
+ * **Why.** The plan cache compares relative keys at every recorded operation. Building each key
+ * as a fresh string (and hashing it for the interned-id lookup) was most of an op's recording
+ * cost. Walking this trie with small integers and interned names instead returns the *same*
+ * string object for the same key every time: nothing is allocated once a key was seen, and the
+ * string's hash is computed once.
+ * **Path.** structure (kind, op name, flags; see `relative.ts`), then per tensor one node for
+ * `(relative id, dtype, status)` — keyed by a negative number — followed by one node per relative
+ * shape id (non-negative numbers), so the path spells the key unambiguously.
+ * **Bound.** At most {@link MAX_NODES} nodes: past it the trie is dropped and started again
+ * ({@link keyRoot}). Keys are compared by content everywhere, so a rebuilt trie only costs the
+ * allocations again; correctness never depends on it.
+ */
+export class KeyNode {
+  /** The key this prefix spells. */
+  readonly key: string;
+  #children: Map<number | string, KeyNode> | undefined;
+
+  constructor(key: string) {
+    this.key = key;
+    nodes++;
+  }
+
+  #add(k: number | string, suffix: string): KeyNode {
+    const node = new KeyNode(this.key + suffix);
+    (this.#children ??= new Map()).set(k, node);
+    return node;
+  }
+
+  /** The child for a name (a kind, an op name, a structural string): key `this.key + sep + name`. */
+  named(name: string, sep: string): KeyNode {
+    return this.#children?.get(name) ?? this.#add(name, sep + name);
+  }
+
+  /** The child for a small flag or count `n` (≥ 0): key `this.key + ":" + n`. */
+  flag(n: number): KeyNode {
+    return this.#children?.get(n) ?? this.#add(n, `:${n}`);
+  }
+
+  /** The child opening a tensor with relative id `id`, `dtype` and `status`. */
+  tensor(id: number, dtype: TensorIr["dtype"], status: TensorIr["status"]): KeyNode {
+    const d = DTYPE_INDEX[dtype];
+    const s = STATUS_INDEX[status];
+    const k = -1 - (id * 16 + d * 3 + s);
+    return this.#children?.get(k) ?? this.#add(k, `|${id}${DTYPE_CHAR[d] ?? "?"}${STATUS_CHAR[s] ?? "?"}`);
+  }
+
+  /** The child for the next dim of the current tensor, relative shape id `shapeId`. */
+  dim(shapeId: number, first: boolean): KeyNode {
+    return this.#children?.get(shapeId) ?? this.#add(shapeId, first ? `:${shapeId}` : `,${shapeId}`);
+  }
+}
+
+let root = new KeyNode("");
+
+/** The trie's root; starts a fresh trie when the current one reached its bound. */
+export function keyRoot(): KeyNode {
+  if (nodes > MAX_NODES) {
+    nodes = 0;
+    root = new KeyNode("");
+  }
+  return root;
+}
