@@ -30,20 +30,24 @@ for (const pkg of readdirSync(join(root, "packages"))) {
   const src = join(root, "packages", pkg, "src", "index.ts");
   if (pkg !== "weft" && existsSync(src)) alias[`@weft/${pkg}`] = src;
 }
+alias["@weft/tensor/testing/core"] = join(root, "packages", "tensor", "src", "testing", "core.ts");
 
-await build({
-  entryPoints: [join(root, "bench", "main.ts")],
+const common = {
   bundle: true,
   platform: "node",
   format: "esm",
   target: "node20",
   external: ["webgpu"],
-  outfile,
   alias,
   logLevel: "warning",
   // CommonJS pieces of the peers (tfjs node builds) call `require` for Node built-ins.
   banner: { js: "import { createRequire as __weftCreateRequire } from 'node:module'; const require = __weftCreateRequire(import.meta.url);" },
-});
+};
+await build({ ...common, entryPoints: [join(root, "bench", "main.ts")], outfile });
+// The conformance kit without vitest, for the GPU machine (see bench/conformance-gpu.ts).
+await build({ ...common, entryPoints: [join(root, "bench", "conformance-gpu.ts")], outfile: join(root, ".device", "conformance.mjs") });
+// The CLI (`weft demo`, `weft doctor`), for the GPU machine.
+await build({ ...common, entryPoints: [join(root, "packages", "weft", "src", "cli.ts")], outfile: join(root, ".device", "weft-cli.mjs") });
 
 const args = process.argv.slice(2);
 if (args.includes("--bundle-only")) {
