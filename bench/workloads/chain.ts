@@ -39,7 +39,15 @@ async function weftVariant(ctx: BenchContext, name: string, peer: BenchContext["
       let outs: Tensor[] = [];
       return {
         timed: {
-          step: () => outs.push(weftChain(x)),
+          // Keep only the newest output alive, as a loop that consumes its results does, so every
+          // variant reuses freed memory instead of allocating a fresh output per iteration. The
+          // non-awaited sync runs the chain now (one submit, like the other variants): a lazy
+          // output disposed while still pending would be elided as dead code.
+          step: () => {
+            outs.push(weftChain(x));
+            void w.device.sync();
+            if (outs.length > 1) outs.shift()?.dispose();
+          },
           wait: () => w.device.sync(),
           release: () => {
             for (const o of outs) o.dispose();
@@ -107,7 +115,10 @@ export async function runChain(ctx: BenchContext): Promise<void> {
         let outs: tfTypes.Tensor[] = [];
         return {
           timed: {
-            step: () => outs.push(tfChain(x)),
+            step: () => {
+              outs.push(tfChain(x));
+              if (outs.length > 1) outs.shift()?.dispose();
+            },
             wait: () => p.wait(),
             release: () => {
               p.tf.dispose(outs);
@@ -139,6 +150,8 @@ export async function runChain(ctx: BenchContext): Promise<void> {
         let outs: jaxTypes.Array[] = [];
         return {
           timed: {
+            // jax-js keeps every output until the wait: its arrays are lazy too, and one disposed
+            // before it was computed would not measure the chain.
             step: () => outs.push(p.chain(x.ref)),
             wait: () => Promise.all(outs.map((o) => o.blockUntilReady())),
             release: () => {
