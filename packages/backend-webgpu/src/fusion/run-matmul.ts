@@ -1,7 +1,7 @@
 import { invariant } from "@weft/environment";
 import type { DType, ExecutionContext, OperationIr } from "@weft/fusion";
 import { contiguousHandle, elementCount, type WebGpuHandle } from "../handle/web-gpu-handle.js";
-import { configFits, MATMUL_CONFIGS, matmulKernel, matmulKey, type MatmulConfig, type MatmulSpec } from "../kernels/matmul.js";
+import { configFits, configTile, MATMUL_CONFIGS, matmulKernel, matmulKey, type MatmulConfig, type MatmulSpec } from "../kernels/matmul.js";
 import type { DeviceProfile } from "../codegen/wgsl/types.js";
 import { BlockGraph } from "./block-graph.js";
 import type { Launcher } from "./launcher.js";
@@ -10,18 +10,44 @@ import { blockInputs } from "./run-reduce.js";
 import { distinctBindings } from "./distinct-bindings.js";
 
 /**
- * The tile configuration for an `M×K · K×N` product: the simple kernel for small outputs, else the
- * largest tiled configuration that fits the device and does not waste more than half a tile.
- * The fallback `Tuner.choose` returns while a shape is being tuned, and the whole choice with
- * `autotune: false`.
+ * Workgroups a product should launch at least, for the heuristic: enough to fill every SM/CU of a
+ * large desktop GPU once (an H200 has 132 SMs) before a larger tile is worth its better reuse.
  */
-export function chooseMatmulConfig(m: number, n: number, profile: DeviceProfile): MatmulConfig {
+export const MATMUL_MIN_WORKGROUPS = 128;
+
+/**
+ * The tile configuration for an `M×K · K×N` product (`batches` of them): the simple kernel for
+ * small outputs, else a `vec4` configuration (which reads any layout): the largest tile that fits
+ * the device and the output and still launches {@link MATMUL_MIN_WORKGROUPS} workgroups, else the
+ * one that launches the most. The fallback `Tuner.choose` returns while a shape is being tuned,
+ * and the whole choice with `autotune: false`.
+ *
+ * @remarks
+ * `bool` products (no `vec4` accumulator) take the scalar `tiled` kernels. Ties in tile area keep
+ * the later entry of `MATMUL_CONFIGS` (its order puts the preferred shape last).
+ */
+export function chooseMatmulConfig(m: number, n: number, profile: DeviceProfile, batches = 1, dtype: DType = "f32"): MatmulConfig {
   const fitting = MATMUL_CONFIGS.filter((c) => configFits(c, profile));
   const reference = fitting[0];
   invariant(reference !== undefined, "the simple matmul configuration fits every device");
   if (m * n < 64 * 64) return reference;
-  const tiled = fitting.filter((c) => c.kind === "tiled" && m >= c.wy * c.rm && n >= c.wx * c.rn);
-  return tiled[tiled.length - 1] ?? reference;
+  if (dtype === "bool") {
+    const tiled = fitting.filter((c) => c.kind === "tiled" && m >= c.wy * c.rm && n >= c.wx * c.rn);
+    return tiled[tiled.length - 1] ?? reference;
+  }
+  const vec4 = fitting.filter((c) => c.kind === "vec4");
+  const groups = (c: MatmulConfig): number => {
+    const [tm, tn] = configTile(c);
+    return Math.ceil(m / tm) * Math.ceil(n / tn) * batches;
+  };
+  const area = (c: MatmulConfig): number => configTile(c)[0] * configTile(c)[1];
+  const inside = vec4.filter((c) => m >= configTile(c)[0] && n >= configTile(c)[1]);
+  const filling = inside.filter((c) => groups(c) >= MATMUL_MIN_WORKGROUPS);
+  let best: MatmulConfig | undefined;
+  for (const c of filling) if (best === undefined || area(c) >= area(best)) best = c;
+  if (best !== undefined) return best;
+  for (const c of inside) if (best === undefined || groups(c) >= groups(best)) best = c;
+  return best ?? vec4[0] ?? reference;
 }
 
 /**
@@ -64,7 +90,7 @@ export function runMatmulBlock(launcher: Launcher, ctx: ExecutionContext<WebGpuH
       rhs: { shape: rhs.shape, strides: rhs.strides, offset: rhs.offset },
       dtype: matmul.out.dtype,
       outShape: shape,
-      config: choose === undefined ? chooseMatmulConfig(m, n, launcher.profile) : choose(lhs, rhs, matmul.out.dtype, shape),
+      config: choose === undefined ? chooseMatmulConfig(m, n, launcher.profile, elementCount(shape.slice(0, -2)), matmul.out.dtype) : choose(lhs, rhs, matmul.out.dtype, shape),
       epilogue: { graph: epilogue.graph, inputs: blockInputs(epilogue, eHandles), outputs: written.map((o) => ({ node: o.node, dtype: o.tensor.dtype })) },
       label: ops.filter((o) => o.kind !== "drop").map((o) => (o.kind === "unary" || o.kind === "binary" || o.kind === "binary-scalar" ? o.op : o.kind)).join("+"),
     };

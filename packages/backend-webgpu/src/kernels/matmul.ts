@@ -7,6 +7,7 @@ import { convert } from "../codegen/wgsl/ops.js";
 import { Preamble } from "../codegen/wgsl/preamble.js";
 import { checkDType, literal, storageElement, wgslScalar, finishSource, type DeviceProfile } from "../codegen/wgsl/types.js";
 import type { ElementwiseInput, KernelLaunchPlan } from "./elementwise.js";
+import { emitVec4Tiled, operandAxes, vec4Access, vec4OperandElement, vec4Shared, type Vec4Config } from "./matmul-vec4.js";
 
 /**
  * How a matmul kernel tiles the output.
@@ -28,11 +29,19 @@ export type MatmulConfig =
    * operand's contiguous dimension. Bounds checks are emitted only for dimensions a tile does not
    * divide (shapes are baked into the kernel).
    */
-  | { readonly kind: "register"; readonly wx: number; readonly wy: number; readonly rm: number; readonly rn: number; readonly tk: number };
+  | { readonly kind: "register"; readonly wx: number; readonly wy: number; readonly rm: number; readonly rn: number; readonly tk: number }
+  /**
+   * The fastest kernel on desktop GPUs: `vec4` global loads along each operand's contiguous
+   * dimension, K-major `vec4` workgroup tiles, an `rm × rn` block of `vec4` accumulators per
+   * invocation and register prefetch of the next K step (see {@link Vec4Config}).
+   */
+  | Vec4Config;
 
 /**
- * The candidate configurations the runtime's autotune chooses from (first = reference; the
- * heuristic takes the last one that fits the device and the output, so larger tiles come last).
+ * The candidate configurations the runtime's autotune chooses from. The first is the reference
+ * every other is validated against; within each kind tiles grow along the list, and the heuristic
+ * (`chooseMatmulConfig`) prefers the `vec4` kind, taking the largest of its tiles that still gives
+ * the GPU enough workgroups.
  */
 export const MATMUL_CONFIGS: readonly MatmulConfig[] = [
   { kind: "simple", wx: 8, wy: 8 },
@@ -43,12 +52,22 @@ export const MATMUL_CONFIGS: readonly MatmulConfig[] = [
   { kind: "register", wx: 16, wy: 16, rm: 4, rn: 4, tk: 16 },
   { kind: "register", wx: 16, wy: 16, rm: 8, rn: 4, tk: 16 },
   { kind: "register", wx: 16, wy: 16, rm: 8, rn: 8, tk: 8 },
+  // The vec4 kernels, tiles growing (the heuristic prefers the largest that still fills the GPU).
+  { kind: "vec4", wx: 8, wy: 8, rm: 4, rn: 4, tk: 16 },
+  { kind: "vec4", wx: 16, wy: 8, rm: 4, rn: 4, tk: 16 },
+  { kind: "vec4", wx: 16, wy: 8, rm: 8, rn: 4, tk: 16 },
+  { kind: "vec4", wx: 16, wy: 16, rm: 4, rn: 4, tk: 16 },
+  { kind: "vec4", wx: 16, wy: 8, rm: 8, rn: 8, tk: 16 },
+  { kind: "vec4", wx: 16, wy: 16, rm: 8, rn: 4, tk: 16 },
+  { kind: "vec4", wx: 16, wy: 16, rm: 8, rn: 8, tk: 32 },
+  { kind: "vec4", wx: 16, wy: 16, rm: 8, rn: 8, tk: 16 },
 ];
 
 /** Name of a config, for keys and labels. */
 export function configName(c: MatmulConfig): string {
   if (c.kind === "simple") return `simple${c.wx}x${c.wy}`;
-  return `${c.kind === "tiled" ? "tiled" : "reg"}${c.wx}x${c.wy}r${c.rm}x${c.rn}k${c.tk}`;
+  const prefix = c.kind === "tiled" ? "tiled" : c.kind === "register" ? "reg" : "vec4";
+  return `${prefix}${c.wx}x${c.wy}r${c.rm}x${c.rn}k${c.tk}`;
 }
 
 /** The output tile `[rows, cols]` one workgroup of `config` computes. */
@@ -61,6 +80,7 @@ export function configFits(config: MatmulConfig, profile: DeviceProfile): boolea
   if (config.wx * config.wy > profile.maxInvocations) return false;
   if (config.kind === "simple") return true;
   if (config.kind === "register" && (config.rm % 4 !== 0 || config.rn % 4 !== 0)) return false;
+  if (config.kind === "vec4" && (config.rm % 4 !== 0 || config.rn % 4 !== 0 || config.tk % 4 !== 0)) return false;
   const bytes = 4 * config.tk * (config.wy * config.rm + config.wx * config.rn);
   return bytes <= profile.maxWorkgroupStorage;
 }
@@ -72,7 +92,7 @@ export function configFits(config: MatmulConfig, profile: DeviceProfile): boolea
  * Operands are read through their strides (transposed views cost nothing); batch dims broadcast.
  * The epilogue graph reads the product as the value `res` and may read other tensors broadcast to
  * the output shape. **Binding layout:** lhs, rhs, the epilogue's inputs, then its outputs.
- * Every loop runs ≤ `ceil(K / tk)` or ≤ 4096 iterations per level (nested for larger K).
+ * Every loop runs fewer than 65,535 iterations per invocation (Mesa's silent cap; see the kernels).
  */
 export interface MatmulSpec {
   readonly lhs: StridedLayout;
@@ -113,25 +133,34 @@ export function matmulKernel(spec: MatmulSpec, profile: DeviceProfile, key = mat
     throw new UnsupportedError(`matmul of [${spec.outShape}]`, `needs ${groups} workgroups, above ${profile.maxWorkgroupsPerDimension} per dimension; split the batch`);
   }
   [spec.dtype, ...spec.epilogue.outputs.map((o) => o.dtype)].forEach((d) => checkDType(d, profile, spec.label));
+  if ((cfg.kind === "tiled" || cfg.kind === "register") && K >= 65_535) {
+    // Their per-k loops sit inside the K-step loop, and Mesa's GLES silently stops a loop after
+    // 65,535 iterations per invocation counted across enclosing loops (a wrong sum, no error).
+    throw new UnsupportedError(`matmul with K = ${K} in config ${configName(cfg)}`, "K of 65,535 or more; use a vec4 or the simple config (chooseMatmulConfig picks one)");
+  }
   const acc = spec.dtype === "f16" ? "f32" : spec.dtype;
   const accT = { dtype: acc, width: 1 as const };
   const dT = { dtype: spec.dtype, width: 1 as const };
   const helpers = new Preamble();
   const w = new WgslBuilder();
   if (spec.dtype === "f16" || spec.epilogue.outputs.some((o) => o.dtype === "f16")) w.line("enable f16;", "");
+  const batchStrides = (l: StridedLayout): number[] => {
+    const lb = { shape: l.shape.slice(0, -2), strides: l.strides.slice(0, -2), offset: 0 };
+    return broadcastStrides(lb, batchShape);
+  };
+  const vec4Axes = cfg.kind === "vec4" ? { lhs: operandAxes(spec.lhs, "lhs", batchStrides(spec.lhs)), rhs: operandAxes(spec.rhs, "rhs", batchStrides(spec.rhs)) } : undefined;
   const el = storageElement(spec.dtype, 1);
-  w.line(`@group(0) @binding(0) var<storage, read> lhs: array<${el}>;`, `@group(0) @binding(1) var<storage, read> rhs: array<${el}>;`);
+  const lhsEl = vec4Axes === undefined ? el : vec4OperandElement(spec.dtype, vec4Access(vec4Axes.lhs));
+  const rhsEl = vec4Axes === undefined ? el : vec4OperandElement(spec.dtype, vec4Access(vec4Axes.rhs));
+  w.line(`@group(0) @binding(0) var<storage, read> lhs: array<${lhsEl}>;`, `@group(0) @binding(1) var<storage, read> rhs: array<${rhsEl}>;`);
   let binding = 2;
   spec.epilogue.inputs.forEach((input, slot) => w.line(`@group(0) @binding(${binding++}) var<storage, read> ep${slot}: array<${storageElement(input.dtype, 1)}>;`));
   spec.epilogue.outputs.forEach((o, k) => w.line(`@group(0) @binding(${binding++}) var<storage, read_write> out${k}: array<${storageElement(o.dtype, 1)}>;`));
   if (cfg.kind === "tiled") w.line("", `var<workgroup> ta: array<${wgslScalar(acc)}, ${tm * cfg.tk}>;`, `var<workgroup> tb: array<${wgslScalar(acc)}, ${cfg.tk * tn}>;`);
   if (cfg.kind === "register") w.line("", `var<workgroup> ta: array<vec4<${wgslScalar(acc)}>, ${(tm * cfg.tk) / 4}>;`, `var<workgroup> tb: array<vec4<${wgslScalar(acc)}>, ${(cfg.tk * tn) / 4}>;`);
+  if (cfg.kind === "vec4") w.line("", ...vec4Shared(cfg, acc));
   w.line("");
 
-  const batchStrides = (l: StridedLayout): number[] => {
-    const lb = { shape: l.shape.slice(0, -2), strides: l.strides.slice(0, -2), offset: 0 };
-    return broadcastStrides(lb, batchShape);
-  };
   const lr = spec.lhs.strides.length;
   const sam = spec.lhs.strides[lr - 2] ?? 0;
   const sak = spec.lhs.strides[lr - 1] ?? 0;
@@ -180,6 +209,11 @@ export function matmulKernel(spec: MatmulSpec, profile: DeviceProfile, key = mat
       emitRegisterTiled(b, cfg, { M, N, K, tm, tn, acc, sam, sak, sbk, sbn, aAt, bAt, load, store });
       return;
     }
+    if (cfg.kind === "vec4") {
+      invariant(vec4Axes !== undefined, "vec4 axes are computed for vec4 configs");
+      emitVec4Tiled(b, cfg, { M, N, K, dtype: spec.dtype, acc, lhs: vec4Axes.lhs, rhs: vec4Axes.rhs, store });
+      return;
+    }
     const rm = cfg.kind === "simple" ? 1 : cfg.rm;
     const rn = cfg.kind === "simple" ? 1 : cfg.rn;
     b.line(`let row0 = wid.y * ${tm}u + lid3.y * ${rm}u;`, `let col0 = wid.x * ${tn}u + lid3.x * ${rn}u;`);
@@ -187,8 +221,15 @@ export function matmulKernel(spec: MatmulSpec, profile: DeviceProfile, key = mat
     b.block(`for (var t = 0u; t < ${rm * rn}u; t = t + 1u)`, (l) => l.line(`acc[t] = ${zero};`));
     if (cfg.kind === "simple") {
       b.block(`if (row0 < ${M}u && col0 < ${N}u)`, (c) => {
-        c.block(`for (var k0 = 0u; k0 < ${K}u; k0 = k0 + 4096u)`, (l) => {
-          l.block(`for (var k = k0; k < min(k0 + 4096u, ${K}u); k = k + 1u)`, (i) => i.line(`acc[0] = acc[0] + ${load(aAt("row0", "k"))} * ${load(bAt("k", "col0"))};`));
+        // Mesa's GLES stops a loop at 65,535 iterations per invocation, counted across enclosing
+        // loops: a longer K runs `u` unrolled terms per iteration instead of a nest.
+        const u = Math.ceil(K / 65_534);
+        c.block(`for (var k0 = 0u; k0 < ${K}u; k0 = k0 + ${u}u)`, (l) => {
+          for (let j = 0; j < u; j++) {
+            const k = j === 0 ? "k0" : `(k0 + ${j}u)`;
+            const term = `acc[0] = acc[0] + ${load(aAt("row0", k))} * ${load(bAt(k, "col0"))};`;
+            l.line(j > 0 && K % u !== 0 ? `if (${k} < ${K}u) { ${term} }` : term);
+          }
         });
       });
     } else {
@@ -251,8 +292,8 @@ interface RegisterTiledContext {
 
 /**
  * The body of a `register` config (see {@link MatmulConfig}): staging loops, the unrolled
- * `vec4` FMA block, and the stores. Loops: `ceil(K / tk)` K steps (bounded: K ≤ 65,535·tk is
- * checked), each with `(tm·tk)/threads` and `(tk·tn)/threads` staging iterations.
+ * `vec4` FMA block, and the stores. Loops: `ceil(K / tk)` K steps (bounded: `matmulKernel` rejects K ≥ 65,535, so
+ * no loop reaches Mesa's cap), each with `(tm·tk)/threads` and `(tk·tn)/threads` staging iterations.
  */
 function emitRegisterTiled(b: WgslBuilder, cfg: Extract<MatmulConfig, { kind: "register" }>, c: RegisterTiledContext): void {
   const { M, N, K, tm, tn, acc, tk } = { ...c, tk: cfg.tk };
