@@ -177,7 +177,9 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
     const m = outShape[rank - 2] ?? 1;
     const n = outShape[rank - 1] ?? 1;
     const k = lhs.shape[lhs.shape.length - 1] ?? 1;
-    const heuristic = chooseMatmulConfig(m, n, this.profile);
+    let batches = 1;
+    for (let d = 0; d < rank - 2; d++) batches *= outShape[d] ?? 1;
+    const heuristic = chooseMatmulConfig(m, n, this.profile, batches, dtype);
     const tuner = this.tuner;
     if (tuner === undefined || m * n * k < this.#minWork) return heuristic;
     const set = this.matmulTunableSet(heuristic);

@@ -8,5 +8,9 @@ export type { WebGpuServerOptions, WebGpuServerStats } from "./webgpu-server.js"
 export { WebGpuStream, FAILURE_LOG_LIMIT } from "./webgpu-stream.js";
 export { PipelineStore, declaredBindings } from "./pipeline-store.js";
 export type { PipelineEntry, PipelineState } from "./pipeline-store.js";
+export { ReadBatch, planReadCopies, readBytes, completeReads } from "./read-batch.js";
+export type { PendingRead, ReadSource, ReadCopy, ReadPlacement, CopyGroup, ReadPlan, ReadCompletion } from "./read-batch.js";
 export { GpuBufferStorage } from "../memory/gpu-buffer-storage.js";
+export { StagingPool } from "../memory/staging-pool.js";
+export type { StagingPoolOptions, StagingPoolStats } from "../memory/staging-pool.js";
 export type { GpuBufferStorageHooks } from "../memory/gpu-buffer-storage.js";

@@ -16,12 +16,14 @@ import {
   type MemoryHandle,
   type MemoryUsage,
 } from "@weft/server";
-import { BufferUsage, MapMode } from "../device/gpu-constants.js";
+import { BufferUsage } from "../device/gpu-constants.js";
 import type { WgslKernel } from "../kernel.js";
 import { GpuBufferStorage } from "../memory/gpu-buffer-storage.js";
+import { StagingPool, type StagingPoolOptions } from "../memory/staging-pool.js";
 import { BindGroupCache, type BoundRange } from "./bind-group-cache.js";
 import { Fifo } from "./fifo.js";
 import { PipelineStore, type PipelineEntry } from "./pipeline-store.js";
+import { ReadBatch, completeReads, planReadCopies, readBytes, releasePins, type PendingRead, type ReadSource } from "./read-batch.js";
 import { WebGpuStream } from "./webgpu-stream.js";
 
 /** Tuning of a {@link WebGpuServer}; every field has a default. */
@@ -39,6 +41,8 @@ export interface WebGpuServerOptions {
    * `GpuBufferStorage`). Default min(4 GiB, 4 × maxBufferSize).
    */
   readonly retainedBytes?: number;
+  /** Bounds of the pool of readback staging buffers (see `StagingPool`). */
+  readonly staging?: StagingPoolOptions;
 }
 
 /** Counters for tests and benchmarks. They only grow. */
@@ -65,6 +69,17 @@ export interface WebGpuServerStats {
   readonly bindGroups: number;
   /** Launches whose bind group came from the cache. */
   readonly bindGroupHits: number;
+  /** `read` calls accepted (each settles once). */
+  readonly reads: number;
+  /**
+   * Read batches performed: each is one submit of every copy of the reads issued in one turn
+   * (counted in `submits` too), after the flush of the streams they depend on.
+   */
+  readonly readBatches: number;
+  /** `mapAsync` calls: one per read batch (more only when a batch exceeds `maxBufferSize`). */
+  readonly readMaps: number;
+  /** Staging buffers created for reads (the rest came from the staging pool). */
+  readonly stagingCreated: number;
 }
 
 /** One unit of work waiting, in issue order, behind a pipeline whose validation is pending. */
@@ -79,8 +94,6 @@ interface DeferredTask {
 
 /** Bytes of one uniform arena buffer; a launch's uniforms take a region of one. */
 const UNIFORM_ARENA = 64 * 1024;
-/** Staging buffers kept for reuse after a read; more are destroyed. */
-const STAGING_KEPT = 4;
 
 const roundUp = (n: number, to: number): number => Math.ceil(n / to) * to;
 
@@ -96,7 +109,11 @@ const roundUp = (n: number, to: number): number => Math.ceil(n / to) * to;
  * those streams are submitted before every write (bug P15); during bulk uploads an empty submit
  * follows every `writesPerSubmit` writes.
  * **Batching.** Dispatches accumulate in the stream's encoder; it is submitted every `tasksMax`
- * dispatches, and at reads, syncs, writes and flushes.
+ * dispatches, and at reads, syncs, writes and flushes. Reads issued in one turn are coalesced
+ * ({@link ReadBatch}): one flush of the streams they depend on, one submit of every copy into one
+ * pooled staging buffer ({@link StagingPool}), one `mapAsync`, sealed by a single microtask per
+ * batch (no timer, no `onSubmittedWorkDone`), or earlier when later work would overwrite bytes a
+ * waiting read has not copied yet.
  * **Lifetimes.** A launch pins every slice it binds. Pins on the stream's own slices are released
  * at submit (the queue orders any later reuse); pins on other streams' slices are released when
  * the consumer's submission completes (`onSubmittedWorkDone`, bug P14). A page is destroyed only
@@ -108,8 +125,9 @@ const roundUp = (n: number, to: number): number => Math.ceil(n / to) * to;
  * {@link ValidationError}, and later launches reading those bytes are skipped and taint theirs.
  * Invalid pipelines never reach a command buffer, so they never poison other launches.
  * **Errors.** Reads reject with the taint of their bytes (`FailureStore.readError`), checked when
- * the read is issued and again after every outstanding error scope settled, so an error is never
- * reported one read late. A failed submission taints the bytes its launches wrote.
+ * the read is issued and again after every outstanding error scope settled (one wait per batch),
+ * so an error is never reported one read late; a tainted read rejects alone, the rest of its batch
+ * resolves. A failed submission taints the bytes its launches wrote.
  * `uncapturederror` events go to the failure log of the stream last used. Device loss rejects
  * every pending read and sync with {@link DeviceLostError}; every later call throws it.
  */
@@ -133,8 +151,13 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
   readonly #outstanding = new Set<Promise<unknown>>();
   /** Rejecters of reads and syncs in flight; each removes itself when it settles. */
   readonly #pending = new Set<(error: DeviceLostError) => void>();
-  /** Free staging buffers (MAP_READ | COPY_DST), at most {@link STAGING_KEPT}. */
-  readonly #staging: GPUBuffer[] = [];
+  /** Free staging buffers (MAP_READ | COPY_DST) by size class; bounded by its options. */
+  readonly #staging: StagingPool;
+  /**
+   * The reads issued in the current turn, not yet copied; sealed at the end of the turn (one
+   * microtask) or before work that writes their bytes. `undefined` when none waits.
+   */
+  #batch: ReadBatch | undefined;
   /** Free uniform arenas, at most 8. */
   readonly #uniformArenas: GPUBuffer[] = [];
   /** The error every call throws once the device is lost. */
@@ -143,7 +166,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
   #lastStream: WebGpuStream | undefined;
   /** Allocations that must fail next (fault injection). */
   #injectedAllocationFailures = 0;
-  #stats = { submits: 0, dispatches: 0, writes: 0, deferredLaunches: 0 };
+  #stats = { submits: 0, dispatches: 0, writes: 0, deferredLaunches: 0, reads: 0, readBatches: 0, readMaps: 0 };
 
   constructor(device: GPUDevice, options: WebGpuServerOptions = {}) {
     this.device = device;
@@ -151,6 +174,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     this.#writesPerSubmit = options.writesPerSubmit ?? 64;
     this.#retainedBytes = options.retainedBytes;
     this.#bindGroups = new BindGroupCache(device);
+    this.#staging = new StagingPool(device, options.staging);
     const limits = device.limits;
     const alignment = Math.max(4, limits.minStorageBufferOffsetAlignment, limits.minUniformBufferOffsetAlignment);
     const maxBinding = Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize);
@@ -196,6 +220,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
       buffersDestroyed,
       bindGroups: this.#bindGroups.misses,
       bindGroupHits: this.#bindGroups.hits,
+      stagingCreated: this.#staging.stats().created,
     };
   }
 
@@ -284,18 +309,46 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     return this.#failures.readError(bindings);
   }
 
+  /**
+   * Reads `bindings` once every launch and write issued before this call, on `stream` and on the
+   * streams that produced the bytes, has run.
+   *
+   * @remarks
+   * **Batching.** Reads issued in the same turn are performed together when the turn ends (a
+   * microtask): one flush of the streams involved, one submit of every copy into one pooled
+   * staging buffer, one `mapAsync`; each promise then gets its own copy of its bytes. A launch or
+   * write issued later in the turn that writes bytes of a waiting read performs the batch first,
+   * so a read never sees work issued after it. The slices are pinned from this call until the
+   * read settles, so releasing the handles right away is safe.
+   * **Errors.** A read of tainted bytes rejects alone, with its taint, checked when issued and
+   * again once the error scopes outstanding at the copy settled; device loss rejects every
+   * pending read with {@link DeviceLostError}. The promise holds only the staging buffer (P4).
+   */
   read(bindings: readonly BufferBinding[], stream: StreamId): Promise<Uint8Array[]> {
     if (this.#lost) return Promise.reject(this.#lost);
     const s = this.#stream(stream);
-    for (const b of bindings) this.#owner(b, "read");
+    const owners = bindings.map((b) => this.#owner(b, "read"));
+    const unpins: (() => void)[] = [];
+    try {
+      bindings.forEach((b, i) => unpins.push((owners[i] as WebGpuStream).memory.pin(b)));
+    } catch (error) {
+      // A binding of memory that is not live: nothing may stay pinned by a read that never ran.
+      for (const unpin of unpins) unpin();
+      throw error;
+    }
     const done = new Deferred<Uint8Array[]>();
     const reject = (error: DeviceLostError) => done.reject(error);
     this.#pending.add(reject);
+    this.#stats.reads++;
     const settle = done.promise.finally(() => this.#pending.delete(reject));
+    const read: PendingRead = { stream: s, bindings, done, unpins };
     this.#submitTask({
       waitFor: undefined,
-      run: () => this.#runRead(s, bindings, done),
-      abort: (error) => done.reject(error),
+      run: () => this.#enqueueRead(read),
+      abort: (error) => {
+        done.reject(error);
+        releasePins(read);
+      },
     });
     return settle;
   }
@@ -385,14 +438,19 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     return { bytesInUse, bytesReserved, pages, slices, liveAllocations };
   }
 
-  /** Submits every stream's pending work and destroys every free page and retained buffer. */
+  /**
+   * Performs the open read batch, submits every stream's pending work and destroys every free page,
+   * retained buffer and kept staging buffer.
+   */
   cleanup(): void {
     this.#checkAlive("cleanup");
+    if (this.#batch !== undefined) this.#sealReads(this.#batch);
     for (const s of this.#pool.streams()) {
       this.#flushStream(s);
       s.memory.cleanup(true);
       s.storage?.purge();
     }
+    this.#staging.purge();
   }
 
   // ----- internals ----------------------------------------------------------------------------
@@ -531,6 +589,8 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
   ): void {
     const reads = bindings.filter((kb) => kb.access !== "write").map((kb) => kb.binding);
     const writes = bindings.filter((kb) => kb.access !== "read").map((kb) => kb.binding);
+    // Reads issued before this launch must copy their bytes before it may overwrite them.
+    if (this.#batch?.overlaps(writes)) this.#sealReads(this.#batch);
     const releaseAll = () => {
       for (const pin of pins) pin.unpin();
     };
@@ -622,6 +682,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
   }
 
   #runWrite(s: WebGpuStream, owner: WebGpuStream, binding: BufferBinding, data: Uint8Array, padded: number): void {
+    if (this.#batch?.overlaps([binding])) this.#sealReads(this.#batch);
     this.#align(s, [binding]);
     this.#flushStream(s);
     if (owner !== s) this.#flushStream(owner);
@@ -642,66 +703,118 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     }
   }
 
-  #runRead(s: WebGpuStream, bindings: readonly BufferBinding[], done: Deferred<Uint8Array[]>): void {
-    const tainted = this.#failures.readError(bindings);
+  /**
+   * Adds a read to the current turn's batch (opening one, and scheduling its seal at the end of
+   * the turn, when none is open). A read of tainted bytes rejects here, alone.
+   */
+  #enqueueRead(read: PendingRead): void {
+    const tainted = this.#failures.readError(read.bindings);
     if (tainted !== undefined) {
-      done.reject(tainted);
+      read.done.reject(tainted);
+      releasePins(read);
       return;
     }
-    this.#align(s, bindings);
-    this.#flushStream(s);
-    const copies = bindings.map((b) => {
-      const owner = this.#pool.tryGet(b.stream);
-      invariant(owner, "a read's bindings were checked to belong to this server");
-      const r = owner.memory.resolve(b);
-      const start = r.offset - (r.offset % 4);
-      const end = Math.min(roundUp(r.offset + r.size, 4), r.resource.size);
-      return { buffer: r.resource, start, length: end - start, skip: r.offset - start, size: b.size };
-    });
-    const total = Math.max(4, copies.reduce((sum, c) => sum + roundUp(c.length, 4), 0));
-    const staging = this.#acquireStaging(total);
-    const encoder = this.device.createCommandEncoder();
-    let at = 0;
-    const placed = copies.map((c) => {
-      if (c.length > 0) encoder.copyBufferToBuffer(c.buffer, c.start, staging, at, c.length);
-      const where = { at: at + c.skip, size: c.size };
-      at += roundUp(c.length, 4);
-      return where;
-    });
-    this.#submit([encoder.finish()], s, []);
-    const outstanding = [...this.#outstanding];
-    void (async () => {
-      try {
-        await staging.mapAsync(MapMode.READ, 0, total);
-      } catch (error) {
-        done.reject(this.#lost ?? new DeviceLostError(`mapping a readback buffer failed: ${String(error)}`, { cause: error }));
-        return;
+    let batch = this.#batch;
+    if (batch === undefined) {
+      const opened = new ReadBatch();
+      this.#batch = batch = opened;
+      queueMicrotask(() => this.#sealReads(opened));
+    }
+    batch.add(read);
+  }
+
+  /**
+   * Performs `batch` if it is still the open one: flushes every stream its reads depend on, copies
+   * every binding into its aligned range of one staging buffer in one submit, maps it once and
+   * lets {@link completeReads} settle each read. A read larger than a staging buffer can be
+   * rejects alone; a failure to encode rejects the batch's reads.
+   */
+  #sealReads(batch: ReadBatch): void {
+    if (this.#batch !== batch) return;
+    this.#batch = undefined;
+    if (this.#lost) {
+      batch.abort(this.#lost);
+      return;
+    }
+    try {
+      this.#performReads(batch);
+    } catch (error) {
+      // Settled reads ignore this; the others must not wait forever.
+      batch.abort(this.#lost ?? new LaunchError(`performing a batch of ${batch.reads.length} reads failed: ${String(error)}`, { cause: error }));
+    }
+  }
+
+  /** The body of `#sealReads` for a live device (see there). */
+  #performReads(batch: ReadBatch): void {
+    for (const r of batch.reads) this.#align(r.stream, r.bindings);
+    for (const s of batch.streams) this.#flushStream(s);
+    const maxGroup = Math.floor(this.device.limits.maxBufferSize / 4) * 4;
+    const reads: PendingRead[] = [];
+    const sources: ReadSource[][] = [];
+    for (const r of batch.reads) {
+      const mine = r.bindings.map((b): ReadSource => {
+        const owner = this.#pool.tryGet(b.stream);
+        invariant(owner, "a read's bindings were checked to belong to this server");
+        const resolved = owner.memory.resolve(b);
+        return { buffer: resolved.resource, offset: resolved.offset, size: b.size };
+      });
+      if (readBytes(mine) > maxGroup) {
+        r.done.reject(
+          new UnsupportedError(
+            "reads larger than one staging buffer",
+            `a read of ${r.bindings.length} bindings needs ${readBytes(mine)} bytes; the device's maxBufferSize is ` +
+              `${this.device.limits.maxBufferSize}; read the bindings in separate calls`,
+          ),
+        );
+        releasePins(r);
+        continue;
       }
-      const mapped = new Uint8Array(staging.getMappedRange(0, total));
-      const out = placed.map((p) => mapped.slice(p.at, p.at + p.size));
-      staging.unmap();
-      this.#releaseStaging(staging);
-      await Promise.all(outstanding);
-      const late = this.#failures.readError(bindings);
-      if (late !== undefined) done.reject(late);
-      else done.resolve(out);
-    })();
-  }
-
-  #acquireStaging(size: number): GPUBuffer {
-    const i = this.#staging.findIndex((b) => b.size >= size && b.size <= 2 * size);
-    if (i >= 0) return this.#staging.splice(i, 1)[0] as GPUBuffer;
-    return this.device.createBuffer({
-      label: "weft readback",
-      size: roundUp(Math.max(size, 256), 256),
-      usage: BufferUsage.MAP_READ | BufferUsage.COPY_DST,
+      reads.push(r);
+      sources.push(mine);
+    }
+    if (reads.length === 0) return;
+    const plan = planReadCopies(sources, maxGroup);
+    const staging: { buffer: GPUBuffer; bytes: number }[] = [];
+    // One scope around the staging buffers, the copies and the submit: an error there means no
+    // read of the batch got its bytes (completeReads then rejects them all with it).
+    this.device.pushErrorScope("validation");
+    let thrown: { error: unknown } | undefined;
+    try {
+      for (const g of plan.groups) staging.push({ buffer: this.#staging.acquire(Math.max(4, g.bytes)), bytes: g.bytes });
+      const encoder = this.device.createCommandEncoder({ label: "weft readback" });
+      plan.groups.forEach((g, i) => {
+        const target = staging[i];
+        invariant(target !== undefined, "one staging buffer per group");
+        for (const c of g.copies) encoder.copyBufferToBuffer(c.buffer, c.sourceOffset, target.buffer, c.stagingOffset, c.length);
+      });
+      this.device.queue.submit([encoder.finish()]);
+    } catch (error) {
+      thrown = { error };
+    }
+    const copyScope = this.device.popErrorScope();
+    if (thrown !== undefined) {
+      void copyScope.catch(() => undefined);
+      for (const st of staging) st.buffer.destroy();
+      const failure = new LaunchError(`encoding the copies of ${reads.length} reads failed: ${String(thrown.error)}`, { cause: thrown.error });
+      for (const r of reads) {
+        r.done.reject(failure);
+        releasePins(r);
+      }
+      return;
+    }
+    this.#stats.submits++;
+    this.#stats.readBatches++;
+    this.#stats.readMaps += staging.filter((st) => st.bytes > 0).length;
+    const outstanding = [...this.#outstanding];
+    void completeReads(reads, plan, {
+      staging,
+      settled: Promise.all(outstanding),
+      copyScope,
+      lateError: (bindings) => this.#failures.readError(bindings),
+      lost: () => this.#lost,
+      release: (buffer) => this.#staging.release(buffer),
+      copyFailed: (error) => new LaunchError(`the copy submit of ${reads.length} reads failed: ${error.message}`),
     });
-  }
-
-  #releaseStaging(buffer: GPUBuffer): void {
-    if (this.#lost) return;
-    this.#staging.push(buffer);
-    if (this.#staging.length > STAGING_KEPT) this.#staging.shift()?.destroy();
   }
 
   /** Submits `s`'s encoder if it holds work, then cleans up its free memory. */
@@ -791,6 +904,9 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     this.#lost = error;
     for (const reject of [...this.#pending]) reject(error);
     this.#pending.clear();
+    const batch = this.#batch;
+    this.#batch = undefined;
+    batch?.abort(error);
     for (const task of this.#deferred.takeAll()) task.abort(error);
   }
 }
