@@ -46,6 +46,8 @@ const common = {
 await build({ ...common, entryPoints: [join(root, "bench", "main.ts")], outfile });
 // The conformance kit without vitest, for the GPU machine (see bench/conformance-gpu.ts).
 await build({ ...common, entryPoints: [join(root, "bench", "conformance-gpu.ts")], outfile: join(root, ".device", "conformance.mjs") });
+// A profiling aid: the fused chain in a loop, for `node --cpu-prof` on the GPU machine.
+await build({ ...common, entryPoints: [join(root, "bench", "profile-chain.ts")], outfile: join(root, ".device", "profile-chain.mjs") });
 // The CLI (`weft demo`, `weft doctor`), for the GPU machine.
 await build({ ...common, entryPoints: [join(root, "packages", "weft", "src", "cli.ts")], outfile: join(root, ".device", "weft-cli.mjs") });
 

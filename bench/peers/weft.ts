@@ -73,6 +73,8 @@ export interface WeftVariant {
   readonly fusion: FusionDevice<unknown>;
   /** The peak-memory meter around this device's server. */
   readonly meter: PeakMeter;
+  /** Resolves once background autotuning (matmul tile choice) has finished, so timing sees the winner. */
+  readonly settle: () => Promise<void>;
 }
 
 /** Creates a Weft device on `gpu` (`fusion: false` runs every op alone). */
@@ -82,5 +84,5 @@ export async function createWeftVariant(gpu: WebGpuDevice, fusion: boolean): Pro
   const engine = new FusionDevice(runtime as unknown as FusionRuntime<unknown, Optimization<unknown>>);
   const dtypes = gpu.features.has("shader-f16") ? (["f32", "i32", "u32", "bool", "f16"] as const) : (["f32", "i32", "u32", "bool"] as const);
   const device = new Device(engine, { backend: "webgpu", label: `webgpu${fusion ? "" : " unfused"} (${gpu.info.description})`, dtypes });
-  return { device, fusion: engine, meter };
+  return { device, fusion: engine, meter, settle: () => runtime.autotuneIdle() };
 }
