@@ -7,4 +7,5 @@ export type { CreateWebGpuRuntimeOptions } from "./create-runtime.js";
 export { DirectGpuServer } from "./direct-gpu-server.js";
 export { ElementwiseFuser, ReduceFuser, MatmulFuser } from "./fusers.js";
 export { WebGpuOptimization } from "./optimization.js";
+export { ElementwiseLaunchCache, MAX_LAUNCH_ENTRIES } from "./elementwise-launch-cache.js";
 export type { RuntimeCounters } from "./counters.js";

@@ -2,10 +2,11 @@ import type { DType, ExecutionContext, OperationIr } from "@weft/fusion";
 import { deviceBytesPerElement } from "@weft/fusion";
 import type { KernelBinding } from "@weft/server";
 import { contiguousHandle, elementCount, isContiguous, type WebGpuHandle } from "../handle/web-gpu-handle.js";
-import { elementwiseKernel, elementwiseKey, type ElementwiseOutput, type ElementwiseSpec } from "../kernels/elementwise.js";
+import { elementwiseKernel, elementwiseKey, type ElementwiseOutput, type ElementwiseSpec, type KernelLaunchPlan } from "../kernels/elementwise.js";
 import { storageElement } from "../codegen/wgsl/types.js";
 import { BlockGraph } from "./block-graph.js";
 import { distinctBindings } from "./distinct-bindings.js";
+import type { ElementwiseLaunchCache } from "./elementwise-launch-cache.js";
 import type { Launcher } from "./launcher.js";
 
 /** The binding of a handle's whole memory. */
@@ -46,6 +47,22 @@ export function canWriteInPlace(input: WebGpuHandle, shape: readonly number[], d
 }
 
 /**
+ * What one execution of an elementwise block decided from its operations and its inputs' layouts:
+ * enough to replay the launch for the same layouts without rebuilding anything
+ * (see {@link ElementwiseLaunchCache}).
+ */
+export interface ElementwiseDecision {
+  /** The kernel key (`undefined` when nothing was launched). */
+  readonly key: string | undefined;
+  /** The kernel and dispatch (`undefined` when nothing was launched). */
+  readonly plan: KernelLaunchPlan | undefined;
+  /** Per written output (in production order), the input slot it is written in place into. */
+  readonly inPlace: readonly (number | undefined)[];
+  /** Whether some input was replaced by a temporary copy (such a launch is never replayed). */
+  readonly copied: boolean;
+}
+
+/**
  * Runs a block of elementwise operations (and `drop`s) as ONE kernel: builds the graph, elides the
  * writes of tensors that die in the block, writes in place into a dying input when its memory has
  * a single owner, launches, registers the written outputs and frees the inputs that died.
@@ -55,8 +72,30 @@ export function canWriteInPlace(input: WebGpuHandle, shape: readonly number[], d
  * storage element type, dense, sole reference).
  * **Bindings.** No allocation is bound twice in the dispatch ({@link distinctBindings}): a second
  * view of an already-bound allocation is read from a temporary dense copy.
+ * **Replays.** With a `cache` (one per fused optimization), an execution whose inputs have the
+ * layouts of an earlier one replays that execution's decisions ({@link ElementwiseLaunchCache}).
  */
-export function runElementwiseBlock(launcher: Launcher, ctx: ExecutionContext<WebGpuHandle>, ops: readonly OperationIr[], fused: boolean): void {
+export function runElementwiseBlock(
+  launcher: Launcher,
+  ctx: ExecutionContext<WebGpuHandle>,
+  ops: readonly OperationIr[],
+  fused: boolean,
+  cache?: ElementwiseLaunchCache,
+): void {
+  if (cache !== undefined) cache.run(launcher, ctx, ops, fused);
+  else runElementwiseBlockUncached(launcher, ctx, ops, fused);
+}
+
+/**
+ * {@link runElementwiseBlock} without a cache: derives everything from `ops` and the inputs'
+ * handles, and returns what it decided (for {@link ElementwiseLaunchCache} to replay).
+ */
+export function runElementwiseBlockUncached(
+  launcher: Launcher,
+  ctx: ExecutionContext<WebGpuHandle>,
+  ops: readonly OperationIr[],
+  fused: boolean,
+): ElementwiseDecision {
   const block = new BlockGraph();
   for (const op of ops) block.add(op);
   const producing = ops.filter((o): o is Exclude<OperationIr, { kind: "drop" }> => o.kind !== "drop");
@@ -112,12 +151,15 @@ export function runElementwiseBlock(launcher: Launcher, ctx: ExecutionContext<We
       ...outHandles.filter((_, k) => outputs[k]?.inPlaceSlot === undefined).map((h) => bindingOf(h, "write")),
     ];
     launcher.launch(plan, bindings, ctx.stream);
+    const copied = bound.copied.size > 0;
     bound.release();
     if (fused && producing.length > 1) launcher.counters.fusedLaunches++;
     written.forEach((o, k) => {
       const h = outHandles[k];
       if (h !== undefined) ctx.handles.registerHandle(o.tensor.id, h);
     });
+    finishBlock(ctx, block, ops);
+    return { key, plan, inPlace: outputs.map((o) => o.inPlaceSlot), copied };
   } else {
     bound.release();
     // Nothing to compute (all results die, or an empty shape): outputs still need handles.
@@ -125,6 +167,12 @@ export function runElementwiseBlock(launcher: Launcher, ctx: ExecutionContext<We
       ctx.handles.registerHandle(o.tensor.id, contiguousHandle(launcher.empty(bytesOf(o.tensor.shape, o.tensor.dtype), ctx.stream), o.tensor.shape, o.tensor.dtype));
     }
   }
+  finishBlock(ctx, block, ops);
+  return { key: undefined, plan: undefined, inPlace: outputs.map((o) => o.inPlaceSlot), copied: false };
+}
+
+/** Frees the inputs that died in the block and the dropped tensors. */
+function finishBlock(ctx: ExecutionContext<WebGpuHandle>, block: BlockGraph, ops: readonly OperationIr[]): void {
   for (const input of block.inputs) if (input.dies) ctx.handles.removeHandle(input.tensor.id);
   for (const op of ops) if (op.kind === "drop") ctx.handles.removeHandle(op.tensor.id);
 }

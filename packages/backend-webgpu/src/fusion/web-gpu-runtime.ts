@@ -33,6 +33,7 @@ import { gatherKernel, gatherKey, type GatherSpec } from "../kernels/gather.js";
 import { newCounters, resetCounters, type RuntimeCounters } from "./counters.js";
 import { ElementwiseFuser, MatmulFuser, ReduceFuser } from "./fusers.js";
 import { copyInto, denseCopy, distinctBindings } from "./distinct-bindings.js";
+import type { ElementwiseLaunchCache } from "./elementwise-launch-cache.js";
 import { Launcher } from "./launcher.js";
 import { bindingOf, bytesOf, runElementwiseBlock } from "./run-elementwise.js";
 import { chooseMatmulConfig, runMatmulBlock, type MatmulChooser } from "./run-matmul.js";
@@ -204,10 +205,10 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
   }
 
   /** Runs a fused block (called by the optimizations). */
-  executeBlock(kind: "elementwise" | "reduce" | "matmul", ctx: ExecutionContext<WebGpuHandle>, ops: readonly OperationIr[]): void {
+  executeBlock(kind: "elementwise" | "reduce" | "matmul", ctx: ExecutionContext<WebGpuHandle>, ops: readonly OperationIr[], cache?: ElementwiseLaunchCache): void {
     switch (kind) {
       case "elementwise":
-        return runElementwiseBlock(this.#launcher, ctx, ops, true);
+        return runElementwiseBlock(this.#launcher, ctx, ops, true, cache);
       case "reduce":
         if (!runReduceBlock(this.#launcher, ctx, ops, true)) for (const op of ops) this.executeOperation(op, ctx);
         return;

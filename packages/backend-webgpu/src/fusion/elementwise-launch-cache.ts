@@ -1,0 +1,313 @@
+import { invariant } from "@weft/environment";
+import type { ExecutionContext, OperationIr, TensorIr } from "@weft/fusion";
+import { forEachTensor } from "@weft/fusion";
+import type { KernelBinding } from "@weft/server";
+import { contiguousHandle, type WebGpuHandle } from "../handle/web-gpu-handle.js";
+import { BlockGraph } from "./block-graph.js";
+import type { Launcher } from "./launcher.js";
+import { bindingOf, bytesOf, runElementwiseBlockUncached, type ElementwiseDecision } from "./run-elementwise.js";
+
+/** Most layout signatures one {@link ElementwiseLaunchCache} keeps (oldest dropped first). */
+export const MAX_LAUNCH_ENTRIES = 8;
+
+/** Where one block input is found in the operations of every execution: `forEachTensor` position `pos` of op `op`. */
+interface InputLocator {
+  readonly op: number;
+  readonly pos: number;
+  /** Whether the input's last use lies in the block (its handle is removed after the launch). */
+  readonly dies: boolean;
+}
+
+/**
+ * What never changes between executions of one optimization: derived once from the first
+ * execution's operations, since every execution of a cached plan has the same relative structure
+ * (kinds, op names, dtypes, statuses, which positions name the same tensor).
+ */
+interface BlockStructure {
+  /** The op kinds, checked on every execution (a cheap guard against a foreign block). */
+  readonly kinds: readonly OperationIr["kind"][];
+  readonly inputs: readonly InputLocator[];
+  /** Op index of each written output, in production order. */
+  readonly written: readonly number[];
+  /** Produced tensors never written (write elision). */
+  readonly elided: number;
+  /** Number of producing (non-`drop`) operations. */
+  readonly producing: number;
+}
+
+/** One replayable execution: the layout signature it was decided for, and what was decided. */
+interface LaunchEntry {
+  readonly signature: readonly number[];
+  readonly decision: ElementwiseDecision;
+  /** Per input slot, whether an output is written in place into it (bound `read-write`). */
+  readonly readWrite: readonly boolean[];
+}
+
+/**
+ * The per-optimization memory of fused elementwise launches: when a cached plan executes again with
+ * inputs of the same layouts, the launch replays what the first such execution decided — the block
+ * graph, the kernel spec and its key, the generated plan, in-place slots and the binding pattern —
+ * instead of deriving them again (the steady-state host cost of a fused block).
+ *
+ * @remarks
+ * **Signature.** A flat list of numbers compared element by element (`Object.is`, so `NaN` and
+ * `-0` scalars are told apart): every value number of the operations (scalars, clamp bounds, fill
+ * values, arange start/step, random seed and bounds), every op's output shape, and per input its
+ * shape, strides, offset, allocation size and `canMut()`. Together with the structure (fixed per
+ * plan) these are everything the kernel key, vectorisation, write elision and the in-place choice
+ * depend on ({@link canWriteInPlace}).
+ * **Not replayed.** Executions where two inputs share an allocation (they need temporary copies,
+ * {@link distinctBindings}) and executions whose op kinds differ from the first one's always take
+ * the full path.
+ * **Bounded by** {@link MAX_LAUNCH_ENTRIES} signatures (oldest dropped first); the structure is one
+ * entry per optimization.
+ * **Invariant.** A replayed launch binds, allocates, registers and frees exactly what the full path
+ * would for the same operations and handles, and counts the same counters.
+ */
+export class ElementwiseLaunchCache {
+  #structure: BlockStructure | undefined;
+  /** Replayable executions, most recent last; at most {@link MAX_LAUNCH_ENTRIES}. */
+  readonly #entries: LaunchEntry[] = [];
+  /** Scratch: the current execution's signature (reused, never stored). */
+  readonly #signature: number[] = [];
+  /** Scratch: the current execution's input handles (reused, never stored). */
+  readonly #handles: WebGpuHandle[] = [];
+
+  /** Number of layout signatures held (tests). */
+  get size(): number {
+    return this.#entries.length;
+  }
+
+  /** Runs the block: replays a matching earlier execution, else runs it in full and remembers it. */
+  run(launcher: Launcher, ctx: ExecutionContext<WebGpuHandle>, ops: readonly OperationIr[], fused: boolean): void {
+    const structure = this.#structureOf(ops);
+    if (structure === undefined) {
+      runElementwiseBlockUncached(launcher, ctx, ops, fused);
+      return;
+    }
+    const handles = this.#handles;
+    handles.length = 0;
+    for (const input of structure.inputs) handles.push(ctx.handles.getHandle(tensorAt(ops, input)));
+    const signature = this.#signature;
+    if (!buildSignature(ops, handles, signature)) {
+      handles.length = 0;
+      runElementwiseBlockUncached(launcher, ctx, ops, fused);
+      return;
+    }
+    const entry = this.#find(signature);
+    if (entry === undefined) {
+      handles.length = 0;
+      const decision = runElementwiseBlockUncached(launcher, ctx, ops, fused);
+      if (!decision.copied) this.#remember(signature, decision, structure.inputs.length);
+      return;
+    }
+    try {
+      replay(launcher, ctx, ops, fused, structure, entry, handles);
+    } finally {
+      handles.length = 0;
+    }
+  }
+
+  #find(signature: readonly number[]): LaunchEntry | undefined {
+    for (let e = this.#entries.length - 1; e >= 0; e--) {
+      const entry = this.#entries[e];
+      if (entry !== undefined && sameSignature(entry.signature, signature)) return entry;
+    }
+    return undefined;
+  }
+
+  #remember(signature: readonly number[], decision: ElementwiseDecision, inputs: number): void {
+    const readWrite = new Array<boolean>(inputs).fill(false);
+    for (const slot of decision.inPlace) if (slot !== undefined) readWrite[slot] = true;
+    this.#entries.push({ signature: signature.slice(), decision, readWrite });
+    if (this.#entries.length > MAX_LAUNCH_ENTRIES) this.#entries.shift();
+  }
+
+  /** The structure of `ops` (derived on first use), or `undefined` when `ops` does not match it. */
+  #structureOf(ops: readonly OperationIr[]): BlockStructure | undefined {
+    const known = this.#structure;
+    if (known !== undefined) {
+      if (known.kinds.length !== ops.length) return undefined;
+      for (let i = 0; i < ops.length; i++) if (ops[i]?.kind !== known.kinds[i]) return undefined;
+      return known;
+    }
+    const structure = analyse(ops);
+    this.#structure = structure;
+    return structure;
+  }
+}
+
+/** Derives the {@link BlockStructure} of `ops` from their block graph. */
+function analyse(ops: readonly OperationIr[]): BlockStructure | undefined {
+  const block = new BlockGraph();
+  for (const op of ops) if (!block.add(op)) return undefined;
+  const inputs: InputLocator[] = [];
+  for (const input of block.inputs) {
+    let found: InputLocator | undefined;
+    ops.forEach((op, i) => {
+      let pos = 0;
+      forEachTensor(op, (t) => {
+        if (found === undefined && t.id === input.tensor.id) found = { op: i, pos, dies: input.dies };
+        pos++;
+      });
+    });
+    if (found === undefined) return undefined;
+    inputs.push(found);
+  }
+  const written: number[] = [];
+  for (const o of block.written()) {
+    const index = ops.findIndex((op) => op.kind !== "drop" && op.out.id === o.tensor.id);
+    if (index < 0) return undefined;
+    written.push(index);
+  }
+  return {
+    kinds: ops.map((o) => o.kind),
+    inputs,
+    written,
+    elided: block.elided(),
+    producing: ops.filter((o) => o.kind !== "drop").length,
+  };
+}
+
+/** The tensor at `at` in this execution's operations (same order as `forEachTensor`). */
+function tensorAt(ops: readonly OperationIr[], at: InputLocator): TensorIr {
+  const op = ops[at.op];
+  const t = op === undefined ? undefined : operandAt(op, at.pos);
+  invariant(t !== undefined, () => `elementwise launch cache: no tensor at op ${at.op} position ${at.pos}`);
+  return t;
+}
+
+/** Tensor `pos` of `op` in `forEachTensor` order, without allocating (elementwise kinds and `drop`). */
+function operandAt(op: OperationIr, pos: number): TensorIr | undefined {
+  switch (op.kind) {
+    case "unary":
+    case "clamp":
+    case "cast":
+      return pos === 0 ? op.input : op.out;
+    case "binary":
+      return pos === 0 ? op.lhs : pos === 1 ? op.rhs : op.out;
+    case "binary-scalar":
+      return pos === 0 ? op.lhs : op.out;
+    case "where":
+      return pos === 0 ? op.condition : pos === 1 ? op.lhs : pos === 2 ? op.rhs : op.out;
+    case "full":
+    case "arange":
+    case "random":
+      return op.out;
+    case "drop":
+      return op.tensor;
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Writes the layout signature of one execution into `out` (see {@link ElementwiseLaunchCache}).
+ * Returns false when two inputs share an allocation (never replayed).
+ */
+function buildSignature(ops: readonly OperationIr[], handles: readonly WebGpuHandle[], out: number[]): boolean {
+  out.length = 0;
+  for (const op of ops) {
+    switch (op.kind) {
+      case "binary-scalar":
+        out.push(op.scalar);
+        break;
+      case "clamp":
+        out.push(op.min, op.max);
+        break;
+      case "full":
+        out.push(op.value);
+        break;
+      case "arange":
+        out.push(op.start, op.step);
+        break;
+      case "random":
+        out.push(op.seed, op.a, op.b);
+        break;
+      default:
+        break;
+    }
+    if (op.kind !== "drop") pushDims(out, op.out.shape);
+  }
+  for (let k = 0; k < handles.length; k++) {
+    const h = handles[k] as WebGpuHandle;
+    for (let j = 0; j < k; j++) {
+      const other = (handles[j] as WebGpuHandle).memory;
+      if (other.allocation === h.memory.allocation && other.stream === h.memory.stream) return false;
+    }
+    pushDims(out, h.shape);
+    for (const s of h.strides) out.push(s);
+    out.push(h.offset, h.memory.size, h.memory.canMut() ? 1 : 0);
+  }
+  return true;
+}
+
+/** Appends `dims.length` then the dims. */
+function pushDims(out: number[], dims: readonly number[]): void {
+  out.push(dims.length);
+  for (const d of dims) out.push(d);
+}
+
+/** Element-wise `Object.is` equality of two signatures. */
+function sameSignature(a: readonly number[], b: readonly number[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (!Object.is(a[i], b[i])) return false;
+  return true;
+}
+
+/** Replays `entry`'s launch for this execution's tensors and `handles` (what the full path would do). */
+function replay(
+  launcher: Launcher,
+  ctx: ExecutionContext<WebGpuHandle>,
+  ops: readonly OperationIr[],
+  fused: boolean,
+  structure: BlockStructure,
+  entry: LaunchEntry,
+  handles: readonly WebGpuHandle[],
+): void {
+  const { decision, readWrite } = entry;
+  if (fused) launcher.counters.elidedWrites += structure.elided;
+  const written = structure.written;
+  const outs: WebGpuHandle[] = [];
+  if (decision.key !== undefined && decision.plan !== undefined) {
+    const built = decision.plan;
+    const plan = launcher.plan(decision.key, () => built);
+    const bindings: KernelBinding[] = [];
+    for (let k = 0; k < handles.length; k++) bindings.push(bindingOf(handles[k] as WebGpuHandle, readWrite[k] === true ? "read-write" : "read"));
+    for (let j = 0; j < written.length; j++) {
+      const t = producedAt(ops, written[j] as number);
+      const slot = decision.inPlace[j];
+      const source = slot === undefined ? undefined : handles[slot];
+      if (source !== undefined) {
+        source.memory.retain();
+        launcher.counters.inPlaceWrites++;
+        outs.push(contiguousHandle(source.memory, t.shape, t.dtype));
+      } else {
+        const h = contiguousHandle(launcher.empty(bytesOf(t.shape, t.dtype), ctx.stream), t.shape, t.dtype);
+        outs.push(h);
+        bindings.push(bindingOf(h, "write"));
+      }
+    }
+    launcher.launch(plan, bindings, ctx.stream);
+    if (fused && structure.producing > 1) launcher.counters.fusedLaunches++;
+  } else {
+    // Nothing to compute (all results die, or an empty shape): outputs still need handles.
+    for (const index of written) {
+      const t = producedAt(ops, index);
+      outs.push(contiguousHandle(launcher.empty(bytesOf(t.shape, t.dtype), ctx.stream), t.shape, t.dtype));
+    }
+  }
+  for (let j = 0; j < written.length; j++) {
+    const h = outs[j];
+    if (h !== undefined) ctx.handles.registerHandle(producedAt(ops, written[j] as number).id, h);
+  }
+  for (const input of structure.inputs) if (input.dies) ctx.handles.removeHandle(tensorAt(ops, input).id);
+  for (const op of ops) if (op.kind === "drop") ctx.handles.removeHandle(op.tensor.id);
+}
+
+/** The output of producing op `index`. */
+function producedAt(ops: readonly OperationIr[], index: number): TensorIr {
+  const op = ops[index];
+  invariant(op !== undefined && op.kind !== "drop", () => `elementwise launch cache: op ${index} produces nothing`);
+  return op.out;
+}
