@@ -23,6 +23,11 @@ if (probe.available) {
       await oracle.syncAll();
     },
   });
+} else if (process.env["CI"] === "true") {
+  // CI must run the WebGPU suite: software WebGPU (Mesa GLES) is installed by scripts/setup-system.sh.
+  it("conformance: webgpu has an adapter in CI", () => {
+    throw new Error(`CI must run the WebGPU conformance suite, but no WebGPU adapter was found: ${probe.reason}`);
+  });
 } else {
   console.warn(`conformance: webgpu skipped — no WebGPU adapter here: ${probe.reason}`);
   it.skip(`conformance: webgpu (no WebGPU adapter here: ${probe.reason})`, () => {});
