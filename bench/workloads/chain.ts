@@ -14,13 +14,36 @@ import { type Tensor, tensor, tidy } from "@weft/tensor";
 import type { BenchContext } from "../context.js";
 import { chainRef, checkIndices, compare, hostData, sizeText } from "../harness/data.js";
 import type { Measurement } from "../harness/report.js";
-import { gbps, measureVariant, pick } from "../harness/variant.js";
+import { gbps, measureVariant, pick, type VariantRun } from "../harness/variant.js";
+import type { RawGpu } from "../peers/raw-webgpu.js";
 import type { WeftVariant } from "../peers/weft.js";
 import { tfChain } from "../peers/tfjs.js";
 
 /** The chain in Weft: eight recorded ops, one input. */
 export function weftChain(x: Tensor): Tensor {
   return tidy(() => x.mul(0.5).add(1).sin().square().neg().exp().add(x).relu());
+}
+
+/**
+ * The hand-written WGSL chain over `host` (`n` elements) as a timed variant: uploads the input,
+ * times `chain` into one output buffer, checks it against {@link chainRef} at the sampled
+ * indices, and frees both buffers. Shared by workload 1 and workload 3's bandwidth yardstick.
+ */
+export function rawChainRun(raw: RawGpu, host: Float32Array, n: number): VariantRun {
+  const indices = checkIndices(n);
+  const x = raw.upload(host);
+  const y = raw.empty(n * 4);
+  return {
+    timed: { step: () => raw.chain(x, y, n), wait: () => raw.wait() },
+    check: async () => {
+      raw.chain(x, y, n);
+      return compare(await raw.read(y, n * 4), (i) => chainRef(host[i] as number), indices);
+    },
+    dispose: () => {
+      raw.release(x);
+      raw.release(y);
+    },
+  };
 }
 
 /** Times the chain on a Weft device (fused or not). */
@@ -83,21 +106,7 @@ export async function runChain(ctx: BenchContext): Promise<void> {
       peer: { ok: true, value: ctx.raw },
       repeats,
       figure: gbps(8 * n),
-      setup: (raw) => {
-        const x = raw.upload(host);
-        const y = raw.empty(n * 4);
-        return {
-          timed: { step: () => raw.chain(x, y, n), wait: () => raw.wait() },
-          check: async () => {
-            raw.chain(x, y, n);
-            return compare(await raw.read(y, n * 4), (i) => chainRef(host[i] as number), indices);
-          },
-          dispose: () => {
-            raw.release(x);
-            raw.release(y);
-          },
-        };
-      },
+      setup: (raw) => rawChainRun(raw, host, n),
     });
 
     const fused = await weftVariant(ctx, "weft fused", ctx.weft, host, n);

@@ -12,9 +12,10 @@
 import type * as tfTypes from "@tensorflow/tfjs-core";
 import { type Tensor, tensor } from "@weft/tensor";
 import type { BenchContext } from "../context.js";
-import { chainRef, checkIndices, compare, hostData, sizeText } from "../harness/data.js";
+import { checkIndices, compare, hostData, sizeText } from "../harness/data.js";
 import type { Measurement } from "../harness/report.js";
 import { gbps, measureVariant, pick } from "../harness/variant.js";
+import { rawChainRun } from "./chain.js";
 
 /** Float64 row sums of a row-major `rows × cols` matrix. */
 function rowSums(x: Float32Array, rows: number, cols: number): Float64Array {
@@ -113,7 +114,6 @@ export async function runReduction(ctx: BenchContext): Promise<void> {
   const n = ctx.sizes.sum;
   const host = hostData(n, 31, 0, 1);
   const size = sizeText(n);
-  const chainIndices = checkIndices(n);
 
   // The yardstick: the hand-written elementwise kernel streaming the same number of elements.
   const elementwise = await measureVariant(ctx, {
@@ -124,21 +124,7 @@ export async function runReduction(ctx: BenchContext): Promise<void> {
     repeats: ctx.repeats(n * 4),
     methods: ["throughput"],
     figure: gbps(8 * n),
-    setup: (raw) => {
-      const x = raw.upload(host);
-      const y = raw.empty(n * 4);
-      return {
-        timed: { step: () => raw.chain(x, y, n), wait: () => raw.wait() },
-        check: async () => {
-          raw.chain(x, y, n);
-          return compare(await raw.read(y, n * 4), (i) => chainRef(host[i] as number), chainIndices);
-        },
-        dispose: () => {
-          raw.release(x);
-          raw.release(y);
-        },
-      };
-    },
+    setup: (raw) => rawChainRun(raw, host, n),
   });
 
   let total = 0;

@@ -3,10 +3,10 @@
  * big tensors, blocks cut at the storage-binding limit, and f16 (or its typed refusal).
  */
 import { StreamId, UnsupportedError } from "@weft/environment";
-import { HandleContainer, type DType, type OperationIr, type TensorId, type TensorIr, type TensorStatus } from "@weft/fusion";
+import { type DType, type OperationIr, type TensorId, type TensorIr, type TensorStatus } from "@weft/fusion";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { WebGpuHandle } from "../handle/web-gpu-handle.js";
 import { REDUCE_ITERATIONS } from "../kernels/reduce.js";
+import { fusionContext, runFused as runFusedOn, type FusionTestContext } from "../testing/gpu-test-support.js";
 import { createWebGpuRuntime } from "./create-runtime.js";
 import type { WebGpuRuntime } from "./web-gpu-runtime.js";
 
@@ -22,8 +22,9 @@ beforeAll(async () => {
 
 const t = (shape: number[], dtype: DType = "f32", status: TensorStatus = "ReadOnly"): TensorIr => ({ id: nextId++ as TensorId, shape, dtype, status });
 const as = (x: TensorIr, status: TensorStatus): TensorIr => ({ ...x, status });
-const newContext = () => ({ handles: new HandleContainer<WebGpuHandle>((h) => runtime.releaseHandle(h)), stream });
-type Ctx = ReturnType<typeof newContext>;
+const newContext = (): FusionTestContext => fusionContext(runtime, stream);
+type Ctx = FusionTestContext;
+const runFused = (ctx: Ctx, ops: OperationIr[]): void => runFusedOn(runtime, ctx, ops);
 
 function upload(ctx: Ctx, data: Float32Array | Int32Array | Uint8Array | Uint16Array, shape: number[], dtype: DType): TensorIr {
   const x = t(shape, dtype);
@@ -33,25 +34,6 @@ function upload(ctx: Ctx, data: Float32Array | Int32Array | Uint8Array | Uint16A
 
 const read = async (ctx: Ctx, x: TensorIr) => runtime.read(ctx.handles.getHandle(x), x, stream);
 
-/** Runs ops through the runtime's fusers the way the engine does: the best ready fuser, else unfused. */
-function runFused(ctx: Ctx, ops: OperationIr[]): void {
-  let rest = ops;
-  while (rest.length > 0) {
-    const fusers = runtime.fusers();
-    for (const op of rest) for (const f of fusers) f.fuse(op);
-    let best: (typeof fusers)[number] | undefined;
-    for (const f of fusers) if (f.properties().ready && (best === undefined || f.properties().score > best.properties().score)) best = f;
-    if (best === undefined || best.len() === 0) {
-      const [op] = rest;
-      if (op) runtime.executeOperation(op, ctx);
-      rest = rest.slice(1);
-      continue;
-    }
-    const opt = best.finish();
-    opt.execute(ctx, rest.slice(0, opt.len));
-    rest = rest.slice(opt.len);
-  }
-}
 
 describe("WebGpuRuntime coverage", () => {
   it.each([

@@ -1,7 +1,7 @@
 import { StreamId } from "@weft/environment";
-import { HandleContainer, type OperationIr, type TensorId, type TensorIr, type TensorStatus } from "@weft/fusion";
+import { type OperationIr, type TensorId, type TensorIr, type TensorStatus } from "@weft/fusion";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { WebGpuHandle } from "../handle/web-gpu-handle.js";
+import { fusionContext, type FusionTestContext } from "../testing/gpu-test-support.js";
 import { createWebGpuRuntime } from "./create-runtime.js";
 import { MAX_LAUNCH_ENTRIES } from "./elementwise-launch-cache.js";
 import type { WebGpuOptimization } from "./optimization.js";
@@ -17,8 +17,8 @@ beforeAll(async () => {
   runtime = await createWebGpuRuntime({ autotune: false });
 });
 
-type Ctx = { handles: HandleContainer<WebGpuHandle>; stream: StreamId };
-const newContext = (): Ctx => ({ handles: new HandleContainer<WebGpuHandle>((h) => runtime.releaseHandle(h)), stream });
+type Ctx = FusionTestContext;
+const newContext = (): Ctx => fusionContext(runtime, stream);
 const t = (shape: readonly number[], status: TensorStatus = "ReadOnly"): TensorIr => ({ id: nextId++ as TensorId, shape, dtype: "f32", status });
 const as = (x: TensorIr, status: TensorStatus): TensorIr => ({ ...x, status });
 

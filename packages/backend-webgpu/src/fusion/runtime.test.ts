@@ -1,7 +1,7 @@
 import { StreamId } from "@weft/environment";
-import { HandleContainer, type DType, type OperationIr, type TensorId, type TensorIr, type TensorStatus } from "@weft/fusion";
+import { type DType, type OperationIr, type TensorId, type TensorIr, type TensorStatus } from "@weft/fusion";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { WebGpuHandle } from "../handle/web-gpu-handle.js";
+import { fusionContext, runFused as runFusedOn, type FusionTestContext } from "../testing/gpu-test-support.js";
 import { createWebGpuRuntime } from "./create-runtime.js";
 import type { WebGpuRuntime } from "./web-gpu-runtime.js";
 
@@ -20,9 +20,8 @@ function t(shape: number[], dtype: DType = "f32", status: TensorStatus = "ReadOn
 }
 const as = (x: TensorIr, status: TensorStatus): TensorIr => ({ ...x, status });
 
-function newContext(): { handles: HandleContainer<WebGpuHandle>; stream: StreamId } {
-  return { handles: new HandleContainer<WebGpuHandle>((h) => runtime.releaseHandle(h)), stream };
-}
+const newContext = (): FusionTestContext => fusionContext(runtime, stream);
+const runFused = (ctx: FusionTestContext, ops: OperationIr[]): void => runFusedOn(runtime, ctx, ops);
 
 function upload(ctx: ReturnType<typeof newContext>, values: number[], shape: number[], dtype: DType = "f32"): TensorIr {
   const x = t(shape, dtype);
@@ -35,25 +34,6 @@ async function read(ctx: ReturnType<typeof newContext>, x: TensorIr): Promise<nu
   return [...(await runtime.read(ctx.handles.getHandle(x), x, stream))];
 }
 
-/** Runs ops through the runtime's fusers the way the engine does: the best ready fuser, else unfused. */
-function runFused(ctx: ReturnType<typeof newContext>, ops: OperationIr[]): void {
-  let rest = ops;
-  while (rest.length > 0) {
-    const fusers = runtime.fusers();
-    for (const op of rest) for (const f of fusers) f.fuse(op);
-    let best: (typeof fusers)[number] | undefined;
-    for (const f of fusers) if (f.properties().ready && (best === undefined || f.properties().score > best.properties().score)) best = f;
-    if (best === undefined || best.len() === 0) {
-      const [op] = rest;
-      if (op) runtime.executeOperation(op, ctx);
-      rest = rest.slice(1);
-      continue;
-    }
-    const opt = best.finish();
-    opt.execute(ctx, rest.slice(0, opt.len));
-    rest = rest.slice(opt.len);
-  }
-}
 
 function close(actual: number[], expected: number[], tol = 1e-5): void {
   expect(actual.length, "same number of elements").toBe(expected.length);

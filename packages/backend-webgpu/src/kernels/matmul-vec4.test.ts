@@ -7,14 +7,14 @@
 import { StreamId } from "@weft/environment";
 import { HandleContainer, type DType, type OperationIr, type TensorId, type TensorIr, type TensorStatus } from "@weft/fusion";
 import { beforeAll, describe, expect, it } from "vitest";
-import { ExprGraph } from "../codegen/wgsl/expr.js";
 import type { StridedLayout } from "../codegen/wgsl/indexing.js";
 import { deviceProfile } from "../codegen/wgsl/types.js";
 import { createWebGpuRuntime } from "../fusion/create-runtime.js";
 import { chooseMatmulConfig } from "../fusion/run-matmul.js";
 import type { WebGpuRuntime } from "../fusion/web-gpu-runtime.js";
 import type { WebGpuHandle } from "../handle/web-gpu-handle.js";
-import { configFits, configName, MATMUL_CONFIGS, matmulKernel, type MatmulConfig, type MatmulSpec } from "./matmul.js";
+import { operand, plainSpec, product, runMatmulOnGpu, worstRelativeError, type Operand } from "../testing/gpu-test-support.js";
+import { configFits, configName, MATMUL_CONFIGS, matmulKernel, type MatmulConfig } from "./matmul.js";
 import { operandAxes, vec4Access, type Vec4Config } from "./matmul-vec4.js";
 
 process.env["EGL_PLATFORM"] ??= "surfaceless";
@@ -33,118 +33,11 @@ beforeAll(async () => {
   };
 });
 
-/** A logical operand, its strided view and the storage uploaded for it. */
-interface Operand {
-  readonly values: Float32Array | Int32Array; // logical row-major values
-  readonly layout: StridedLayout;
-  readonly storage: Float32Array | Int32Array;
-}
-
-/**
- * An operand of logical `shape`; `transposed` stores it with its last two axes swapped (a
- * strided view), `offset` puts that many padding elements before it (a view into a larger buffer).
- */
-function operand(shape: number[], dtype: DType, seed: number, options: { transposed?: boolean; offset?: number } = {}): Operand {
-  const n = shape.reduce((a, b) => a * b, 1);
-  const gen = (i: number): number => (dtype === "i32" ? ((i * 31 + seed) % 7) - 3 : (((i * 7919 + seed * 104729) % 1009) / 1009 - 0.5) * 2);
-  const make = (len: number): Float32Array | Int32Array => (dtype === "i32" ? new Int32Array(len) : new Float32Array(len));
-  const values = make(n);
-  values.forEach((_, i) => (values[i] = gen(i)));
-  const rank = shape.length;
-  const rows = shape[rank - 2] ?? 1;
-  const cols = shape[rank - 1] ?? 1;
-  const plane = rows * cols;
-  const offset = options.offset ?? 0;
-  const storage = make(n + offset);
-  const batchStrides = shape.slice(0, -2).map((_, d) => shape.slice(d + 1, -2).reduce((a, b) => a * b, 1) * plane);
-  for (let b = 0; b < n / plane; b++) {
-    for (let r = 0; r < rows; r++) {
-      for (let c = 0; c < cols; c++) {
-        const at = options.transposed === true ? c * rows + r : r * cols + c;
-        storage[offset + b * plane + at] = values[b * plane + r * cols + c] ?? 0;
-      }
-    }
-  }
-  const strides = options.transposed === true ? [...batchStrides, 1, rows] : [...batchStrides, cols, 1];
-  return { values, layout: { shape, strides, offset }, storage };
-}
-
-/** The product in float64, batch dims broadcast. */
-function product(a: Operand, b: Operand, outShape: number[]): number[] {
-  const rank = outShape.length;
-  const [M, N] = [outShape[rank - 2] ?? 1, outShape[rank - 1] ?? 1];
-  const K = a.layout.shape[a.layout.shape.length - 1] ?? 1;
-  const batchShape = outShape.slice(0, -2);
-  const batches = batchShape.reduce((x, y) => x * y, 1);
-  const batchIndex = (shape: readonly number[], batch: number): number => {
-    const own = shape.slice(0, -2);
-    let index = 0;
-    let rest = batch;
-    let mul = 1;
-    for (let d = batchShape.length - 1; d >= 0; d--) {
-      const coord = rest % (batchShape[d] ?? 1);
-      rest = Math.floor(rest / (batchShape[d] ?? 1));
-      const od = d - (batchShape.length - own.length);
-      if (od >= 0) {
-        const size = own[od] ?? 1;
-        index += (size === 1 ? 0 : coord) * mul;
-        mul *= size;
-      }
-    }
-    return index;
-  };
-  const out: number[] = [];
-  for (let bt = 0; bt < batches; bt++) {
-    const ab = batchIndex(a.layout.shape, bt) * M * K;
-    const bb = batchIndex(b.layout.shape, bt) * K * N;
-    for (let m = 0; m < M; m++) {
-      for (let n = 0; n < N; n++) {
-        let s = 0;
-        for (let k = 0; k < K; k++) s += (a.values[ab + m * K + k] ?? 0) * (b.values[bb + k * N + n] ?? 0);
-        out.push(s);
-      }
-    }
-  }
-  return out;
-}
-
-function plainSpec(config: MatmulConfig, a: StridedLayout, b: StridedLayout, outShape: number[], dtype: DType): MatmulSpec {
-  const graph = new ExprGraph();
-  const res = graph.add({ kind: "value", name: "res", dtype });
-  return { lhs: a, rhs: b, dtype, outShape, config, epilogue: { graph, inputs: [], outputs: [{ node: res, dtype }] }, label: `test ${configName(config)}` };
-}
-
-async function runOnGpu(config: MatmulConfig, a: Operand, b: Operand, outShape: number[], dtype: DType): Promise<number[]> {
-  const plan = matmulKernel(plainSpec(config, a.layout, b.layout, outShape, dtype), runtime.profile);
-  const client = runtime.client;
-  const lhs = client.create(new Uint8Array(a.storage.buffer));
-  const rhs = client.create(new Uint8Array(b.storage.buffer));
-  const count = outShape.reduce((x, y) => x * y, 1);
-  const out = client.empty(count * 4);
-  client.launch(plan.kernel, plan.count, [
-    { binding: lhs.binding(), access: "read" },
-    { binding: rhs.binding(), access: "read" },
-    { binding: out.binding(), access: "write" },
-  ]);
-  const [bytes] = await client.read([out.binding()]);
-  lhs.release();
-  rhs.release();
-  out.release();
-  const copy = (bytes ?? new Uint8Array(0)).slice();
-  return [...(dtype === "i32" ? new Int32Array(copy.buffer) : new Float32Array(copy.buffer))];
-}
+const runOnGpu = (config: MatmulConfig, a: Operand, b: Operand, outShape: number[], dtype: DType): Promise<number[]> => runMatmulOnGpu(runtime, config, a, b, outShape, dtype);
 
 function expectProduct(got: number[], want: number[], what: string, exact: boolean): void {
   expect(got.length, `${what}: element count`).toBe(want.length);
-  let worst = 0;
-  let at = -1;
-  want.forEach((w, i) => {
-    const err = Math.abs((got[i] ?? NaN) - w) / Math.max(1, Math.abs(w));
-    if (!(err <= worst)) {
-      worst = err;
-      at = i;
-    }
-  });
+  const { worst, at } = worstRelativeError(got, want);
   expect(worst, `${what}: worst relative error at element ${at} (got ${got[at]}, want ${want[at]})`).toBeLessThanOrEqual(exact ? 0 : 1e-4);
 }
 

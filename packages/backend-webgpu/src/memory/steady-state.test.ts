@@ -6,14 +6,12 @@
  */
 /// <reference types="@webgpu/types" />
 import { StreamId } from "@weft/environment";
-import { HandleContainer, type OperationIr, type TensorId, type TensorIr, type TensorStatus } from "@weft/fusion";
+import { type OperationIr, type TensorId, type TensorIr, type TensorStatus } from "@weft/fusion";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { requestWebGpuDevice } from "../device/request-device.js";
 import { createWebGpuRuntime } from "../fusion/create-runtime.js";
-import type { WebGpuRuntime } from "../fusion/web-gpu-runtime.js";
-import type { WebGpuHandle } from "../handle/web-gpu-handle.js";
-import type { WgslKernel } from "../kernel.js";
 import { WebGpuServer } from "../server/webgpu-server.js";
+import { doubleKernel, fusionContext, runFused } from "../testing/gpu-test-support.js";
 import { bufferSizeClass, GpuBufferStorage } from "./gpu-buffer-storage.js";
 
 process.env["EGL_PLATFORM"] ??= "surfaceless";
@@ -62,42 +60,14 @@ function chain(x: TensorIr, n: number): { ops: OperationIr[]; out: TensorIr } {
   return { ops, out: c8 };
 }
 
-/** Runs `ops` as the engine does: the best ready fuser's block, else one op unfused. */
-function runFused(runtime: WebGpuRuntime, ctx: { handles: HandleContainer<WebGpuHandle>; stream: StreamId }, ops: OperationIr[]): void {
-  let rest = ops;
-  while (rest.length > 0) {
-    const fusers = runtime.fusers();
-    for (const op of rest) for (const f of fusers) f.fuse(op);
-    let best: (typeof fusers)[number] | undefined;
-    for (const f of fusers) if (f.properties().ready && (best === undefined || f.properties().score > best.properties().score)) best = f;
-    if (best === undefined || best.len() === 0) {
-      const [op] = rest;
-      if (op) runtime.executeOperation(op, ctx);
-      rest = rest.slice(1);
-      continue;
-    }
-    const opt = best.finish();
-    opt.execute(ctx, rest.slice(0, opt.len));
-    rest = rest.slice(opt.len);
-  }
-}
 
-/** `out[i] = a[i] * 2u` over u32. */
-const double: WgslKernel = {
-  key: "test/double",
-  source: `
-@group(0) @binding(0) var<storage, read> a: array<u32>;
-@group(0) @binding(1) var<storage, read_write> out: array<u32>;
-@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>) {
-  if (g.x < arrayLength(&out)) { out[g.x] = a[g.x] * 2u; }
-}`,
-};
+const double = doubleKernel("test/double");
 
 describe("steady-state allocation", () => {
   it("a loop over a 2^20-element fused chain creates no buffer after warm-up and reuses pages", async () => {
     const server = new WebGpuServer(device, { pageSize: 1 << 20 });
     const runtime = await createWebGpuRuntime({ device, server, autotune: false });
-    const ctx = { handles: new HandleContainer<WebGpuHandle>((h) => runtime.releaseHandle(h)), stream };
+    const ctx = fusionContext(runtime, stream);
     const n = 1 << 20;
     const x = t([n]);
     ctx.handles.registerHandle(x.id, runtime.upload({ data: Float32Array.from({ length: n }, (_, i) => (i % 17) - 8), shape: [n], dtype: "f32" } as never, stream));

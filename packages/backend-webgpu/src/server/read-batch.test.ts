@@ -7,55 +7,23 @@ import { StreamId } from "@weft/environment";
 import { DeviceLostError, TaintedReadError, ValidationError } from "@weft/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { requestWebGpuDevice, type WebGpuDevice } from "../device/request-device.js";
-import type { WgslKernel } from "../kernel.js";
+import { asU32, brokenKernel, doubleKernel, incrementKernel, requestTestDevice, u32Bytes } from "../testing/gpu-test-support.js";
 import { planReadCopies, readBytes, type ReadSource } from "./read-batch.js";
 import { WebGpuServer } from "./webgpu-server.js";
 
 const S0 = StreamId.of(0);
 const S1 = StreamId.of(1);
 
-/** `x[i] += 1` in place over u32. */
-const increment: WgslKernel = {
-  key: "test/read-batch/increment",
-  source: `
-@group(0) @binding(0) var<storage, read_write> x: array<u32>;
-@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>) {
-  if (g.x < arrayLength(&x)) { x[g.x] = x[g.x] + 1u; }
-}`,
-};
-
-/** `out[i] = a[i] * 2` over u32. */
-const double: WgslKernel = {
-  key: "test/read-batch/double",
-  source: `
-@group(0) @binding(0) var<storage, read> a: array<u32>;
-@group(0) @binding(1) var<storage, read_write> out: array<u32>;
-@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>) {
-  if (g.x < arrayLength(&out)) { out[g.x] = a[g.x] * 2u; }
-}`,
-};
-
+const increment = incrementKernel("test/read-batch/increment");
+const double = doubleKernel("test/read-batch/double");
 /** Does not compile. */
-const broken: WgslKernel = {
-  key: "test/read-batch/broken",
-  label: "broken",
-  source: `
-@group(0) @binding(0) var<storage, read> a: array<u32>;
-@group(0) @binding(1) var<storage, read_write> out: array<u32>;
-@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>) { out[g.x] = a[g.x] + nowhere; }`,
-};
-
-const u32Bytes = (values: number[]): Uint8Array => new Uint8Array(new Uint32Array(values).buffer);
-const asU32 = (bytes: Uint8Array | undefined): number[] => {
-  if (bytes === undefined) throw new Error("a read returns one array per binding");
-  return [...new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4)];
-};
+const broken = brokenKernel("test/read-batch/broken", "nowhere");
 
 let gpu: WebGpuDevice;
 let server: WebGpuServer;
 
 beforeAll(async () => {
-  gpu = await requestWebGpuDevice({ backend: process.env["WEFT_WEBGPU_BACKEND"] === "vulkan" ? "vulkan" : "auto" });
+  gpu = await requestTestDevice();
   server = new WebGpuServer(gpu.device);
 });
 

@@ -8,6 +8,7 @@ import { DeviceLostError, OutOfMemoryError, TaintedReadError, ValidationError } 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { requestWebGpuDevice, type WebGpuDevice } from "../device/request-device.js";
 import type { WgslKernel } from "../kernel.js";
+import { asU32, brokenKernel, incrementKernel, requestTestDevice, u32Bytes } from "../testing/gpu-test-support.js";
 import { WebGpuServer } from "./webgpu-server.js";
 
 const S0 = StreamId.of(0);
@@ -26,35 +27,17 @@ struct P { add: u32 }
 }`,
 };
 
-/** `x[i] += 1` in place over u32. */
-const increment: WgslKernel = {
-  key: "test/increment",
-  source: `
-@group(0) @binding(0) var<storage, read_write> x: array<u32>;
-@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>) {
-  if (g.x < arrayLength(&x)) { x[g.x] = x[g.x] + 1u; }
-}`,
-};
-
+const increment = incrementKernel("test/increment");
 /** Does not compile. */
-const broken: WgslKernel = {
-  key: "test/broken",
-  label: "broken",
-  source: `
-@group(0) @binding(0) var<storage, read> a: array<u32>;
-@group(0) @binding(1) var<storage, read_write> out: array<u32>;
-@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>) { out[g.x] = a[g.x] + undefined_name; }`,
-};
+const broken = brokenKernel("test/broken", "undefined_name");
 
-const u32Bytes = (values: number[]): Uint8Array => new Uint8Array(new Uint32Array(values).buffer);
-const asU32 = (bytes: Uint8Array): number[] => [...new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4)];
 const params = (add: number): Uint8Array => u32Bytes([add]);
 
 let gpu: WebGpuDevice;
 let server: WebGpuServer;
 
 beforeAll(async () => {
-  gpu = await requestWebGpuDevice({ backend: process.env["WEFT_WEBGPU_BACKEND"] === "vulkan" ? "vulkan" : "auto" });
+  gpu = await requestTestDevice();
   server = new WebGpuServer(gpu.device);
 });
 

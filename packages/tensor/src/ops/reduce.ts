@@ -153,6 +153,31 @@ export function std(x: Tensor, axes: Axes, options: VarianceOptions = {}): Tenso
   return out;
 }
 
+/**
+ * The max-shifted exponentials every stable composite starts from, over `axes` with reduced axes
+ * kept: `m = max(x)`, `d = x - m`, `e = exp(d)`, `s = sum(e)`. Written once so `logSumExp`,
+ * `softmax` and `logSoftmax` record the same op sequence the fusers recognise; the caller owns
+ * (and releases) all four.
+ */
+function shiftedExpSum(xf: Tensor, axes: Axes): { m: Tensor; d: Tensor; e: Tensor; s: Tensor } {
+  const m = reduce("max", xf, axes, { keepDims: true });
+  const d = binary("sub", xf, m);
+  const e = unary("exp", d);
+  const s = reduce("sum", e, axes, { keepDims: true });
+  return { m, d, e, s };
+}
+
+/**
+ * The shared frame of the softmaxes: checks `x`, normalises `axisArg` (naming `op` in errors),
+ * returns a float copy when that axis is empty, else runs `body` on the float view of `x`.
+ */
+function alongAxis(op: string, x: Tensor, axisArg: number, body: (xf: Tensor, axis: number) => Tensor): Tensor {
+  checkOperands(op, [x]);
+  const axis = normalizeAxis(op, axisArg, x.shape);
+  if (x.shape[axis] === 0) return withDType(x, floatTypeFor(x.dtype), (xf) => xf.clone());
+  return withDType(x, floatTypeFor(x.dtype), (xf) => body(xf, axis));
+}
+
 /** `log(sum(exp(x)))` over `axes`, computed as `m + log(sum(exp(x - m)))` with `m = max(x)`. */
 export function logSumExp(x: Tensor, axesArg: Axes, options: ReduceOptions = {}): Tensor {
   checkOperands("logSumExp", [x]);
@@ -161,10 +186,7 @@ export function logSumExp(x: Tensor, axesArg: Axes, options: ReduceOptions = {})
   const keepDims = options.keepDims ?? false;
   return withDType(x, floatTypeFor(x.dtype), (xf) => {
     if (axes.length === 0) return xf.clone();
-    const m = reduce("max", xf, axes, { keepDims: true });
-    const d = binary("sub", xf, m);
-    const e = unary("exp", d);
-    const s = reduce("sum", e, axes, { keepDims: true });
+    const { m, d, e, s } = shiftedExpSum(xf, axes);
     const l = unary("log", s);
     const kept = binary("add", l, m);
     release(m, d, e, s, l);
@@ -177,14 +199,8 @@ export function logSumExp(x: Tensor, axesArg: Axes, options: ReduceOptions = {})
 
 /** `exp(x - max) / sum(exp(x - max))` along `axis` (default the last). */
 export function softmax(x: Tensor, axisArg = -1): Tensor {
-  checkOperands("softmax", [x]);
-  const axis = normalizeAxis("softmax", axisArg, x.shape);
-  if (x.shape[axis] === 0) return withDType(x, floatTypeFor(x.dtype), (xf) => xf.clone());
-  return withDType(x, floatTypeFor(x.dtype), (xf) => {
-    const m = reduce("max", xf, axis, { keepDims: true });
-    const d = binary("sub", xf, m);
-    const e = unary("exp", d);
-    const s = reduce("sum", e, axis, { keepDims: true });
+  return alongAxis("softmax", x, axisArg, (xf, axis) => {
+    const { m, d, e, s } = shiftedExpSum(xf, axis);
     const out = binary("div", e, s);
     release(m, d, e, s);
     return out;
@@ -193,14 +209,8 @@ export function softmax(x: Tensor, axisArg = -1): Tensor {
 
 /** `x - max - log(sum(exp(x - max)))` along `axis` (default the last). */
 export function logSoftmax(x: Tensor, axisArg = -1): Tensor {
-  checkOperands("logSoftmax", [x]);
-  const axis = normalizeAxis("logSoftmax", axisArg, x.shape);
-  if (x.shape[axis] === 0) return withDType(x, floatTypeFor(x.dtype), (xf) => xf.clone());
-  return withDType(x, floatTypeFor(x.dtype), (xf) => {
-    const m = reduce("max", xf, axis, { keepDims: true });
-    const d = binary("sub", xf, m);
-    const e = unary("exp", d);
-    const s = reduce("sum", e, axis, { keepDims: true });
+  return alongAxis("logSoftmax", x, axisArg, (xf, axis) => {
+    const { m, d, e, s } = shiftedExpSum(xf, axis);
     const l = unary("log", s);
     const out = binary("sub", d, l);
     release(m, d, e, s, l);
