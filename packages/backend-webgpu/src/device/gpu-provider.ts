@@ -24,6 +24,39 @@ export function browserGpu(): GPU | undefined {
   return nav?.gpu ?? undefined;
 }
 
+/** Where Linux distributions install the Vulkan loader, besides `LD_LIBRARY_PATH`. */
+const VULKAN_LOADER_DIRS = [
+  "/usr/lib/x86_64-linux-gnu",
+  "/usr/lib/aarch64-linux-gnu",
+  "/usr/lib64",
+  "/usr/lib",
+  "/usr/local/lib",
+];
+
+/**
+ * Whether Dawn can load Vulkan here: off Linux always true (Dawn decides), on Linux true when a
+ * Vulkan driver is named in the environment (`VK_DRIVER_FILES`, `VK_ICD_FILENAMES`) or
+ * `libvulkan.so.1` sits in `LD_LIBRARY_PATH` or a standard library folder.
+ *
+ * @remarks
+ * **Why.** Asking Dawn for Vulkan without a loader works (it falls through to OpenGL ES) but prints
+ * a native warning on every device request, which `weft demo` and `weft doctor` users would see on
+ * every GPU-less machine. A false negative only means OpenGL ES is tried first.
+ */
+export function vulkanLoaderPresent(): boolean {
+  const proc = (
+    globalThis as {
+      process?: { platform?: string; env: Record<string, string | undefined>; getBuiltinModule?: (id: string) => unknown };
+    }
+  ).process;
+  if (proc === undefined || proc.platform !== "linux") return true;
+  if (proc.env["VK_DRIVER_FILES"] || proc.env["VK_ICD_FILENAMES"]) return true;
+  const fs = proc.getBuiltinModule?.("node:fs") as { existsSync(path: string): boolean } | undefined;
+  if (fs === undefined) return true;
+  const dirs = [...(proc.env["LD_LIBRARY_PATH"] ?? "").split(":").filter((d) => d !== ""), ...VULKAN_LOADER_DIRS];
+  return dirs.some((dir) => fs.existsSync(`${dir}/libvulkan.so.1`));
+}
+
 /** True when running under Node (where the `webgpu` package can be loaded). */
 export function isNode(): boolean {
   const proc = (globalThis as { process?: { versions?: { node?: string } } }).process;

@@ -13,4 +13,5 @@ export type {
   WebGpuProbe,
 } from "./request-device.js";
 export type { WebGpuBackend } from "./gpu-provider.js";
+export { vulkanLoaderPresent } from "./gpu-provider.js";
 export { BufferUsage, MapMode } from "./gpu-constants.js";

@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { existsSync } from "node:fs";
+import { vulkanLoaderPresent } from "./gpu-provider.js";
 import { probeWebGpu, requestWebGpuDevice } from "./request-device.js";
 
 describe("requestWebGpuDevice", () => {
@@ -22,5 +24,18 @@ describe("requestWebGpuDevice", () => {
     const probe = await probeWebGpu({ backend: "vulkan" });
     if (probe.available) expect(probe.info?.backend, "an adapter found on Vulkan says so").toBe("vulkan");
     else expect(probe.reason, "the reason names the backend tried").toMatch(/vulkan/);
+  });
+
+  it("auto asks for Vulkan only where a Vulkan loader can be found", async () => {
+    const loader =
+      Boolean(process.env["VK_DRIVER_FILES"] || process.env["VK_ICD_FILENAMES"]) ||
+      ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib", "/usr/local/lib", ...(process.env["LD_LIBRARY_PATH"] ?? "").split(":").filter(Boolean)].some((d) =>
+        existsSync(`${d}/libvulkan.so.1`),
+      );
+    expect(vulkanLoaderPresent(), "the detection agrees with the files and variables it documents").toBe(loader || process.platform !== "linux");
+    if (!vulkanLoaderPresent()) {
+      const probe = await probeWebGpu();
+      expect(probe.info?.backend, "without a loader auto goes straight to OpenGL ES").toBe("opengles");
+    }
   });
 });

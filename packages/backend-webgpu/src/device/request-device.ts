@@ -1,10 +1,11 @@
 /// <reference types="@webgpu/types" />
 import { UnsupportedError } from "@weft/environment";
-import { browserGpu, isNode, nodeGpu, type WebGpuBackend } from "./gpu-provider.js";
+import { browserGpu, isNode, nodeGpu, vulkanLoaderPresent, type WebGpuBackend } from "./gpu-provider.js";
 
 /**
- * Which backend to ask Dawn for in Node. `"auto"` tries Vulkan (a real GPU) first, then Mesa's
- * software OpenGL ES. Ignored in browsers, where `navigator.gpu` decides.
+ * Which backend to ask Dawn for in Node. `"auto"` tries Vulkan (a real GPU) first when a Vulkan
+ * loader is present ({@link vulkanLoaderPresent}), then Mesa's software OpenGL ES. Ignored in
+ * browsers, where `navigator.gpu` decides.
  */
 export type WebGpuBackendChoice = "opengles" | "vulkan" | "auto";
 
@@ -95,7 +96,8 @@ async function findAdapter(options: WebGpuDeviceOptions): Promise<AdapterSearch>
     return { kind: "none", reason: "no navigator.gpu in this environment and not running under Node" };
   }
   const choice = options.backend ?? "auto";
-  const order: ("vulkan" | "opengles")[] = choice === "auto" ? ["vulkan", "opengles"] : [choice];
+  const order: ("vulkan" | "opengles")[] =
+    choice !== "auto" ? [choice] : vulkanLoaderPresent() ? ["vulkan", "opengles"] : ["opengles"];
   const tried: string[] = [];
   for (const backend of order) {
     let adapter: GPUAdapter | null;
