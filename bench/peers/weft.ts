@@ -17,7 +17,8 @@
 import { createWebGpuRuntime, WebGpuServer, type WebGpuDevice, type WgslKernel } from "@weft/backend-webgpu";
 import { FusionDevice, type FusionRuntime, type Optimization } from "@weft/fusion";
 import type { ComputeServer } from "@weft/server";
-import { Device } from "@weft/tensor";
+import { Device, type Tensor } from "@weft/tensor";
+import type { Timed } from "../harness/measure.js";
 
 /**
  * The highest `bytesInUse` a server reached since the last {@link PeakMeter.reset}.
@@ -85,4 +86,26 @@ export async function createWeftVariant(gpu: WebGpuDevice, fusion: boolean): Pro
   const dtypes = gpu.features.has("shader-f16") ? (["f32", "i32", "u32", "bool", "f16"] as const) : (["f32", "i32", "u32", "bool"] as const);
   const device = new Device(engine, { backend: "webgpu", label: `webgpu${fusion ? "" : " unfused"} (${gpu.info.description})`, dtypes });
   return { device, fusion: engine, meter, settle: () => runtime.autotuneIdle() };
+}
+
+/**
+ * The timed steps of a Weft workload that produces one tensor per iteration: only the newest
+ * output stays alive (freed memory is reused, as in a loop that consumes its results), and a
+ * non-awaited sync runs each iteration at once (one submit, like the other libraries' variants),
+ * so disposing the previous output never elides it as dead code.
+ */
+export function newestOutputLoop(w: WeftVariant, produce: () => Tensor): Timed {
+  let outs: Tensor[] = [];
+  return {
+    step: () => {
+      outs.push(produce());
+      void w.device.sync();
+      if (outs.length > 1) outs.shift()?.dispose();
+    },
+    wait: () => w.device.sync(),
+    release: () => {
+      for (const o of outs) o.dispose();
+      outs = [];
+    },
+  };
 }

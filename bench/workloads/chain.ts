@@ -16,7 +16,7 @@ import { chainRef, checkIndices, compare, hostData, sizeText } from "../harness/
 import type { Measurement } from "../harness/report.js";
 import { gbps, measureVariant, pick, type VariantRun } from "../harness/variant.js";
 import type { RawGpu } from "../peers/raw-webgpu.js";
-import type { WeftVariant } from "../peers/weft.js";
+import { newestOutputLoop, type WeftVariant } from "../peers/weft.js";
 import { tfChain } from "../peers/tfjs.js";
 
 /** The chain in Weft: eight recorded ops, one input. */
@@ -59,24 +59,8 @@ async function weftVariant(ctx: BenchContext, name: string, peer: BenchContext["
     setup: async (w: WeftVariant) => {
       const x = tensor(host, { device: w.device, shape: [n] });
       await w.device.sync();
-      let outs: Tensor[] = [];
       return {
-        timed: {
-          // Keep only the newest output alive, as a loop that consumes its results does, so every
-          // variant reuses freed memory instead of allocating a fresh output per iteration. The
-          // non-awaited sync runs the chain now (one submit, like the other variants): a lazy
-          // output disposed while still pending would be elided as dead code.
-          step: () => {
-            outs.push(weftChain(x));
-            void w.device.sync();
-            if (outs.length > 1) outs.shift()?.dispose();
-          },
-          wait: () => w.device.sync(),
-          release: () => {
-            for (const o of outs) o.dispose();
-            outs = [];
-          },
-        },
+        timed: newestOutputLoop(w, () => weftChain(x)),
         check: async () => {
           const y = weftChain(x);
           try {

@@ -8,7 +8,8 @@
  */
 import type * as jaxTypes from "@jax-js/jax";
 import type * as tfTypes from "@tensorflow/tfjs-core";
-import { type Tensor, tensor } from "@weft/tensor";
+import { tensor } from "@weft/tensor";
+import { newestOutputLoop } from "../peers/weft.js";
 import type { BenchContext } from "../context.js";
 import { compare, hostData, matmulRef } from "../harness/data.js";
 import { measureVariant, pick } from "../harness/variant.js";
@@ -53,22 +54,8 @@ export async function runMatmul(ctx: BenchContext): Promise<void> {
         await w.device.sync();
         await w.settle();
         first.dispose();
-        let outs: Tensor[] = [];
         return {
-          timed: {
-            // Keep only the newest product alive (freed memory is reused, as in a consuming loop);
-            // the non-awaited sync runs it now, so disposing the previous one elides nothing.
-            step: () => {
-              outs.push(ta.matmul(tb));
-              void w.device.sync();
-              if (outs.length > 1) outs.shift()?.dispose();
-            },
-            wait: () => w.device.sync(),
-            release: () => {
-              for (const o of outs) o.dispose();
-              outs = [];
-            },
-          },
+          timed: newestOutputLoop(w, () => ta.matmul(tb)),
           check: async () => {
             const c = ta.matmul(tb);
             try {
