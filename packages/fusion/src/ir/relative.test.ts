@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { OperationIr } from "./operation-ir.js";
+import { forEachTensor, operationNodes, type OperationIr } from "./operation-ir.js";
 import { OperationConverter, mapOperation } from "./relative.js";
 import type { TensorId, TensorIr } from "./tensor-ir.js";
 
@@ -143,5 +143,16 @@ describe("OperationConverter keys and the lazy relative form", () => {
     converter.reset();
     converter.toRelative(chain([70, 71, 72], 2, 5)[1] as OperationIr);
     expect(before.map((r) => r.op), "an op built after the reset still describes the old segment").toEqual(eager(ops));
+  });
+});
+
+describe("forEachTensor", () => {
+  it("visits exactly operationNodes' tensors, in the same order, for every op kind", () => {
+    const ops = [...everyKind(10, 4, 1), { kind: "drop", tensor: { id: 99 as TensorId, shape: [4], dtype: "f32", status: "ReadWrite" } } as OperationIr];
+    for (const op of ops) {
+      const visited: TensorIr[] = [];
+      forEachTensor(op, (t) => visited.push(t));
+      expect(visited, `the allocation-free walk of '${op.kind}' agrees with operationNodes`).toEqual(operationNodes(op));
+    }
   });
 });
