@@ -7,9 +7,9 @@ import { StreamId } from "@weft/environment";
 import { HandleContainer, type DType, type OperationIr, type TensorId, type TensorIr, type TensorStatus } from "@weft/fusion";
 import type { KernelBinding } from "@weft/server";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { WebGpuHandle } from "../handle/web-gpu-handle.js";
+import type { WebGpuHandle } from "../handle/webgpu-handle.js";
 import { createWebGpuRuntime } from "./create-runtime.js";
-import type { WebGpuRuntime } from "./web-gpu-runtime.js";
+import type { WebGpuRuntime } from "./webgpu-runtime.js";
 
 process.env["EGL_PLATFORM"] ??= "surfaceless";
 

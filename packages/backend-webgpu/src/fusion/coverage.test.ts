@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { REDUCE_ITERATIONS } from "../kernels/reduce.js";
 import { fusionContext, runFused as runFusedOn, type FusionTestContext } from "../testing/gpu-test-support.js";
 import { createWebGpuRuntime } from "./create-runtime.js";
-import type { WebGpuRuntime } from "./web-gpu-runtime.js";
+import type { WebGpuRuntime } from "./webgpu-runtime.js";
 
 process.env["EGL_PLATFORM"] ??= "surfaceless";
 

@@ -4,7 +4,7 @@ import type { ComputeServer } from "@weft/server";
 import type { WgslKernel } from "../kernel.js";
 import { WebGpuServer } from "../server/webgpu-server.js";
 import { DirectGpuServer } from "./direct-gpu-server.js";
-import { WebGpuRuntime, type WebGpuAutotuneOptions } from "./web-gpu-runtime.js";
+import { WebGpuRuntime, type WebGpuAutotuneOptions } from "./webgpu-runtime.js";
 
 /** Options of {@link createWebGpuRuntime}. */
 export interface CreateWebGpuRuntimeOptions {

@@ -2,7 +2,7 @@ import type { StreamId } from "@weft/environment";
 import { deviceBytesPerElement, numElements } from "@weft/fusion";
 import type { MemoryHandle } from "@weft/server";
 import { ExprGraph } from "../codegen/wgsl/expr.js";
-import { contiguousHandle, releaseWebGpuHandle, type WebGpuHandle } from "../handle/web-gpu-handle.js";
+import { contiguousHandle, releaseWebGpuHandle, type WebGpuHandle } from "../handle/webgpu-handle.js";
 import type { StridedLayout } from "../codegen/wgsl/indexing.js";
 import { elementwiseKernel, elementwiseKey, type ElementwiseSpec } from "../kernels/elementwise.js";
 import type { Launcher } from "./launcher.js";

@@ -2,7 +2,7 @@ import { invariant } from "@weft/environment";
 import type { ExecutionContext, OperationIr, TensorIr } from "@weft/fusion";
 import { forEachTensor } from "@weft/fusion";
 import type { KernelBinding } from "@weft/server";
-import { contiguousHandle, type WebGpuHandle } from "../handle/web-gpu-handle.js";
+import { contiguousHandle, type WebGpuHandle } from "../handle/webgpu-handle.js";
 import { BlockGraph } from "./block-graph.js";
 import type { Launcher } from "./launcher.js";
 import { bindingOf, bytesOf, runElementwiseBlockUncached, type ElementwiseDecision } from "./run-elementwise.js";

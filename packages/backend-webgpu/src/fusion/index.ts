@@ -1,5 +1,5 @@
-export { WebGpuRuntime } from "./web-gpu-runtime.js";
-export type { WebGpuRuntimeOptions, WebGpuAutotuneOptions } from "./web-gpu-runtime.js";
+export { WebGpuRuntime } from "./webgpu-runtime.js";
+export type { WebGpuRuntimeOptions, WebGpuAutotuneOptions } from "./webgpu-runtime.js";
 export { createWebGpuRuntime, adapterName } from "./create-runtime.js";
 export { chooseMatmulConfig } from "./run-matmul.js";
 export type { MatmulChooser } from "./run-matmul.js";

@@ -5,7 +5,7 @@ import { fusionContext, type FusionTestContext } from "../testing/gpu-test-suppo
 import { createWebGpuRuntime } from "./create-runtime.js";
 import { MAX_LAUNCH_ENTRIES } from "./elementwise-launch-cache.js";
 import type { WebGpuOptimization } from "./optimization.js";
-import type { WebGpuRuntime } from "./web-gpu-runtime.js";
+import type { WebGpuRuntime } from "./webgpu-runtime.js";
 
 process.env["EGL_PLATFORM"] ??= "surfaceless";
 

@@ -7,10 +7,10 @@ import { StreamId } from "@weft/environment";
 import { HandleContainer, type OperationIr, type TensorId, type TensorIr, type TensorStatus } from "@weft/fusion";
 import { StreamModeOverride, withProcessMode } from "@weft/runtime";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { WebGpuHandle } from "../handle/web-gpu-handle.js";
+import type { WebGpuHandle } from "../handle/webgpu-handle.js";
 import { WebGpuServer } from "../server/webgpu-server.js";
 import { createWebGpuRuntime } from "./create-runtime.js";
-import type { WebGpuRuntime } from "./web-gpu-runtime.js";
+import type { WebGpuRuntime } from "./webgpu-runtime.js";
 
 process.env["EGL_PLATFORM"] ??= "surfaceless";
 

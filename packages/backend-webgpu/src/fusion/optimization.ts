@@ -1,5 +1,5 @@
 import type { ExecutionContext, OperationIr, Optimization } from "@weft/fusion";
-import type { WebGpuHandle } from "../handle/web-gpu-handle.js";
+import type { WebGpuHandle } from "../handle/webgpu-handle.js";
 import { ElementwiseLaunchCache } from "./elementwise-launch-cache.js";
 
 /** Which fused kernel family an optimization runs. */

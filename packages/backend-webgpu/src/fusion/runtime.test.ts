@@ -3,7 +3,7 @@ import { type DType, type OperationIr, type TensorId, type TensorIr, type Tensor
 import { beforeAll, describe, expect, it } from "vitest";
 import { fusionContext, runFused as runFusedOn, type FusionTestContext } from "../testing/gpu-test-support.js";
 import { createWebGpuRuntime } from "./create-runtime.js";
-import type { WebGpuRuntime } from "./web-gpu-runtime.js";
+import type { WebGpuRuntime } from "./webgpu-runtime.js";
 
 process.env["EGL_PLATFORM"] ??= "surfaceless";
 

@@ -1,4 +1,4 @@
-export type { WebGpuHandle } from "./web-gpu-handle.js";
+export type { WebGpuHandle } from "./webgpu-handle.js";
 export {
   contiguousStrides,
   elementCount,
@@ -9,4 +9,4 @@ export {
   expandView,
   sliceView,
   releaseWebGpuHandle,
-} from "./web-gpu-handle.js";
+} from "./webgpu-handle.js";

@@ -6,7 +6,7 @@
 import type { DType } from "@weft/fusion";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createWebGpuRuntime } from "../fusion/create-runtime.js";
-import type { WebGpuRuntime } from "../fusion/web-gpu-runtime.js";
+import type { WebGpuRuntime } from "../fusion/webgpu-runtime.js";
 import { operand, product, runMatmulOnGpu, worstRelativeError, type Operand } from "../testing/gpu-test-support.js";
 import { configFits, configName, configTile, MATMUL_CONFIGS, type MatmulConfig } from "./matmul.js";
 

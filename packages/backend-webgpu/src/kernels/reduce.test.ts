@@ -6,8 +6,8 @@ import { StreamId } from "@weft/environment";
 import { HandleContainer, type DType, type ReduceOp, type TensorId, type TensorIr } from "@weft/fusion";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createWebGpuRuntime } from "../fusion/create-runtime.js";
-import type { WebGpuRuntime } from "../fusion/web-gpu-runtime.js";
-import type { WebGpuHandle } from "../handle/web-gpu-handle.js";
+import type { WebGpuRuntime } from "../fusion/webgpu-runtime.js";
+import type { WebGpuHandle } from "../handle/webgpu-handle.js";
 import { reduceVectorizable, REDUCE_ITERATIONS, type ReducePassSpec } from "./reduce.js";
 import { ExprGraph } from "../codegen/wgsl/expr.js";
 

@@ -13,8 +13,8 @@ import { HandleContainer, type DType, type OperationIr } from "@weft/fusion";
 import { ExprGraph } from "../codegen/wgsl/expr.js";
 import type { StridedLayout } from "../codegen/wgsl/indexing.js";
 import { requestWebGpuDevice, type WebGpuDevice } from "../device/request-device.js";
-import type { WebGpuRuntime } from "../fusion/web-gpu-runtime.js";
-import type { WebGpuHandle } from "../handle/web-gpu-handle.js";
+import type { WebGpuRuntime } from "../fusion/webgpu-runtime.js";
+import type { WebGpuHandle } from "../handle/webgpu-handle.js";
 import type { WgslKernel } from "../kernel.js";
 import { configName, matmulKernel, type MatmulConfig, type MatmulSpec } from "../kernels/matmul.js";
 

@@ -26,7 +26,7 @@ import {
   reshapeView,
   sliceView,
   type WebGpuHandle,
-} from "../handle/web-gpu-handle.js";
+} from "../handle/webgpu-handle.js";
 import type { WgslKernel } from "../kernel.js";
 import { elementwiseKernel, elementwiseKey, type ElementwiseSpec } from "../kernels/elementwise.js";
 import { gatherKernel, gatherKey, type GatherSpec } from "../kernels/gather.js";
