@@ -9,7 +9,7 @@
  * @module
  */
 import { conformanceCases, runConformanceCase } from "@weft/tensor/testing/core";
-import { createCpuDevice, createWebGpuDevice } from "weft";
+import { createCpuDevice, createWebGpuDevice } from "@weft/weft";
 
 const device = await createWebGpuDevice({ fusion: true });
 const oracle = await createCpuDevice({ fusion: false });

@@ -24,11 +24,11 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const outfile = join(root, ".device", "bench.mjs");
 mkdirSync(dirname(outfile), { recursive: true });
 
-/** `@weft/<pkg>` and `weft` resolve to the package sources, as in vitest.shared.ts. */
-const alias = { weft: join(root, "packages", "weft", "src", "index.ts") };
+/** `@weft/<pkg>` resolves to the package sources, as in vitest.shared.ts. */
+const alias = {};
 for (const pkg of readdirSync(join(root, "packages"))) {
   const src = join(root, "packages", pkg, "src", "index.ts");
-  if (pkg !== "weft" && existsSync(src)) alias[`@weft/${pkg}`] = src;
+  if (existsSync(src)) alias[`@weft/${pkg}`] = src;
 }
 alias["@weft/tensor/testing/core"] = join(root, "packages", "tensor", "src", "testing", "core.ts");
 

@@ -22,8 +22,8 @@ export const ALLOWED = {
   weft: ["environment", "server", "runtime", "fusion", "backend-cpu", "backend-webgpu", "tensor"],
 };
 const nameOf = (spec) => {
-  const m = /^(@weft\/([a-z-]+)|weft)(\/.*)?$/.exec(spec);
-  return m ? (m[2] ?? "weft") : undefined;
+  const m = /^@weft\/([a-z-]+)(\/.*)?$/.exec(spec);
+  return m ? m[1] : undefined;
 };
 function* files(dir) {
   for (const entry of readdirSync(dir)) {
