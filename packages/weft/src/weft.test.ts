@@ -94,16 +94,18 @@ describe("weft doctor and bench", () => {
   it("doctor reports the missing adapter and the cpu choice", async () => {
     const { out, text } = collector();
     const chosen = await runDoctor({ out, probe: noAdapter });
-    expect(chosen).toBe("cpu");
+    expect(chosen.backend).toBe("cpu");
     expect(text()).toContain("webgpu adapter: none (navigator.gpu is undefined)");
     expect(text()).toContain("chosen backend: cpu");
   });
 
-  it("bench reports fused and unfused times and their ratio", async () => {
+  it("bench reports fused and unfused times, their spread and which is faster", async () => {
     const { out, text } = collector();
-    const report = await runBench({ fused: createCpuDevice(), unfused: createCpuDevice({ fusion: false }), out, size: 4096, iterations: 2 });
+    const report = await runBench({ fused: createCpuDevice(), unfused: createCpuDevice({ fusion: false }), out, size: 4096, iterations: 2, runs: 3 });
     expect(Number.isFinite(report.speedup) && report.speedup > 0, "the ratio is a positive number").toBe(true);
-    expect(text()).toMatch(/fused is [0-9.]+x the unfused chain/);
+    expect(report.fused.runsMs.length, "one figure per run").toBe(3);
+    expect(text()).toMatch(/fused is [0-9.]+× (faster|slower) than unfused/);
+    expect(text(), "the spread between runs is printed").toMatch(/spread [0-9.]+–[0-9.]+ over 3 runs/);
   });
 });
 

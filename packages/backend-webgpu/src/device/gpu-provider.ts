@@ -24,14 +24,34 @@ export function browserGpu(): GPU | undefined {
   return nav?.gpu ?? undefined;
 }
 
-/** Where Linux distributions install the Vulkan loader, besides `LD_LIBRARY_PATH`. */
-const VULKAN_LOADER_DIRS = [
+/** Where Linux distributions install shared libraries, besides `LD_LIBRARY_PATH`. */
+const LIBRARY_DIRS = [
   "/usr/lib/x86_64-linux-gnu",
   "/usr/lib/aarch64-linux-gnu",
   "/usr/lib64",
   "/usr/lib",
   "/usr/local/lib",
 ];
+
+/** The Node process and `node:fs`, or `undefined` outside Node. */
+function nodeFs(): { env: Record<string, string | undefined>; platform: string | undefined; fs: { existsSync(path: string): boolean } | undefined } | undefined {
+  const proc = (
+    globalThis as {
+      process?: { platform?: string; env: Record<string, string | undefined>; getBuiltinModule?: (id: string) => unknown };
+    }
+  ).process;
+  if (proc === undefined) return undefined;
+  return { env: proc.env, platform: proc.platform, fs: proc.getBuiltinModule?.("node:fs") as { existsSync(path: string): boolean } | undefined };
+}
+
+/** Whether `file` sits in `LD_LIBRARY_PATH` or a standard library folder; `undefined` when unknowable. */
+function libraryPresent(file: string): boolean | undefined {
+  const node = nodeFs();
+  if (node?.fs === undefined || node.platform !== "linux") return undefined;
+  const dirs = [...(node.env["LD_LIBRARY_PATH"] ?? "").split(":").filter((d) => d !== ""), ...LIBRARY_DIRS];
+  const fs = node.fs;
+  return dirs.some((dir) => fs.existsSync(`${dir}/${file}`));
+}
 
 /**
  * Whether Dawn can load Vulkan here: off Linux always true (Dawn decides), on Linux true when a
@@ -44,17 +64,27 @@ const VULKAN_LOADER_DIRS = [
  * every GPU-less machine. A false negative only means OpenGL ES is tried first.
  */
 export function vulkanLoaderPresent(): boolean {
-  const proc = (
-    globalThis as {
-      process?: { platform?: string; env: Record<string, string | undefined>; getBuiltinModule?: (id: string) => unknown };
-    }
-  ).process;
-  if (proc === undefined || proc.platform !== "linux") return true;
-  if (proc.env["VK_DRIVER_FILES"] || proc.env["VK_ICD_FILENAMES"]) return true;
-  const fs = proc.getBuiltinModule?.("node:fs") as { existsSync(path: string): boolean } | undefined;
-  if (fs === undefined) return true;
-  const dirs = [...(proc.env["LD_LIBRARY_PATH"] ?? "").split(":").filter((d) => d !== ""), ...VULKAN_LOADER_DIRS];
-  return dirs.some((dir) => fs.existsSync(`${dir}/libvulkan.so.1`));
+  const node = nodeFs();
+  if (node === undefined || node.platform !== "linux") return true;
+  if (node.env["VK_DRIVER_FILES"] || node.env["VK_ICD_FILENAMES"]) return true;
+  return libraryPresent("libvulkan.so.1") ?? true;
+}
+
+/** The Debian packages Dawn's OpenGL ES backend needs, with the library each one installs. */
+const GLES_PACKAGES = [
+  { name: "libegl1", file: "libEGL.so.1" },
+  { name: "libegl-mesa0", file: "libEGL_mesa.so.0" },
+  { name: "libgles2", file: "libGLESv2.so.2" },
+] as const;
+
+/**
+ * The Debian packages of Dawn's OpenGL ES backend whose library cannot be found here (empty when
+ * all are present), so advice to install them is given only when it helps; `undefined` off Linux,
+ * where the packages do not apply.
+ */
+export function missingGlesPackages(): string[] | undefined {
+  if (libraryPresent(GLES_PACKAGES[0].file) === undefined) return undefined;
+  return GLES_PACKAGES.filter((p) => libraryPresent(p.file) === false).map((p) => p.name);
 }
 
 /** True when running under Node (where the `webgpu` package can be loaded). */
@@ -90,9 +120,14 @@ export function loadNodeWebGpu(): Promise<NodeWebGpuModule> {
       },
       (error: unknown) => {
         nodeModule = undefined;
+        // Advise installing only what is missing: a package that is there but fails to load (a
+        // native library missing, another platform's build) is not fixed by installing it again.
+        const missing = (error as { code?: unknown } | null)?.code === "ERR_MODULE_NOT_FOUND";
         throw new UnsupportedError(
           "WebGPU in Node",
-          `the 'webgpu' package could not be loaded (${String(error)}); install it with npm install webgpu`,
+          missing
+            ? `the 'webgpu' package is not installed (${String(error)}); install it with npm install webgpu`
+            : `the 'webgpu' package is installed but could not be loaded (${String(error)})`,
         );
       },
     );

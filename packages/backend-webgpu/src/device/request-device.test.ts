@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { existsSync } from "node:fs";
-import { vulkanLoaderPresent } from "./gpu-provider.js";
+import { missingGlesPackages, vulkanLoaderPresent } from "./gpu-provider.js";
 import { probeWebGpu, requestWebGpuDevice } from "./request-device.js";
 
 describe("requestWebGpuDevice", () => {
@@ -37,5 +37,18 @@ describe("requestWebGpuDevice", () => {
       const probe = await probeWebGpu();
       expect(probe.info?.backend, "without a loader auto goes straight to OpenGL ES").toBe("opengles");
     }
+  });
+
+  it("advises installing only the OpenGL ES packages whose library is missing", () => {
+    const dirs = ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib", "/usr/local/lib", ...(process.env["LD_LIBRARY_PATH"] ?? "").split(":").filter(Boolean)];
+    const present = (file: string) => dirs.some((d) => existsSync(`${d}/${file}`));
+    const expected = [
+      ["libegl1", "libEGL.so.1"],
+      ["libegl-mesa0", "libEGL_mesa.so.0"],
+      ["libgles2", "libGLESv2.so.2"],
+    ]
+      .filter(([, file]) => !present(file ?? ""))
+      .map(([name]) => name);
+    expect(missingGlesPackages(), "exactly the packages whose library is absent").toEqual(process.platform === "linux" ? expected : undefined);
   });
 });

@@ -1,6 +1,6 @@
 /// <reference types="@webgpu/types" />
 import { UnsupportedError } from "@weft/environment";
-import { browserGpu, isNode, nodeGpu, vulkanLoaderPresent, type WebGpuBackend } from "./gpu-provider.js";
+import { browserGpu, isNode, missingGlesPackages, nodeGpu, vulkanLoaderPresent, type WebGpuBackend } from "./gpu-provider.js";
 
 /**
  * Which backend to ask Dawn for in Node. `"auto"` tries Vulkan (a real GPU) first when a Vulkan
@@ -114,10 +114,15 @@ async function findAdapter(options: WebGpuDeviceOptions): Promise<AdapterSearch>
     if (adapter !== null) return { kind: "found", adapter, backend };
     tried.push(`${backend}: no adapter`);
   }
-  return {
-    kind: "none",
-    reason: `Dawn found no adapter (${tried.join("; ")}); for OpenGL ES install libegl1 libegl-mesa0 libgles2`,
-  };
+  // Advice only where it helps: install the OpenGL ES packages that are missing, else say they are there.
+  const missing = order.includes("opengles") ? missingGlesPackages() : undefined;
+  const advice =
+    missing === undefined
+      ? ""
+      : missing.length > 0
+        ? `; for OpenGL ES install ${missing.join(" ")}`
+        : "; the OpenGL ES libraries are installed (EGL_LOG_LEVEL=debug shows why Mesa made no context)";
+  return { kind: "none", reason: `Dawn found no adapter (${tried.join("; ")})${advice}` };
 }
 
 /** Describes `adapter` (see {@link WebGpuAdapterDescription}). */

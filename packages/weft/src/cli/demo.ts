@@ -17,6 +17,7 @@
 import { Stream, setStreamPolicy, getStreamPolicy } from "@weft/environment";
 import { type Device, type Tensor, randn, rand, tidy } from "@weft/tensor";
 import { createCpuDevice } from "../device/backends.js";
+import { warmupDevice } from "../device/warmup.js";
 import { type Output, ProgressBar } from "./progress.js";
 
 /** Options of {@link runDemo}. */
@@ -87,6 +88,39 @@ async function serve(device: Device, w: Weights, index: number, batch: number): 
   }
 }
 
+/**
+ * Runs one request under the `compile-and-autotune` process mode before anything is timed, so the
+ * latencies measure serving, not compiling: every kernel of the model compiles, the matmuls are
+ * autotuned (a progress bar per tuning), and the fusion plans are explored once.
+ */
+async function warmUp(device: Device, weights: Weights, batch: number, out: Output): Promise<void> {
+  out.write("warming up: compiling the model's kernels and autotuning before timing\n");
+  let bar: ProgressBar | undefined;
+  const report = await warmupDevice(device, () => Stream.spawn(() => serve(device, weights, 0, batch)), {
+    onTuneProgress: (p) => {
+      switch (p.kind) {
+        case "start":
+          bar?.finish();
+          bar = new ProgressBar(out, `  autotuning ${p.set}`, p.total);
+          break;
+        case "candidate":
+          bar?.tick();
+          break;
+        case "done":
+        case "failed":
+          bar?.finish();
+          bar = undefined;
+          break;
+        default:
+          p satisfies never;
+      }
+    },
+  });
+  bar?.finish();
+  const kernels = report.kernelsCompiled > 0 ? `${report.kernelsCompiled} kernels compiled` : "nothing to compile on this backend";
+  out.write(`warm-up: ${kernels} in ${report.ms.toFixed(0)} ms\n`);
+}
+
 function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return 0;
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0;
@@ -107,6 +141,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
     out.write(`weft demo: MLP ${INPUT}→${HIDDEN}→${HIDDEN}→${CLASSES}, batch ${batch}, ${requests} concurrent requests on ${device.label}\n`);
     const weights = buildWeights(device);
     await device.syncAll();
+    await warmUp(device, weights, batch, out);
     device.fusion.inspector?.clearLog();
 
     const bar = new ProgressBar(out, "serving", requests);

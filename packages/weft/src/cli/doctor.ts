@@ -4,8 +4,10 @@
  *
  * @module
  */
+import { invariant } from "@weft/environment";
 import type { AdapterProbe } from "../device/backends.js";
 import { describeWebGpu, probeAdapter } from "../device/backends.js";
+import { type ChoiceReason, decideBackend, describeReason } from "../device/backend-choice.js";
 import type { Output } from "./progress.js";
 
 /** Options of {@link runDoctor}. */
@@ -13,32 +15,46 @@ export interface DoctorOptions {
   readonly out: Output;
   /** Replaces the adapter probe (tests). */
   readonly probe?: () => Promise<AdapterProbe>;
+  /** Replaces the device description (tests); by default a real device is requested. */
+  readonly describe?: typeof describeWebGpu;
 }
 
-/** Prints the report; resolves with the backend `init({ backend: "auto" })` would choose. */
-export async function runDoctor(options: DoctorOptions): Promise<"webgpu" | "cpu"> {
+/** What {@link runDoctor} found: the backend `init({ backend: "auto" })` would choose, and why. */
+export interface DoctorReport {
+  readonly backend: "webgpu" | "cpu";
+  readonly why: ChoiceReason;
+}
+
+/**
+ * Prints the report and resolves with the choice `init({ backend: "auto" })` makes here, decided
+ * by the same rule ({@link decideBackend}), so the two never disagree.
+ */
+export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   const { out } = options;
   out.write(`node ${process.version} on ${process.platform}/${process.arch}\n`);
   const probe = await (options.probe ?? probeAdapter)();
+  const decision = decideBackend("auto", probe);
   if (!probe.available) {
     out.write(`webgpu adapter: none (${probe.reason})\n`);
-    out.write(`chosen backend: cpu (no WebGPU adapter: ${probe.reason})\n`);
-    return "cpu";
-  }
-  const info = probe.info;
-  out.write(`webgpu adapter: ${info?.description ?? probe.reason}${info?.vendor ? ` [${info.vendor}]` : ""}${info?.software ? " (software)" : ""}\n`);
-  if (options.probe === undefined) {
+  } else {
+    const info = probe.info;
+    const details = [info?.software === true ? "software" : "", info?.vendor ? `vendor ${info.vendor}` : "", info?.backend ? `via ${info.backend}` : ""];
+    out.write(`webgpu adapter: ${info?.description ?? probe.reason} (${details.filter((d) => d !== "").join(", ") || "no details"})\n`);
     try {
-      const gpu = await describeWebGpu();
+      const gpu = await (options.describe ?? describeWebGpu)();
       out.write(`features: ${gpu.features.join(", ") || "(none)"}\n`);
       out.write("limits:\n");
       for (const [k, v] of Object.entries(gpu.limits)) out.write(`  ${k}: ${v}\n`);
     } catch (error) {
-      out.write(`device request failed: ${error instanceof Error ? error.message : String(error)}\n`);
-      out.write(`chosen backend: cpu (WebGPU device creation failed)\n`);
-      return "cpu";
+      const why: ChoiceReason = { kind: "device-failed", detail: error instanceof Error ? error.message : String(error) };
+      return chosen(out, { backend: "cpu", why });
     }
   }
-  out.write(`chosen backend: webgpu (${info?.description ?? probe.reason})\n`);
-  return "webgpu";
+  invariant(decision.backend !== "unavailable", "decideBackend answered unavailable for auto");
+  return chosen(out, { backend: decision.backend, why: decision.reason });
+}
+
+function chosen(out: Output, report: DoctorReport): DoctorReport {
+  out.write(`chosen backend: ${report.backend} (${describeReason(report.why)})\n`);
+  return report;
 }

@@ -1,8 +1,14 @@
 /**
- * The `weft` command line: `weft demo`, `weft doctor`, `weft bench`.
+ * The `weft` command line: `weft demo`, `weft doctor`, `weft bench`, and `--help`/`--version`.
+ *
+ * @remarks
+ * **One table.** {@link COMMANDS} lists every command with its options and help text; `weft
+ * --help`, `weft <command> --help` and the usage printed on a bad command line all come from it,
+ * so a new command is one entry (plus its case in {@link main}'s switch).
  *
  * @module
  */
+import { readFileSync } from "node:fs";
 import { WeftError } from "@weft/environment";
 import { createCpuDevice, createWebGpuDevice } from "../device/backends.js";
 import { chooseDevice } from "../device/init.js";
@@ -11,45 +17,130 @@ import { runDemo } from "./demo.js";
 import { runDoctor } from "./doctor.js";
 import type { Output } from "./progress.js";
 
-/** A command line the CLI cannot understand. */
-export class UsageError extends WeftError {
-  constructor(message: string) {
-    super("usage", `${message}\n${USAGE}`);
-  }
+/** The commands of the CLI. */
+export type CommandName = "demo" | "doctor" | "bench";
+
+/** What `--help` says about one command. */
+interface CommandHelp {
+  /** The options, as on the usage line. */
+  readonly synopsis: string;
+  /** One line: what the command does. */
+  readonly summary: string;
+  /** One line per option (`--name VALUE   what it does`), printed by `weft <command> --help`. */
+  readonly options: readonly string[];
 }
 
-/** The help text. */
-export const USAGE = `usage: weft <command> [options]
-  demo    [--backend cpu|webgpu|auto] [--requests N]   serve concurrent MLP requests, check against the CPU oracle
-  doctor                                              adapter, limits, features, chosen backend and why
-  bench   [--backend cpu|webgpu|auto] [--size N]      fused vs unfused 8-op elementwise chain`;
+/** Every command and its help (see the module remarks). */
+export const COMMANDS: Readonly<Record<CommandName, CommandHelp>> = {
+  demo: {
+    synopsis: "[--backend cpu|webgpu|auto] [--requests N]",
+    summary: "serve concurrent MLP requests on their own streams, checked against the CPU oracle",
+    options: [
+      "--backend cpu|webgpu|auto   the device (default auto: WebGPU on a hardware adapter, else the CPU)",
+      "--requests N                concurrent requests (default 32)",
+    ],
+  },
+  doctor: {
+    synopsis: "",
+    summary: "the WebGPU adapter, its limits and features, and which backend init() picks and why",
+    options: [],
+  },
+  bench: {
+    synopsis: "[--backend cpu|webgpu|auto] [--size N] [--runs N] [--svg FILE | --no-svg]",
+    summary: "an 8-op elementwise chain fused vs unfused: times, spread between runs, an SVG chart",
+    options: [
+      "--backend cpu|webgpu|auto   the device (default auto)",
+      "--size N                    elements per tensor (default 1048576)",
+      "--runs N                    timed runs per variant, for the spread (default 5)",
+      "--svg FILE                  where the chart goes (default weft-bench.svg)",
+      "--no-svg                    write no chart",
+    ],
+  },
+};
+
+function isCommand(name: string | undefined): name is CommandName {
+  return name !== undefined && Object.hasOwn(COMMANDS, name);
+}
+
+/** The help text: every command on one line each, then how to get more. */
+export const USAGE = [
+  "usage: weft <command> [options]",
+  "",
+  "commands:",
+  ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(8)} ${c.summary}`),
+  "",
+  "  weft <command> --help   the options of one command",
+  "  weft --version          the installed version",
+].join("\n");
+
+/** The help of one command: its usage line, what it does, its options. */
+export function commandUsage(name: CommandName): string {
+  const c = COMMANDS[name];
+  const lines = [`usage: weft ${name} ${c.synopsis}`.trimEnd(), "", c.summary];
+  if (c.options.length > 0) lines.push("", "options:", ...c.options.map((o) => `  ${o}`));
+  return lines.join("\n");
+}
+
+/** A command line the CLI cannot understand. */
+export class UsageError extends WeftError {
+  constructor(message: string, command?: CommandName) {
+    super("usage", `${message}\n${command === undefined ? USAGE : commandUsage(command)}`);
+  }
+}
 
 /** Parsed `--name value` options. */
 export interface ParsedArgs {
   readonly command: string | undefined;
+  /** What was asked besides running the command: its help, or the version. */
+  readonly request: "run" | "help" | "version";
   readonly backend: "auto" | "cpu" | "webgpu";
   readonly requests: number;
   readonly size: number;
+  readonly runs: number;
+  /** Where `bench` writes its chart; `undefined` for none (`--no-svg`). */
+  readonly svg: string | undefined;
 }
 
-/** Parses argv (without `node` and the script). @throws UsageError on unknown or malformed options. */
+/** The default chart file of `weft bench`. */
+export const DEFAULT_SVG = "weft-bench.svg";
+
+/**
+ * Parses argv (without `node` and the script). `--help`/`-h` anywhere asks for the help of the
+ * command (or of the CLI); `--version`/`-v` for the version.
+ * @throws UsageError on unknown or malformed options, naming the command's own options.
+ */
 export function parseArgs(argv: readonly string[]): ParsedArgs {
-  const [command, ...rest] = argv;
+  const first = argv[0];
+  const global = first === undefined || first.startsWith("-");
+  const command = global ? undefined : first;
+  const rest = global ? argv : argv.slice(1);
+  const known = isCommand(command) ? command : undefined;
+  let request: ParsedArgs["request"] = "run";
   let backend: ParsedArgs["backend"] = "auto";
   let requests = 32;
   let size = 1 << 20;
+  let runs = 5;
+  let svg: string | undefined = DEFAULT_SVG;
   for (let i = 0; i < rest.length; i++) {
     const flag = rest[i];
     const value = rest[i + 1];
     const positive = (name: string): number => {
       const n = Number(value);
-      if (!Number.isInteger(n) || n <= 0) throw new UsageError(`weft: ${name} needs a positive integer, got ${String(value)}`);
+      if (!Number.isInteger(n) || n <= 0) throw new UsageError(`weft: ${name} needs a positive integer, got ${String(value)}`, known);
       i++;
       return n;
     };
     switch (flag) {
+      case "--help":
+      case "-h":
+        request = "help";
+        break;
+      case "--version":
+      case "-v":
+        request = request === "help" ? "help" : "version";
+        break;
       case "--backend":
-        if (value !== "auto" && value !== "cpu" && value !== "webgpu") throw new UsageError(`weft: --backend must be cpu, webgpu or auto, got ${String(value)}`);
+        if (value !== "auto" && value !== "cpu" && value !== "webgpu") throw new UsageError(`weft: --backend must be cpu, webgpu or auto, got ${String(value)}`, known);
         backend = value;
         i++;
         break;
@@ -59,21 +150,55 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
       case "--size":
         size = positive("--size");
         break;
+      case "--runs":
+        runs = positive("--runs");
+        break;
+      case "--svg":
+        if (value === undefined || value.startsWith("-")) throw new UsageError(`weft: --svg needs a file name, got ${String(value)}`, known);
+        svg = value;
+        i++;
+        break;
+      case "--no-svg":
+        svg = undefined;
+        break;
       default:
-        throw new UsageError(`weft: unknown option ${String(flag)}`);
+        throw new UsageError(`weft: unknown option ${String(flag)}`, known);
     }
   }
-  return { command, backend, requests, size };
+  return { command, request, backend, requests, size, runs, svg };
+}
+
+/** The version of this package, read from its `package.json` (the one source of the version). */
+export function version(): string {
+  const manifest = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version?: unknown };
+  return typeof manifest.version === "string" ? manifest.version : "unknown";
 }
 
 /** Runs the CLI; resolves with the process exit code. */
 export async function main(argv: readonly string[], out: Output, err: Output): Promise<number> {
+  if (argv[0] === "help") {
+    const topic = argv[1];
+    out.write(`${isCommand(topic) ? commandUsage(topic) : USAGE}\n`);
+    return 0;
+  }
   let args: ParsedArgs;
   try {
     args = parseArgs(argv);
   } catch (error) {
     err.write(`${error instanceof Error ? error.message : String(error)}\n`);
     return 2;
+  }
+  if (args.request === "version") {
+    out.write(`${version()}\n`);
+    return 0;
+  }
+  if (args.command !== undefined && !isCommand(args.command)) {
+    err.write(`weft: unknown command ${args.command}\n${USAGE}\n`);
+    return 2;
+  }
+  if (args.request === "help" || args.command === undefined) {
+    out.write(`${args.command === undefined ? USAGE : commandUsage(args.command)}\n`);
+    return args.request === "help" ? 0 : 2;
   }
   try {
     switch (args.command) {
@@ -90,20 +215,14 @@ export async function main(argv: readonly string[], out: Output, err: Output): P
         const choice = await chooseDevice({ backend: args.backend });
         out.write(`weft: using ${choice.backend} (${choice.reason})\n`);
         const unfused = choice.backend === "cpu" ? createCpuDevice({ fusion: false }) : await createWebGpuDevice({ fusion: false });
-        await runBench({ fused: choice.device, unfused, out, size: args.size });
+        await runBench({ fused: choice.device, unfused, out, size: args.size, runs: args.runs, svg: args.svg });
         return 0;
       }
-      case undefined:
-      case "help":
-      case "--help":
-        out.write(`${USAGE}\n`);
-        return args.command === undefined ? 2 : 0;
       default:
-        err.write(`weft: unknown command ${args.command}\n${USAGE}\n`);
-        return 2;
+        return args.command satisfies never;
     }
   } catch (error) {
-    err.write(`weft ${args.command ?? ""}: ${error instanceof Error ? error.message : String(error)}\n`);
+    err.write(`weft ${args.command}: ${error instanceof Error ? error.message : String(error)}\n`);
     return 1;
   }
 }

@@ -10,7 +10,9 @@
 import { UnsupportedError } from "@weft/environment";
 import { createCpuRuntime } from "@weft/backend-cpu";
 import { FusionDevice, type FusionRuntime, type Optimization } from "@weft/fusion";
+import type { TuneProgress } from "@weft/runtime";
 import { Device } from "@weft/tensor";
+import { TuneRelay, attachTuneRelay } from "./tune-progress.js";
 
 /** The backends `init` can choose. */
 export type BackendName = "webgpu" | "cpu";
@@ -39,7 +41,11 @@ export interface AdapterProbe {
 interface WebGpuModule {
   probeWebGpu(): Promise<AdapterProbe>;
   requestWebGpuDevice(): Promise<{ readonly device: unknown; readonly features: ReadonlySet<string>; readonly limits: object; readonly info: { readonly description: string } }>;
-  createWebGpuRuntime?: (options?: { device?: unknown; fusion?: boolean }) => FusionRuntime<unknown, Optimization<unknown>> | Promise<FusionRuntime<unknown, Optimization<unknown>>>;
+  createWebGpuRuntime?: (options?: {
+    device?: unknown;
+    fusion?: boolean;
+    autotune?: { onProgress?: (progress: TuneProgress) => void };
+  }) => FusionRuntime<unknown, Optimization<unknown>> | Promise<FusionRuntime<unknown, Optimization<unknown>>>;
 }
 
 async function loadWebGpu(): Promise<WebGpuModule> {
@@ -86,7 +92,10 @@ export async function createWebGpuDevice(options: { fusion?: boolean } = {}): Pr
     throw new UnsupportedError("the WebGPU runtime", "@weft/backend-webgpu does not export createWebGpuRuntime in this build");
   }
   const gpu = await mod.requestWebGpuDevice();
-  const runtime = await mod.createWebGpuRuntime({ device: gpu.device, fusion: options.fusion ?? true });
+  const relay = new TuneRelay();
+  const runtime = await mod.createWebGpuRuntime({ device: gpu.device, fusion: options.fusion ?? true, autotune: { onProgress: relay.emit } });
   const dtypes = gpu.features.has("shader-f16") ? (["f32", "i32", "u32", "bool", "f16"] as const) : (["f32", "i32", "u32", "bool"] as const);
-  return new Device(new FusionDevice(runtime), { backend: "webgpu", label: `webgpu${options.fusion === false ? " unfused" : ""} (${gpu.info.description})`, dtypes });
+  const device = new Device(new FusionDevice(runtime), { backend: "webgpu", label: `webgpu${options.fusion === false ? " unfused" : ""} (${gpu.info.description})`, dtypes });
+  attachTuneRelay(device, relay);
+  return device;
 }

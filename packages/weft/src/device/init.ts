@@ -6,22 +6,29 @@
 import { WeftError } from "@weft/environment";
 import { type Device, setDevice } from "@weft/tensor";
 import { type AdapterProbe, type BackendName, createCpuDevice, createWebGpuDevice, probeAdapter } from "./backends.js";
+import { type BackendRequest, type ChoiceReason, decideBackend, describeReason } from "./backend-choice.js";
 
 /** Options of {@link init}. */
 export interface InitOptions {
-  /** `"auto"` (default): WebGPU when an adapter exists, else CPU. An explicit backend must work. */
-  readonly backend?: "auto" | BackendName;
+  /**
+   * `"auto"` (default): WebGPU on a hardware adapter, else the CPU (also when the only adapter is
+   * a software one: see {@link ChoiceReason}). An explicit backend must work.
+   */
+  readonly backend?: BackendRequest;
   /** Replaces the adapter probe (tests, embedding). */
   readonly probe?: () => Promise<AdapterProbe>;
   /** Where the one-line choice is printed (default `console.log`); `null` prints nothing. */
   readonly log?: ((line: string) => void) | null;
 }
 
-/** The result of the device choice: the device and the reason, as printed. */
+/** The result of the device choice: the device, the reason as printed, and the reason as data. */
 export interface DeviceChoice {
   readonly device: Device;
   readonly backend: BackendName;
+  /** {@link describeReason} of {@link DeviceChoice.why}: what `init` prints after the backend. */
   readonly reason: string;
+  /** Why this backend (see {@link ChoiceReason}). */
+  readonly why: ChoiceReason;
 }
 
 /**
@@ -38,31 +45,41 @@ export class BackendUnavailableError extends WeftError {
 }
 
 /**
- * Chooses a device without making it current. Resolution order for `"auto"`:
- * 1. WebGPU when the probe finds an adapter and the device is created;
- * 2. else the CPU, with the reason WebGPU was not used.
+ * Chooses a device without making it current, as {@link decideBackend} decides (for `"auto"`: a
+ * hardware WebGPU adapter, else the CPU — also when the only adapter is a software one, which is
+ * slower than the CPU backend); an `"auto"` WebGPU device that cannot be created falls back to
+ * the CPU.
  */
 export async function chooseDevice(options: InitOptions = {}): Promise<DeviceChoice> {
   const wanted = options.backend ?? "auto";
-  if (wanted === "cpu") return { device: createCpuDevice(), backend: "cpu", reason: "requested" };
-  const probe = await (options.probe ?? probeAdapter)();
-  if (!probe.available) {
-    if (wanted === "webgpu") throw new BackendUnavailableError("webgpu", `no WebGPU adapter: ${probe.reason}`);
-    return { device: createCpuDevice(), backend: "cpu", reason: `no WebGPU adapter: ${probe.reason}` };
-  }
-  try {
-    const device = await createWebGpuDevice();
-    return { device, backend: "webgpu", reason: probe.info?.description ?? probe.reason };
-  } catch (error) {
-    const why = error instanceof Error ? error.message : String(error);
-    if (wanted === "webgpu") throw new BackendUnavailableError("webgpu", why, { cause: error });
-    return { device: createCpuDevice(), backend: "cpu", reason: `WebGPU device creation failed: ${why}` };
+  const probe = wanted === "cpu" ? undefined : await (options.probe ?? probeAdapter)();
+  const decision = decideBackend(wanted, probe);
+  switch (decision.backend) {
+    case "unavailable":
+      throw new BackendUnavailableError("webgpu", decision.detail);
+    case "cpu":
+      return choice(createCpuDevice(), "cpu", decision.reason);
+    case "webgpu":
+      try {
+        return choice(await createWebGpuDevice(), "webgpu", decision.reason);
+      } catch (error) {
+        const why = error instanceof Error ? error.message : String(error);
+        if (wanted === "webgpu") throw new BackendUnavailableError("webgpu", why, { cause: error });
+        return choice(createCpuDevice(), "cpu", { kind: "device-failed", detail: why });
+      }
+    default:
+      return decision satisfies never;
   }
 }
 
+function choice(device: Device, backend: BackendName, why: ChoiceReason): DeviceChoice {
+  return { device, backend, reason: describeReason(why), why };
+}
+
 /**
- * Picks the best device (WebGPU, else CPU), makes it the current device, prints one line saying
- * which and why (`weft: using webgpu (NVIDIA …)` / `weft: using cpu (no WebGPU adapter: …)`),
+ * Picks the best device ({@link chooseDevice}), makes it the current device, prints one line saying
+ * which and why (`weft: using webgpu (NVIDIA …)` / `weft: using cpu (no WebGPU adapter: …)` /
+ * `weft: using cpu (the only WebGPU adapter is a software one (…), …)`),
  * and returns it.
  * @throws BackendUnavailableError when an explicitly requested backend cannot run.
  */
