@@ -13,6 +13,7 @@ export type { StreamPolicy } from "@weft/environment";
 export { DisposedTensorError, TensorComputationError } from "@weft/fusion";
 export { init, chooseDevice, BackendUnavailableError } from "./device/init.js";
 export type { InitOptions, DeviceChoice } from "./device/init.js";
+export type { BackendRequest, ChoiceReason } from "./device/backend-choice.js";
 export { createCpuDevice, createWebGpuDevice, probeAdapter } from "./device/backends.js";
 export type { AdapterProbe, BackendName } from "./device/backends.js";
 export { warmup } from "./device/warmup.js";
