@@ -23,12 +23,12 @@ export type WorkloadName = (typeof WORKLOADS)[number];
 export interface BenchOptions {
   /** Small sizes for the software adapter. */
   readonly quick: boolean;
-  /** Dawn's backend in Node. */
-  readonly backend: "vulkan" | "opengles" | "auto";
+  /** Dawn's backend in Node, or `cpu`: the CPU section (Weft's CPU backend vs TF.js CPU and WebAssembly). */
+  readonly backend: "vulkan" | "opengles" | "auto" | "cpu";
   /** Where to write the JSON results, if anywhere. */
   readonly json: string | undefined;
-  /** The workloads to run. */
-  readonly only: ReadonlySet<WorkloadName>;
+  /** The workloads to run: names of {@link WORKLOADS}, or of the CPU section's with `backend: "cpu"`. */
+  readonly only: ReadonlySet<string>;
 }
 
 /** A library on the shared device, or why it is not there. */

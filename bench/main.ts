@@ -11,6 +11,7 @@ import { requestWebGpuDevice } from "@weft/backend-webgpu";
 import { setDevice } from "@weft/tensor";
 import { type BenchContext, type Peer, repeatsFor, sizesFor, WORKLOADS, type WorkloadName } from "./context.js";
 import { OptionsError, parseOptions, USAGE } from "./options.js";
+import { runCpuBench } from "./cpu/run-cpu.js";
 import { errorText } from "./harness/measure.js";
 import { printReport, Report } from "./harness/report.js";
 import { createJaxPeer, type JaxPeer } from "./peers/jax.js";
@@ -58,6 +59,10 @@ async function main(): Promise<void> {
   if (options === "help") {
     console.log(USAGE);
     process.exit(0);
+  }
+  if (options.backend === "cpu") {
+    await runCpuBench(options);
+    return;
   }
   const started = new Date();
   const gpu = await requestWebGpuDevice({ backend: options.backend });

@@ -3,10 +3,13 @@
  *
  * @module
  */
-import { type BenchOptions, WORKLOADS, type WorkloadName } from "./context.js";
+import { type BenchOptions, WORKLOADS } from "./context.js";
+import { CPU_WORKLOADS } from "./cpu/cpu-context.js";
 
 /** The usage line printed on `--help` and on a bad option. */
-export const USAGE = `usage: npm run bench -- [--quick] [--backend vulkan|opengles|auto] [--json <file>] [--only ${WORKLOADS.join(",")}]`;
+export const USAGE = `usage: npm run bench -- [--quick] [--backend vulkan|opengles|auto|cpu] [--json <file>] [--only <names>]
+  GPU workloads: ${WORKLOADS.join(",")}
+  CPU workloads (--backend cpu: Weft's CPU backend vs TF.js CPU and WebAssembly): ${CPU_WORKLOADS.join(",")}`;
 
 /** A bad command line: names the option and what it accepts. */
 export class OptionsError extends Error {
@@ -21,7 +24,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions | "help" {
   let quick = false;
   let backend: BenchOptions["backend"] = "auto";
   let json: string | undefined;
-  let only = new Set<WorkloadName>(WORKLOADS);
+  let names: string[] | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     const value = (): string => {
@@ -32,17 +35,18 @@ export function parseOptions(argv: readonly string[]): BenchOptions | "help" {
     if (arg === "--quick") quick = true;
     else if (arg === "--backend") {
       const v = value();
-      if (v !== "vulkan" && v !== "opengles" && v !== "auto") throw new OptionsError(`--backend must be vulkan, opengles or auto, got '${v}'`);
+      if (v !== "vulkan" && v !== "opengles" && v !== "auto" && v !== "cpu") throw new OptionsError(`--backend must be vulkan, opengles, auto or cpu, got '${v}'`);
       backend = v;
     } else if (arg === "--json") json = value();
     else if (arg === "--only") {
-      const names = value().split(",").map((s) => s.trim()).filter((s) => s.length > 0);
-      for (const name of names) {
-        if (!(WORKLOADS as readonly string[]).includes(name)) throw new OptionsError(`unknown workload '${name}' (known: ${WORKLOADS.join(", ")})`);
-      }
-      only = new Set(names as WorkloadName[]);
+      names = value().split(",").map((s) => s.trim()).filter((s) => s.length > 0);
     } else if (arg === "--help" || arg === "-h") return "help";
     else throw new OptionsError(`unknown option '${arg}'`);
   }
-  return { quick, backend, json, only };
+  // The CPU section has its own workloads; `--only` names those of the chosen section.
+  const known: readonly string[] = backend === "cpu" ? CPU_WORKLOADS : WORKLOADS;
+  for (const name of names ?? []) {
+    if (!known.includes(name)) throw new OptionsError(`unknown workload '${name}' (known${backend === "cpu" ? " with --backend cpu" : ""}: ${known.join(", ")})`);
+  }
+  return { quick, backend, json, only: new Set(names ?? known) };
 }

@@ -9,13 +9,13 @@
 //
 // Options (passed through to the bundle; see BENCHMARKS.md):
 //   --quick                     small sizes, for the software adapter (minutes on 2 cores)
-//   --backend vulkan|opengles|auto
+//   --backend vulkan|opengles|auto|cpu   (cpu: the CPU section, Weft's CPU backend vs TF.js CPU and WebAssembly)
 //   --json <file>               write every result as JSON
 //   --only <name,...>           run only these workloads (chain, readback, reduction, matmul,
 //                               host, small, memory)
 //   --bundle-only               bundle and stop (what you do before carrying .device to a GPU)
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -41,9 +41,19 @@ const common = {
   alias,
   logLevel: "warning",
   // CommonJS pieces of the peers (tfjs node builds) call `require` for Node built-ins.
-  banner: { js: "import { createRequire as __weftCreateRequire } from 'node:module'; const require = __weftCreateRequire(import.meta.url);" },
+  // TF.js's WebAssembly loader (emscripten) reads `__dirname` in Node: give the bundle its own.
+  banner: {
+    js:
+      "import { createRequire as __weftCreateRequire } from 'node:module'; const require = __weftCreateRequire(import.meta.url);" +
+      " import { fileURLToPath as __weftFileUrlToPath } from 'node:url'; const __filename = __weftFileUrlToPath(import.meta.url); const __dirname = __weftFileUrlToPath(new URL('.', import.meta.url));",
+  },
 };
 await build({ ...common, entryPoints: [join(root, "bench", "main.ts")], outfile });
+// TF.js's WebAssembly binaries beside the bundle, for the CPU section (bench/peers/tfjs-host.ts).
+const wasmDir = join(root, ".device", "tfjs-wasm");
+mkdirSync(wasmDir, { recursive: true });
+const tfWasmDist = join(root, "node_modules", "@tensorflow", "tfjs-backend-wasm", "dist");
+for (const f of readdirSync(tfWasmDist)) if (f.endsWith(".wasm")) copyFileSync(join(tfWasmDist, f), join(wasmDir, f));
 // The conformance kit without vitest, for the GPU machine (see bench/conformance-gpu.ts).
 await build({ ...common, entryPoints: [join(root, "bench", "conformance-gpu.ts")], outfile: join(root, ".device", "conformance.mjs") });
 // A profiling aid: the fused chain in a loop, for `node --cpu-prof` on the GPU machine.

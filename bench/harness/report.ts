@@ -46,6 +46,8 @@ export interface Measurement {
 /** A comparison that counts, measured side by side in this run. */
 export interface Ratio {
   readonly workload: string;
+  /** A stable name for tracking the ratio across runs (`cpu-matmul-512-vs-tfjs-cpu`), when it has one. */
+  readonly id?: string;
   /** What is compared, `"weft fused / handwritten WGSL (throughput)"`. */
   readonly name: string;
   /** The ratio (higher is better unless `lowerIsBetter`), or absent when a side is missing. */
@@ -88,12 +90,13 @@ export class Report {
    * that meets it). With `time: true` the figures are times and the ratio is inverted
    * (`denominator.ms / numerator.ms`: how many times faster the numerator is).
    */
-  ratio(workload: string, name: string, numerator: Measurement | undefined, denominator: Measurement | undefined, target: { text: string; min: number }, options: { time?: boolean; note?: string } = {}): void {
+  ratio(workload: string, name: string, numerator: Measurement | undefined, denominator: Measurement | undefined, target: { text: string; min: number }, options: { time?: boolean; note?: string; id?: string } = {}): void {
+    const id = options.id === undefined ? {} : { id: options.id };
     const a = options.time === true ? denominator?.ms : numerator?.value;
     const b = options.time === true ? numerator?.ms : denominator?.value;
     if (a === undefined || b === undefined || b <= 0) {
       const missing = numerator === undefined ? "numerator" : "denominator";
-      this.ratios.push({ workload, name, target: target.text, note: `no figure for the ${missing}${options.note === undefined ? "" : `; ${options.note}`}` });
+      this.ratios.push({ workload, ...id, name, target: target.text, note: `no figure for the ${missing}${options.note === undefined ? "" : `; ${options.note}`}` });
       return;
     }
     const value = a / b;
@@ -102,7 +105,7 @@ export class Report {
     if (numeratorWrong) notes.push(`${numerator?.variant ?? "numerator"} computed a WRONG result`);
     if (denominator?.check?.startsWith("WRONG") === true) notes.push(`${denominator.variant} computed a WRONG result`);
     const meets = !numeratorWrong && value >= target.min;
-    this.ratios.push({ workload, name, value, target: target.text, meets, ...(notes.length === 0 ? {} : { note: notes.join("; ") }) });
+    this.ratios.push({ workload, ...id, name, value, target: target.text, meets, ...(notes.length === 0 ? {} : { note: notes.join("; ") }) });
   }
 
   /** Records a ratio computed by the workload itself (counts, byte ratios). */

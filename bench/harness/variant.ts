@@ -35,7 +35,7 @@ export interface VariantRun {
 }
 
 /** Measures one variant; returns the measurements recorded (one per method, or one failure row). */
-export async function measureVariant<T>(ctx: BenchContext, spec: VariantSpec<T>): Promise<Measurement[]> {
+export async function measureVariant<T>(ctx: Pick<BenchContext, "report">, spec: VariantSpec<T>): Promise<Measurement[]> {
   const base = { workload: spec.workload, variant: spec.variant, size: spec.size };
   const methods = spec.methods ?? ["throughput", "latency"];
   if (!spec.peer.ok) {

@@ -1,0 +1,71 @@
+/**
+ * `npm run bench -- --backend cpu`: the CPU section — Weft's CPU backend side by side with
+ * TF.js's CPU and WebAssembly backends, in one process, no GPU needed. See BENCHMARKS.md.
+ *
+ * @module
+ */
+import { writeFileSync } from "node:fs";
+import { cpus } from "node:os";
+import { createCpuDevice } from "weft";
+import type { BenchOptions, Peer } from "../context.js";
+import { errorText } from "../harness/measure.js";
+import { printReport, Report } from "../harness/report.js";
+import { createTfCpuPeer, createTfWasmPeer, type TfHostPeer } from "../peers/tfjs-host.js";
+import { type CpuBenchContext, CPU_WORKLOADS, cpuRepeats, type WeftCpu } from "./cpu-context.js";
+import { CPU_RUNNERS, CPU_SIZES } from "./workloads.js";
+
+async function peer<T>(what: string, make: () => Promise<T> | T): Promise<Peer<T>> {
+  try {
+    return { ok: true, value: await make() };
+  } catch (error) {
+    const reason = errorText(error);
+    console.log(`  ${what}: unavailable (${reason})`);
+    return { ok: false, reason };
+  }
+}
+
+/** Runs the CPU section with `options` (its `only` names CPU workloads). */
+export async function runCpuBench(options: BenchOptions): Promise<void> {
+  const started = new Date();
+  const machine = `${cpus()[0]?.model ?? "unknown CPU"} × ${cpus().length}`;
+  console.log(`bench: CPU section, ${options.quick ? "quick" : "full"} mode on ${machine}, node ${process.version}`);
+  const weft = await peer<WeftCpu>("weft cpu", () => {
+    const device = createCpuDevice();
+    return { device, kernelPath: device.label };
+  });
+  const tfCpu = await peer<TfHostPeer>("tfjs cpu", createTfCpuPeer);
+  const tfWasm = await peer<TfHostPeer>("tfjs wasm", createTfWasmPeer);
+  if (weft.ok) console.log(`  weft: ${weft.value.kernelPath}`);
+  if (tfWasm.ok) console.log(`  tfjs wasm: ${tfWasm.value.flavour}`);
+  const report = new Report();
+  const ctx: CpuBenchContext = { quick: options.quick, report, weft, tfCpu, tfWasm, repeats: cpuRepeats(options.quick) };
+  for (const name of CPU_WORKLOADS) {
+    if (!options.only.has(name)) continue;
+    console.log(`workload ${name}`);
+    try {
+      await CPU_RUNNERS[name](ctx);
+    } catch (error) {
+      report.add({ workload: name, variant: "(workload)", method: "count", size: "", status: `failed: ${errorText(error)}` });
+    }
+  }
+  printReport(report, `Weft CPU benchmarks — ${machine}, node ${process.version}, ${options.quick ? "quick" : "full"} mode, ${started.toISOString()}`);
+  if (options.json !== undefined) {
+    const json = {
+      date: started.toISOString(),
+      section: "cpu",
+      mode: options.quick ? "quick" : "full",
+      machine,
+      node: process.version,
+      sizes: CPU_SIZES,
+      peers: {
+        weft: weft.ok ? weft.value.kernelPath : weft.reason,
+        tfjsCpu: tfCpu.ok ? tfCpu.value.flavour : tfCpu.reason,
+        tfjsWasm: tfWasm.ok ? tfWasm.value.flavour : tfWasm.reason,
+      },
+      measurements: report.measurements,
+      ratios: report.ratios,
+    };
+    writeFileSync(options.json, `${JSON.stringify(json, null, 2)}\n`);
+    console.log(`\nbench: wrote ${options.json}`);
+  }
+}
