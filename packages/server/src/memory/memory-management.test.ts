@@ -159,4 +159,34 @@ describe("MemoryManagement", () => {
     a.release();
     c.release();
   });
+
+  it("random reserves and releases never hand out overlapping bytes, and freeing everything merges each page back to one slice", () => {
+    // A reference first-fit model (every slice, in address order) checked against the manager.
+    const { memory } = setup();
+    let seed = 7;
+    const random = (n: number): number => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return seed % n;
+    };
+    const live: { handle: ReturnType<typeof memory.reserve>; resource: unknown; offset: number; size: number }[] = [];
+    for (let step = 0; step < 3000; step++) {
+      if (live.length > 0 && random(100) < 45) {
+        const [gone] = live.splice(random(live.length), 1);
+        gone?.handle.release();
+      } else {
+        const size = 1 + random(random(10) === 0 ? 300 : 60);
+        const handle = memory.reserve(size);
+        const r = memory.resolve(handle.binding());
+        for (const other of live) {
+          const overlap = other.resource === r.resource && r.offset < other.offset + other.size && other.offset < r.offset + size;
+          if (overlap) expect.fail(`step ${step}: [${r.offset}, ${r.offset + size}) overlaps a live allocation`);
+        }
+        live.push({ handle, resource: r.resource, offset: r.offset, size });
+      }
+    }
+    for (const l of live) l.handle.release();
+    const usage = memory.usage();
+    expect(usage.liveAllocations).toBe(0);
+    expect(usage.slices, "each page's free slices merged back into one").toBe(usage.pages);
+  });
 });
