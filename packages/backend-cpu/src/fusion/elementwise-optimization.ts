@@ -108,7 +108,7 @@ export class ElementwiseOptimization implements Optimization<CpuHandle> {
         builder.output(register, handle.memory, handle.dtype, handle);
       }
       if (outputs.length > 0) {
-        const built = builder.build();
+        const built = builder.build(runtime.runner);
         runtime.launch(built.kernel, built.bindings, built.uniforms);
         runtime.stats.fusedLaunches++;
       }

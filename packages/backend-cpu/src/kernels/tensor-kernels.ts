@@ -2,15 +2,25 @@
  * The non-elementwise kernels: reductions, matmul, concat, gather and pad. Each reads strided
  * operands and writes one dense output.
  *
+ * @remarks
+ * **Written for V8.** Iteration goes through a collapsed {@link LoopPlan} (`strided-loop.ts`):
+ * outer dims advance an odometer once per innermost run, and the run itself is a counted loop
+ * over a typed array — no per-element closure, index array or allocation. Hot loops see one
+ * typed-array kind each (monomorphic).
+ * **Keys.** Like the elementwise kernels, keys are structural (op, dtypes, ranks, axes); sizes,
+ * strides and offsets live in the launch's kernel object, never in the compiled-once key.
+ *
  * @module
  */
-import type { DType, ReduceOp } from "@weft/fusion";
+import type { DType, ReduceOp, TypedArray } from "@weft/fusion";
 import { numElements } from "@weft/fusion";
 import { invariant } from "@weft/environment";
-import { broadcastStrides, contiguousStrides, forEachPosition, sliceLayout, type Layout } from "../handle/layout.js";
-import { convert, isIntegerDType } from "../numerics/scalar-ops.js";
+import { broadcastStrides, contiguousStrides, sliceLayout, type Layout } from "../handle/layout.js";
+import { convert, converter, isIntegerDType } from "../numerics/scalar-ops.js";
 import { IndexOutOfRangeError } from "../errors/cpu-errors.js";
-import { KernelMemory, decodeUniforms, operandKey, type CpuKernel } from "./cpu-kernel.js";
+import { KernelMemory, decodeUniforms, type CpuKernel } from "./cpu-kernel.js";
+import { forEachRun, planLoop } from "./strided-loop.js";
+import { matmulF64 } from "./matmul-f64.js";
 
 /** One tensor a kernel reads or writes: its binding index, dtype and strided layout. */
 export interface KernelOperand {
@@ -20,34 +30,162 @@ export interface KernelOperand {
 }
 
 function key(operand: KernelOperand): string {
-  return `b${operand.binding}:${operandKey(operand.dtype, operand.layout)}`;
+  return `b${operand.binding}:${operand.dtype}r${operand.layout.shape.length}`;
+}
+
+/**
+ * Elements summed per block by `sum`/`mean`: a block's 8 lanes are combined into one partial, and
+ * partials are added in block order. Fixed, so the result never depends on how the work is split.
+ */
+export const SUM_BLOCK = 1 << 16;
+
+/**
+ * The f64 sum of `count` values of `src` from `base` with stride `step`, in the order that defines
+ * Weft's `sum` (see {@link reduceKernel}): per block of {@link SUM_BLOCK} elements, element `j`
+ * goes to lane `j mod 8`, lanes combine as `((l0+l1)+(l2+l3))+((l4+l5)+(l6+l7))`, and block
+ * partials add up in order.
+ */
+export function sumF64(src: TypedArray | Float64Array, base: number, count: number, step: number): number {
+  let total = 0;
+  for (let block = 0; block < count; block += SUM_BLOCK) {
+    const end = Math.min(count, block + SUM_BLOCK);
+    let s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, s6 = 0, s7 = 0;
+    let j = block;
+    if (step === 1) {
+      let p = base + j;
+      for (; j + 8 <= end; j += 8, p += 8) {
+        s0 += src[p] as number;
+        s1 += src[p + 1] as number;
+        s2 += src[p + 2] as number;
+        s3 += src[p + 3] as number;
+        s4 += src[p + 4] as number;
+        s5 += src[p + 5] as number;
+        s6 += src[p + 6] as number;
+        s7 += src[p + 7] as number;
+      }
+    } else {
+      let p = base + j * step;
+      for (; j + 8 <= end; j += 8, p += 8 * step) {
+        s0 += src[p] as number;
+        s1 += src[p + step] as number;
+        s2 += src[p + 2 * step] as number;
+        s3 += src[p + 3 * step] as number;
+        s4 += src[p + 4 * step] as number;
+        s5 += src[p + 5 * step] as number;
+        s6 += src[p + 6 * step] as number;
+        s7 += src[p + 7 * step] as number;
+      }
+    }
+    const tail = end - j;
+    const p = base + j * step;
+    if (tail > 0) s0 += src[p] as number;
+    if (tail > 1) s1 += src[p + step] as number;
+    if (tail > 2) s2 += src[p + 2 * step] as number;
+    if (tail > 3) s3 += src[p + 3 * step] as number;
+    if (tail > 4) s4 += src[p + 4 * step] as number;
+    if (tail > 5) s5 += src[p + 5 * step] as number;
+    if (tail > 6) s6 += src[p + 6 * step] as number;
+    total += s0 + s1 + (s2 + s3) + (s4 + s5 + (s6 + s7));
+  }
+  return total;
+}
+
+/**
+ * Reduces `count` values of `src` (from `base`, stride `step`) by `op` into one number (before
+ * conversion to the output dtype). `wrap` wraps integer sums and products into their dtype.
+ */
+function reduceRange(op: ReduceOp, src: TypedArray | Float64Array, base: number, count: number, step: number, integer: boolean, wrap: (x: number) => number): number {
+  switch (op) {
+    case "sum":
+    case "mean": {
+      let acc: number;
+      if (integer) {
+        acc = 0;
+        for (let j = 0, p = base; j < count; j++, p += step) acc = wrap(acc + (src[p] as number));
+      } else {
+        acc = sumF64(src, base, count, step);
+      }
+      return op === "mean" ? acc / count : acc;
+    }
+    case "prod": {
+      let acc = 1;
+      if (integer) for (let j = 0, p = base; j < count; j++, p += step) acc = wrap(Math.imul(acc, src[p] as number));
+      else for (let j = 0, p = base; j < count; j++, p += step) acc *= src[p] as number;
+      return acc;
+    }
+    case "max":
+    case "min": {
+      const isMax = op === "max";
+      let acc = src[base] as number;
+      for (let j = 1, p = base + step; j < count && acc === acc; j++, p += step) {
+        const v = src[p] as number;
+        if (v !== v || (isMax ? v > acc : v < acc)) acc = v;
+      }
+      return acc;
+    }
+    case "argmax":
+    case "argmin": {
+      const isMax = op === "argmax";
+      let best = src[base] as number;
+      let at = 0;
+      for (let j = 1, p = base + step; j < count && best === best; j++, p += step) {
+        const v = src[p] as number;
+        if (v !== v || (isMax ? v > best : v < best)) {
+          best = v;
+          at = j;
+        }
+      }
+      return at;
+    }
+    case "any": {
+      for (let j = 0, p = base; j < count; j++, p += step) if ((src[p] as number) !== 0) return 1;
+      return 0;
+    }
+    case "all": {
+      for (let j = 0, p = base; j < count; j++, p += step) if ((src[p] as number) === 0) return 0;
+      return 1;
+    }
+    default:
+      return op satisfies never;
+  }
 }
 
 /**
  * Reduces `axes` of `input` into the dense `out`.
  *
  * @remarks
- * **Precision.** f32 `sum`/`mean`/`prod` accumulate in f64 and round once at the end; integer
- * `sum`/`prod` wrap in the output dtype. `max`/`min` propagate NaN. `argmax`/`argmin` give the
- * first index of the extreme (a NaN counts as the extreme), as an index into the row-major
- * flattening of the reduced axes. Empty extents: `sum` 0, `prod` 1, `mean` NaN, `any` false,
- * `all` true; `max`/`min`/`argmax`/`argmin` are refused before launch by the runtime.
+ * **Precision.** f32 `sum`/`mean` accumulate in f64 in a fixed order ({@link sumF64}: 8 lanes per
+ * block of 2^16, blocks in order) and round once at the end; `prod` accumulates in f64 in index
+ * order; integer `sum`/`prod` wrap in the output dtype. `max`/`min` propagate NaN.
+ * `argmax`/`argmin` give the first index of the extreme (a NaN counts as the extreme), as an index
+ * into the row-major flattening of the reduced axes. Empty extents: `sum` 0, `prod` 1, `mean`
+ * NaN, `any` false, `all` true; `max`/`min`/`argmax`/`argmin` are refused before launch by the
+ * runtime. The order is defined on the row-major flattening of the reduced axes, so a strided
+ * view and its dense copy reduce to the same bits.
+ * **Iteration.** When the reduced axes collapse into one run, each output reduces that run in
+ * place; otherwise its elements are first gathered (in row-major order) into a scratch row.
  */
 export function reduceKernel(op: ReduceOp, input: KernelOperand, axes: readonly number[], out: KernelOperand, writable: readonly boolean[]): CpuKernel {
   const shape = input.layout.shape;
-  const kept = shape.map((_, d) => d).filter((d) => !axes.includes(d));
-  const keptShape = kept.map((d) => shape[d] ?? 1);
-  const keptStrides = kept.map((d) => input.layout.strides[d] ?? 0);
-  const reducedShape = axes.map((d) => shape[d] ?? 1);
-  const reducedStrides = axes.map((d) => input.layout.strides[d] ?? 0);
-  const extent = numElements(reducedShape);
-  const inner = new Float64Array(extent);
-  forEachPosition(reducedShape, [reducedStrides], [0], (i, pos) => {
-    inner[i] = pos[0] ?? 0;
-  });
+  const strides = input.layout.strides;
+  const keptShape: number[] = [];
+  const keptStrides: number[] = [];
+  const reducedShape: number[] = [];
+  const reducedStrides: number[] = [];
+  for (let d = 0; d < shape.length; d++) {
+    const target = axes.includes(d) ? [reducedShape, reducedStrides] : [keptShape, keptStrides];
+    target[0]?.push(shape[d] ?? 1);
+    target[1]?.push(strides[d] ?? 0);
+  }
+  const kept = planLoop(keptShape, [keptStrides]);
+  const reduced = planLoop(reducedShape, [reducedStrides]);
+  const extent = reduced.total;
+  const runStep = reduced.rank === 1 ? (reduced.strides[0] as number) : 0;
+  const oneRun = reduced.rank === 1;
   const outDtype = out.dtype;
   const integer = isIntegerDType(outDtype) && outDtype !== "bool";
   const wrap = outDtype === "u32" ? (x: number) => x >>> 0 : (x: number) => x | 0;
+  const store = converter(outDtype);
   return {
     key: `reduce:${op}[${axes.join(",")}]|${key(input)}|${key(out)}`,
     run(buffers) {
@@ -55,58 +193,25 @@ export function reduceKernel(op: ReduceOp, input: KernelOperand, axes: readonly 
       const src = memory.array(input.binding, input.dtype);
       const dst = memory.array(out.binding, outDtype);
       let o = out.layout.offset;
-      forEachPosition(keptShape, [keptStrides], [input.layout.offset], (_i, pos) => {
-        const base = pos[0] ?? 0;
-        let acc: number;
-        switch (op) {
-          case "sum":
-          case "mean":
-            acc = 0;
-            if (integer) for (let j = 0; j < extent; j++) acc = wrap(acc + src[base + inner[j]!]!);
-            else for (let j = 0; j < extent; j++) acc += src[base + inner[j]!]!;
-            if (op === "mean") acc = acc / extent;
-            break;
-          case "prod":
-            acc = 1;
-            if (integer) for (let j = 0; j < extent; j++) acc = wrap(Math.imul(acc, src[base + inner[j]!]!));
-            else for (let j = 0; j < extent; j++) acc *= src[base + inner[j]!]!;
-            break;
-          case "max":
-          case "min": {
-            const isMax = op === "max";
-            acc = src[base + inner[0]!]!;
-            for (let j = 1; j < extent && acc === acc; j++) {
-              const v = src[base + inner[j]!]!;
-              if (v !== v || (isMax ? v > acc : v < acc)) acc = v;
-            }
-            break;
+      const keptStep = kept.strides[kept.rank - 1] as number;
+      const row = oneRun ? undefined : new Float64Array(extent);
+      forEachRun(kept, [input.layout.offset], (start, count) => {
+        for (let i = 0; i < count; i++) {
+          const base = (start[0] as number) + i * keptStep;
+          let value: number;
+          if (row === undefined) {
+            value = reduceRange(op, src, base, extent, runStep, integer, wrap);
+          } else {
+            let r = 0;
+            const step = reduced.strides[reduced.rank - 1] as number;
+            forEachRun(reduced, [base], (at, n) => {
+              const p = at[0] as number;
+              for (let j = 0; j < n; j++) row[r++] = src[p + j * step] as number;
+            });
+            value = reduceRange(op, row, 0, extent, 1, integer, wrap);
           }
-          case "argmax":
-          case "argmin": {
-            const isMax = op === "argmax";
-            let best = src[base + inner[0]!]!;
-            acc = 0;
-            for (let j = 1; j < extent && best === best; j++) {
-              const v = src[base + inner[j]!]!;
-              if (v !== v || (isMax ? v > best : v < best)) {
-                best = v;
-                acc = j;
-              }
-            }
-            break;
-          }
-          case "any":
-            acc = 0;
-            for (let j = 0; j < extent && acc === 0; j++) if (src[base + inner[j]!]! !== 0) acc = 1;
-            break;
-          case "all":
-            acc = 1;
-            for (let j = 0; j < extent && acc === 1; j++) if (src[base + inner[j]!]! === 0) acc = 0;
-            break;
-          default:
-            return op satisfies never;
+          dst[o++] = store(value);
         }
-        dst[o++] = convert(acc, outDtype);
       });
       memory.commit();
     },
@@ -115,7 +220,8 @@ export function reduceKernel(op: ReduceOp, input: KernelOperand, axes: readonly 
 
 /**
  * Batched `lhs @ rhs` over the last two dims into the dense `out`; batch dims broadcast
- * (right-aligned). f32 accumulates in f64 and rounds once per output element; integers wrap.
+ * (right-aligned). f32 accumulates each output in f64 over `k` in index order and rounds once
+ * ({@link matmulF64}: packed, cache-blocked, register-tiled); integers wrap.
  */
 export function matmulKernel(lhs: KernelOperand, rhs: KernelOperand, out: KernelOperand, writable: readonly boolean[]): CpuKernel {
   const outShape = out.layout.shape;
@@ -131,9 +237,20 @@ export function matmulKernel(lhs: KernelOperand, rhs: KernelOperand, out: Kernel
     const r = o.layout.shape.length;
     return broadcastStrides({ shape: o.layout.shape.slice(0, r - 2), strides: o.layout.strides.slice(0, r - 2), offset: 0 }, batchShape);
   };
-  const [lm, lk] = [lhs.layout.strides[lr - 2] ?? 0, lhs.layout.strides[lr - 1] ?? 0];
-  const [rk, rn] = [rhs.layout.strides[rr - 2] ?? 0, rhs.layout.strides[rr - 1] ?? 0];
-  const outBatch = contiguousStrides(outShape).slice(0, rank - 2);
+  const lm = lhs.layout.strides[lr - 2] ?? 0;
+  const lk = lhs.layout.strides[lr - 1] ?? 0;
+  const rk = rhs.layout.strides[rr - 2] ?? 0;
+  const rn = rhs.layout.strides[rr - 1] ?? 0;
+  // Every batch's three offsets, once (bounded by the batch count).
+  const batches = numElements(batchShape);
+  const offsets = new Float64Array(3 * batches);
+  const plan = planLoop(batchShape, [batchOf(lhs), batchOf(rhs), contiguousStrides(outShape).slice(0, rank - 2)]);
+  let b = 0;
+  forEachRun(plan, [lhs.layout.offset, rhs.layout.offset, out.layout.offset], (start, count) => {
+    for (let i = 0; i < count; i++, b++) {
+      for (let s = 0; s < 3; s++) offsets[3 * b + s] = (start[s] as number) + i * (plan.strides[s * plan.rank + plan.rank - 1] as number);
+    }
+  });
   const integer = isIntegerDType(out.dtype) && out.dtype !== "bool";
   const wrap = out.dtype === "u32" ? (x: number) => x >>> 0 : (x: number) => x | 0;
   return {
@@ -141,22 +258,44 @@ export function matmulKernel(lhs: KernelOperand, rhs: KernelOperand, out: Kernel
     run(buffers) {
       const memory = new KernelMemory(buffers, writable);
       const a = memory.array(lhs.binding, lhs.dtype);
-      const b = memory.array(rhs.binding, rhs.dtype);
+      const bArr = memory.array(rhs.binding, rhs.dtype);
       const c = memory.array(out.binding, out.dtype);
-      forEachPosition(batchShape, [batchOf(lhs), batchOf(rhs), outBatch], [lhs.layout.offset, rhs.layout.offset, out.layout.offset], (_i, pos) => {
-        const [la = 0, rb = 0, oc = 0] = pos;
-        for (let i = 0; i < m; i++) {
-          for (let j = 0; j < n; j++) {
-            let acc = 0;
-            if (integer) for (let p = 0; p < k; p++) acc = wrap(acc + Math.imul(a[la + i * lm + p * lk]!, b[rb + p * rk + j * rn]!));
-            else for (let p = 0; p < k; p++) acc += a[la + i * lm + p * lk]! * b[rb + p * rk + j * rn]!;
-            c[oc + i * n + j] = convert(acc, out.dtype);
+      if (m * n === 0) return;
+      if (!integer) {
+        matmulF64({ a, b: bArr, c, m, n, k, lm, lk, rk, rn, batches, offsets, store: converter(out.dtype) });
+      } else {
+        for (let q = 0; q < batches; q++) {
+          const la = offsets[3 * q] as number;
+          const rb = offsets[3 * q + 1] as number;
+          const oc = offsets[3 * q + 2] as number;
+          for (let i = 0; i < m; i++) {
+            for (let j = 0; j < n; j++) {
+              let acc = 0;
+              for (let p = 0; p < k; p++) acc = wrap(acc + Math.imul(a[la + i * lm + p * lk] as number, bArr[rb + p * rk + j * rn] as number));
+              c[oc + i * n + j] = convert(acc, out.dtype);
+            }
           }
         }
-      });
+      }
       memory.commit();
     },
   };
+}
+
+/** Copies `src` viewed through `from` into `dst` viewed through `to` (same shape), run by run. */
+function copyStrided(src: TypedArray, dst: TypedArray, shape: readonly number[], from: Layout, toStrides: readonly number[], toOffset: number): void {
+  const plan = planLoop(shape, [from.strides, toStrides]);
+  const a = plan.strides[plan.rank - 1] as number;
+  const b = plan.strides[2 * plan.rank - 1] as number;
+  forEachRun(plan, [from.offset, toOffset], (start, count) => {
+    const p = start[0] as number;
+    const q = start[1] as number;
+    if (a === 1 && b === 1) {
+      for (let i = 0; i < count; i++) dst[q + i] = src[p + i] as number;
+    } else {
+      for (let i = 0; i < count; i++) dst[q + i * b] = src[p + i * a] as number;
+    }
+  });
 }
 
 /** Copies each input into its block of the dense `out` along `axis`. */
@@ -175,10 +314,7 @@ export function concatKernel(inputs: readonly KernelOperand[], axis: number, out
       const memory = new KernelMemory(buffers, writable);
       const dst = memory.array(out.binding, out.dtype);
       for (const { input, offset } of parts) {
-        const src = memory.array(input.binding, input.dtype);
-        forEachPosition(input.layout.shape, [input.layout.strides, outStrides], [input.layout.offset, offset], (_i, pos) => {
-          dst[pos[1]!] = src[pos[0]!]!;
-        });
+        copyStrided(memory.array(input.binding, input.dtype), dst, input.layout.shape, input.layout, outStrides, offset);
       }
       memory.commit();
     },
@@ -194,6 +330,8 @@ export function gatherKernel(input: KernelOperand, indices: KernelOperand, axis:
   const size = input.layout.shape[axis] ?? 0;
   const axisStride = input.layout.strides[axis] ?? 0;
   const inputStrides = input.layout.strides.map((s, d) => (d === axis ? 0 : s));
+  const plan = planLoop(shape, [inputStrides, indices.layout.strides, out.layout.strides]);
+  const r = plan.rank;
   return {
     key: `gather[${axis}]|${key(input)}|${key(indices)}|${key(out)}`,
     run(buffers) {
@@ -201,10 +339,18 @@ export function gatherKernel(input: KernelOperand, indices: KernelOperand, axis:
       const src = memory.array(input.binding, input.dtype);
       const idx = memory.array(indices.binding, indices.dtype);
       const dst = memory.array(out.binding, out.dtype);
-      forEachPosition(shape, [inputStrides, indices.layout.strides, out.layout.strides], [input.layout.offset, indices.layout.offset, out.layout.offset], (_i, pos) => {
-        const index = idx[pos[1]!]!;
-        if (!(index >= 0 && index < size)) throw new IndexOutOfRangeError("gather", index, size, input.layout.shape, axis);
-        dst[pos[2]!] = src[pos[0]! + index * axisStride]!;
+      const sa = plan.strides[r - 1] as number;
+      const si = plan.strides[2 * r - 1] as number;
+      const so = plan.strides[3 * r - 1] as number;
+      forEachRun(plan, [input.layout.offset, indices.layout.offset, out.layout.offset], (start, count) => {
+        const p = start[0] as number;
+        const q = start[1] as number;
+        const o = start[2] as number;
+        for (let i = 0; i < count; i++) {
+          const index = idx[q + i * si] as number;
+          if (!(index >= 0 && index < size)) throw new IndexOutOfRangeError("gather", index, size, input.layout.shape, axis);
+          dst[o + i * so] = src[p + i * sa + index * axisStride] as number;
+        }
       });
       memory.commit();
     },
@@ -225,9 +371,7 @@ export function padKernel(input: KernelOperand, padding: readonly (readonly [num
       const src = memory.array(input.binding, input.dtype);
       const dst = memory.array(out.binding, out.dtype);
       dst.fill(convert(decodeUniforms(uniforms)[0] ?? 0, out.dtype), out.layout.offset, out.layout.offset + n);
-      forEachPosition(input.layout.shape, [input.layout.strides, interior.strides], [input.layout.offset, interior.offset], (_i, pos) => {
-        dst[pos[1]!] = src[pos[0]!]!;
-      });
+      copyStrided(src, dst, input.layout.shape, input.layout, interior.strides, interior.offset);
       memory.commit();
     },
   };

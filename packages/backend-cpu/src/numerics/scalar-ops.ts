@@ -39,6 +39,23 @@ export function rejectF16(what: string): never {
   throw new UnsupportedError("f16 on the CPU backend", `${what}: use f32 (the CPU backend stores f32, i32, u32 and bool)`);
 }
 
+/** {@link convert} into i32: truncate toward zero, saturate, NaN → 0. */
+function toI32(x: number): number {
+  if (x !== x) return 0;
+  return x <= I32_MIN ? I32_MIN : x >= I32_MAX ? I32_MAX : Math.trunc(x) | 0;
+}
+
+/** {@link convert} into u32: truncate toward zero, saturate, NaN → 0. */
+function toU32(x: number): number {
+  if (x !== x) return 0;
+  return x <= 0 ? 0 : x >= U32_MAX ? U32_MAX : Math.trunc(x) >>> 0;
+}
+
+/** {@link convert} into bool: `x != 0` (NaN → true). */
+function toBool(x: number): number {
+  return x !== 0 ? 1 : 0;
+}
+
 /**
  * Brings any number into `dtype`'s domain with cast semantics: f32 rounds; i32/u32 truncate
  * toward zero and saturate (NaN → 0); bool is `x != 0` (NaN → true).
@@ -48,13 +65,33 @@ export function convert(x: number, dtype: DType): number {
     case "f32":
       return Math.fround(x);
     case "i32":
-      if (x !== x) return 0;
-      return x <= I32_MIN ? I32_MIN : x >= I32_MAX ? I32_MAX : Math.trunc(x) | 0;
+      return toI32(x);
     case "u32":
-      if (x !== x) return 0;
-      return x <= 0 ? 0 : x >= U32_MAX ? U32_MAX : Math.trunc(x) >>> 0;
+      return toU32(x);
     case "bool":
-      return x !== 0 ? 1 : 0;
+      return toBool(x);
+    case "f16":
+      return rejectF16("convert");
+    default:
+      return dtype satisfies never;
+  }
+}
+
+/**
+ * {@link convert} for one `dtype`, as a function of one value: the same definitions, without the
+ * per-call switch, so a kernel's hot loop (generated code or the interpreter) can call it per
+ * element and V8 inlines it.
+ */
+export function converter(dtype: DType): UnaryFn {
+  switch (dtype) {
+    case "f32":
+      return Math.fround;
+    case "i32":
+      return toI32;
+    case "u32":
+      return toU32;
+    case "bool":
+      return toBool;
     case "f16":
       return rejectF16("convert");
     default:
@@ -71,7 +108,7 @@ function wrap(x: number, dtype: DType): number {
 export function castFn(from: DType, to: DType): UnaryFn {
   if (from === "f16" || to === "f16") rejectF16("cast");
   if (isIntegerDType(from) && to !== "f32" && to !== "bool") return (x) => wrap(x, to);
-  return (x) => convert(x, to);
+  return converter(to);
 }
 
 function floatUnary(op: UnaryOp): UnaryFn {

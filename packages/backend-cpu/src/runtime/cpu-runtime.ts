@@ -16,9 +16,12 @@ import {
   type TypedArray,
 } from "@weft/fusion";
 import { allocationBytes, denseHandle, isDense, withLayout, type CpuHandle } from "../handle/cpu-handle.js";
-import { denseLayout, expandLayout, forEachPosition, permuteLayout, sliceLayout } from "../handle/layout.js";
+import { denseLayout, expandLayout, isContiguous, permuteLayout, sliceLayout } from "../handle/layout.js";
+import { forEachRun, planLoop } from "../kernels/strided-loop.js";
 import { BindingSet, KernelMemory, allocateTyped, encodeUniforms, type CpuKernel } from "../kernels/cpu-kernel.js";
-import { ElementwiseProgramBuilder } from "../kernels/elementwise-kernel.js";
+import { ElementwiseProgramBuilder, type ElementwiseRunner } from "../kernels/elementwise-kernel.js";
+import { ElementwiseCache } from "../kernels/elementwise-codegen.js";
+import { resolveKernelPath, type KernelPath, type KernelPathChoice } from "../kernels/kernel-path.js";
 import { appendElementwise, isElementwise } from "../kernels/elementwise-ops.js";
 import { arangeKernel, fullKernel, randomKernel } from "../kernels/creation-kernels.js";
 import { concatKernel, gatherKernel, matmulKernel, padKernel, reduceKernel, type KernelOperand } from "../kernels/tensor-kernels.js";
@@ -33,6 +36,13 @@ export interface CpuRuntimeOptions {
   readonly fusion?: boolean;
   /** The host server to run on; default a fresh `HostComputeServer({ name: "cpu" })`. */
   readonly server?: HostComputeServer;
+  /**
+   * How elementwise programs run (see `KernelPath`): `auto` (default) generates JavaScript where
+   * `new Function` is allowed and interprets elsewhere; `interpreted` forces the interpreter (the
+   * conformance kit runs both); `generated` throws `UnsupportedError` where code generation is
+   * refused.
+   */
+  readonly kernels?: KernelPathChoice;
 }
 
 /**
@@ -69,11 +79,20 @@ export class CpuRuntime extends BaseFusionRuntime<CpuHandle> {
   readonly server: HostComputeServer;
   readonly #fusion: boolean;
 
-  constructor(server: HostComputeServer, options: Pick<CpuRuntimeOptions, "fusion"> = {}) {
+  /** Which way elementwise programs run in this runtime (fixed at creation). */
+  readonly kernelPath: KernelPath;
+  /** Compiled elementwise functions (generated path), bounded LRU; its counters are readable. */
+  readonly elementwiseCache = new ElementwiseCache();
+  /** What elementwise kernels are built with: the path and the cache. */
+  readonly runner: ElementwiseRunner;
+
+  constructor(server: HostComputeServer, options: Pick<CpuRuntimeOptions, "fusion" | "kernels"> = {}) {
     super();
     this.server = server;
     this.client = new Client<CpuKernel>(server);
     this.#fusion = options.fusion ?? true;
+    this.kernelPath = resolveKernelPath(options.kernels ?? "auto");
+    this.runner = { path: this.kernelPath, cache: this.elementwiseCache };
   }
 
   /** `[ElementwiseFuser]`, or none in the unfused oracle mode. */
@@ -202,7 +221,7 @@ export class CpuRuntime extends BaseFusionRuntime<CpuHandle> {
         return builder.input(h.memory, h.dtype, h);
       });
       builder.output(reg, out.memory, out.dtype, out);
-      const built = builder.build();
+      const built = builder.build(this.runner);
       this.launch(built.kernel, built.bindings, built.uniforms);
       return out;
     }
@@ -278,7 +297,7 @@ export class CpuRuntime extends BaseFusionRuntime<CpuHandle> {
     const builder = new ElementwiseProgramBuilder(input.shape);
     const out = this.allocate(input.shape, input.dtype);
     builder.output(builder.input(input.memory, input.dtype, input), out.memory, out.dtype, out);
-    const built = builder.build();
+    const built = builder.build(this.runner);
     this.launch(built.kernel, built.bindings, built.uniforms);
     return out;
   }
@@ -300,12 +319,24 @@ export class CpuRuntime extends BaseFusionRuntime<CpuHandle> {
   }
 }
 
-/** Gathers a strided view out of `bytes` into a dense row-major array of `dtype`. */
+/**
+ * Gathers a strided view out of `bytes` (a copy the server made for this read) into a dense
+ * row-major array of `dtype`: the copy itself when the view is all of it, one `slice` when the
+ * view is dense, else a strided gather run by run.
+ */
 function gatherDense(bytes: Uint8Array, stored: DType, layout: { shape: readonly number[]; strides: readonly number[]; offset: number }, dtype: DType): TypedArray {
   const src = new KernelMemory([bytes], [false]).array(0, stored);
-  const out = allocateTyped(dtype, numElements(layout.shape));
-  forEachPosition(layout.shape, [layout.strides], [layout.offset], (i, pos) => {
-    out[i] = src[pos[0]!]!;
+  const n = numElements(layout.shape);
+  if (stored === dtype && isContiguous(layout)) {
+    return layout.offset === 0 && n === src.length ? src : src.slice(layout.offset, layout.offset + n);
+  }
+  const out = allocateTyped(dtype, n);
+  const plan = planLoop(layout.shape, [layout.strides]);
+  const step = plan.strides[plan.rank - 1] as number;
+  let o = 0;
+  forEachRun(plan, [layout.offset], (start, count) => {
+    const p = start[0] as number;
+    for (let i = 0; i < count; i++) out[o++] = src[p + i * step] as number;
   });
   return out;
 }

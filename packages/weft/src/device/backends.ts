@@ -8,7 +8,7 @@
  * @module
  */
 import { UnsupportedError } from "@weft/environment";
-import { createCpuRuntime } from "@weft/backend-cpu";
+import { createCpuRuntime, type KernelPathChoice } from "@weft/backend-cpu";
 import { FusionDevice, type FusionRuntime, type Optimization } from "@weft/fusion";
 import type { TuneProgress } from "@weft/runtime";
 import { Device } from "@weft/tensor";
@@ -17,13 +17,17 @@ import { TuneRelay, attachTuneRelay } from "./tune-progress.js";
 /** The backends `init` can choose. */
 export type BackendName = "webgpu" | "cpu";
 
-/** Creates a CPU device; `fusion: false` runs every op alone (the oracle mode). */
-export function createCpuDevice(options: { fusion?: boolean } = {}): Device {
+/**
+ * Creates a CPU device; `fusion: false` runs every op alone (the oracle mode); `kernels` picks how
+ * elementwise programs run (default `auto`: generated JavaScript where allowed, else interpreted).
+ * The label names the path (`cpu (generated kernels)`).
+ */
+export function createCpuDevice(options: { fusion?: boolean; kernels?: KernelPathChoice } = {}): Device {
   const fusion = options.fusion ?? true;
-  const runtime = createCpuRuntime({ fusion });
+  const runtime = createCpuRuntime({ fusion, kernels: options.kernels ?? "auto" });
   return new Device(new FusionDevice(runtime), {
     backend: "cpu",
-    label: fusion ? "cpu" : "cpu (unfused)",
+    label: `cpu${fusion ? "" : " unfused"} (${runtime.kernelPath} kernels)`,
     dtypes: ["f32", "i32", "u32", "bool"],
     syncReads: true,
   });
