@@ -6,7 +6,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { cpus } from "node:os";
-import { createCpuDevice } from "weft";
+import { createCpuDevice } from "@weft/weft";
 import type { BenchOptions, Peer } from "../context.js";
 import { errorText } from "../harness/measure.js";
 import { printReport, Report } from "../harness/report.js";
