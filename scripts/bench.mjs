@@ -32,6 +32,10 @@ for (const pkg of readdirSync(join(root, "packages"))) {
 }
 alias["@weft/tensor/testing/core"] = join(root, "packages", "tensor", "src", "testing", "core.ts");
 
+// The CPU backend's WebAssembly kernels are build outputs (packages/backend-cpu/scripts/build-wasm.mjs).
+const wasm = spawnSync(process.execPath, [join(root, "packages", "backend-cpu", "scripts", "build-wasm.mjs")], { stdio: "inherit" });
+if (wasm.status !== 0) process.exit(wasm.status ?? 1);
+
 const common = {
   bundle: true,
   platform: "node",

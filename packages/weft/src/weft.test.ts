@@ -97,6 +97,12 @@ describe("weft doctor and bench", () => {
     expect(chosen.backend).toBe("cpu");
     expect(text()).toContain("webgpu adapter: none (navigator.gpu is undefined)");
     expect(text()).toContain("chosen backend: cpu");
+    expect(text(), "which kernel path the CPU backend takes").toContain("cpu backend kernels: elementwise: generated JavaScript (new Function is allowed); matmul: WebAssembly SIMD");
+  });
+
+  it("a CPU device's label names its kernel paths (what `weft demo --backend cpu` prints)", () => {
+    expect(createCpuDevice().label).toBe("cpu (generated kernels, WebAssembly SIMD matmul)");
+    expect(createCpuDevice({ fusion: false, kernels: "interpreted" }).label).toBe("cpu unfused (interpreted kernels, WebAssembly SIMD matmul)");
   });
 
   it("bench reports fused and unfused times, their spread and which is faster", async () => {

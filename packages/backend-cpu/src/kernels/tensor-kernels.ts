@@ -21,6 +21,7 @@ import { IndexOutOfRangeError } from "../errors/cpu-errors.js";
 import { KernelMemory, decodeUniforms, type CpuKernel } from "./cpu-kernel.js";
 import { forEachRun, planLoop } from "./strided-loop.js";
 import { matmulF64 } from "./matmul-f64.js";
+import { matmulWasm } from "./matmul-wasm.js";
 
 /** One tensor a kernel reads or writes: its binding index, dtype and strided layout. */
 export interface KernelOperand {
@@ -221,7 +222,8 @@ export function reduceKernel(op: ReduceOp, input: KernelOperand, axes: readonly 
 /**
  * Batched `lhs @ rhs` over the last two dims into the dense `out`; batch dims broadcast
  * (right-aligned). f32 accumulates each output in f64 over `k` in index order and rounds once
- * ({@link matmulF64}: packed, cache-blocked, register-tiled); integers wrap.
+ * (packed, cache-blocked, register-tiled: {@link matmulWasm} with WebAssembly SIMD where it runs,
+ * else {@link matmulF64}; both give the same bits); integers wrap.
  */
 export function matmulKernel(lhs: KernelOperand, rhs: KernelOperand, out: KernelOperand, writable: readonly boolean[]): CpuKernel {
   const outShape = out.layout.shape;
@@ -262,7 +264,9 @@ export function matmulKernel(lhs: KernelOperand, rhs: KernelOperand, out: Kernel
       const c = memory.array(out.binding, out.dtype);
       if (m * n === 0) return;
       if (!integer) {
-        matmulF64({ a, b: bArr, c, m, n, k, lm, lk, rk, rn, batches, offsets, store: converter(out.dtype) });
+        const args = { a, b: bArr, c, m, n, k, lm, lk, rk, rn, batches, offsets, store: converter(out.dtype) };
+        // The WebAssembly SIMD core where it runs (same bits), else JavaScript.
+        if (!matmulWasm(args)) matmulF64(args);
       } else {
         for (let q = 0; q < batches; q++) {
           const la = offsets[3 * q] as number;

@@ -9,6 +9,7 @@ import type { AdapterProbe } from "../device/backends.js";
 import { describeWebGpu, probeAdapter } from "../device/backends.js";
 import { type ChoiceReason, decideBackend, describeReason } from "../device/backend-choice.js";
 import type { Output } from "./progress.js";
+import { describeCpuKernels } from "@weft/backend-cpu";
 
 /** Options of {@link runDoctor}. */
 export interface DoctorOptions {
@@ -32,6 +33,7 @@ export interface DoctorReport {
 export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   const { out } = options;
   out.write(`node ${process.version} on ${process.platform}/${process.arch}\n`);
+  out.write(`cpu backend kernels: ${describeCpuKernels()}\n`);
   const probe = await (options.probe ?? probeAdapter)();
   const decision = decideBackend("auto", probe);
   if (!probe.available) {

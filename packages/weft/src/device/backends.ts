@@ -8,7 +8,7 @@
  * @module
  */
 import { UnsupportedError } from "@weft/environment";
-import { createCpuRuntime, type KernelPathChoice } from "@weft/backend-cpu";
+import { cpuKernelReport, createCpuRuntime, type KernelPathChoice } from "@weft/backend-cpu";
 import { FusionDevice, type FusionRuntime, type Optimization } from "@weft/fusion";
 import type { TuneProgress } from "@weft/runtime";
 import { Device } from "@weft/tensor";
@@ -20,14 +20,14 @@ export type BackendName = "webgpu" | "cpu";
 /**
  * Creates a CPU device; `fusion: false` runs every op alone (the oracle mode); `kernels` picks how
  * elementwise programs run (default `auto`: generated JavaScript where allowed, else interpreted).
- * The label names the path (`cpu (generated kernels)`).
+ * The label names the kernel paths (`cpu (generated kernels, WebAssembly SIMD matmul)`).
  */
 export function createCpuDevice(options: { fusion?: boolean; kernels?: KernelPathChoice } = {}): Device {
   const fusion = options.fusion ?? true;
   const runtime = createCpuRuntime({ fusion, kernels: options.kernels ?? "auto" });
   return new Device(new FusionDevice(runtime), {
     backend: "cpu",
-    label: `cpu${fusion ? "" : " unfused"} (${runtime.kernelPath} kernels)`,
+    label: `cpu${fusion ? "" : " unfused"} (${runtime.kernelPath} kernels, ${cpuKernelReport().matmul === "webassembly-simd" ? "WebAssembly SIMD" : "JavaScript"} matmul)`,
     dtypes: ["f32", "i32", "u32", "bool"],
     syncReads: true,
   });

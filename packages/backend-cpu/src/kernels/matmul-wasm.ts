@@ -1,0 +1,122 @@
+/**
+ * The WebAssembly SIMD matmul core: the packed f64 panels of `matmul-f64.ts`, multiplied by the
+ * AssemblyScript kernel `wasm/gemm.ts` (built from source by the `wasm` Nx target and embedded as
+ * base64, so nothing is fetched), with JavaScript packing the operands and rounding the results.
+ *
+ * @remarks
+ * **Same bits.** The kernel adds `a[i,p]·b[p,j]` in increasing `p` in f64, exactly as
+ * {@link matmulF64}; the unit tests hold the two to bit equality.
+ * **Availability.** Compiled once, synchronously, on first use. Where WebAssembly or its SIMD
+ * proposal is missing, where a Content-Security-Policy refuses compilation (`'wasm-unsafe-eval'`),
+ * or where a product would need more than {@link WASM_GEMM_MAX_BYTES}, matmul runs in JavaScript.
+ * **Bounded.** The module's memory grows to the largest product it has served and never beyond
+ * {@link WASM_GEMM_MAX_BYTES} (WebAssembly memory cannot shrink).
+ *
+ * @module
+ */
+import { GEMM_WASM_BASE64 } from "../wasm/gemm.generated.js";
+import { MC, MR, NR, packA, packB, type MatmulArgs } from "./matmul-f64.js";
+
+/** Most bytes of WebAssembly memory the matmul core may hold (packed `B`, one `A` block, one `C` block). */
+export const WASM_GEMM_MAX_BYTES = 256 * 1024 * 1024;
+
+/** Whether the WebAssembly SIMD kernels run here, and why not. */
+export interface WasmSupport {
+  readonly available: boolean;
+  readonly reason: string;
+}
+
+/** The part of the WebAssembly JavaScript API used here (the package is built without the DOM library). */
+interface WebAssemblyApi {
+  validate(bytes: Uint8Array): boolean;
+  readonly Module: new (bytes: Uint8Array) => object;
+  readonly Instance: new (module: object, imports: object) => { readonly exports: unknown };
+}
+
+interface GemmExports {
+  readonly gemm: (pa: number, pb: number, pc: number, k: number, mPanels: number, nPanels: number, ldc: number) => void;
+  readonly memory: { readonly buffer: ArrayBuffer; grow(pages: number): number };
+}
+
+/** The compiled module, or why there is none; `undefined` until first asked. */
+let loaded: { readonly exports: GemmExports | undefined; readonly support: WasmSupport } | undefined;
+
+function decodeBase64(text: string): Uint8Array {
+  const binary = atob(text);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes;
+}
+
+function load(): { readonly exports: GemmExports | undefined; readonly support: WasmSupport } {
+  if (loaded !== undefined) return loaded;
+  const WebAssembly = (globalThis as { WebAssembly?: WebAssemblyApi }).WebAssembly;
+  if (WebAssembly === undefined) {
+    loaded = { exports: undefined, support: { available: false, reason: "no WebAssembly in this JavaScript engine" } };
+    return loaded;
+  }
+  try {
+    const bytes = decodeBase64(GEMM_WASM_BASE64);
+    if (!WebAssembly.validate(bytes)) {
+      loaded = { exports: undefined, support: { available: false, reason: "this engine has no WebAssembly SIMD" } };
+      return loaded;
+    }
+    const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes), {});
+    loaded = { exports: instance.exports as unknown as GemmExports, support: { available: true, reason: "WebAssembly SIMD (f64x2)" } };
+  } catch (error) {
+    const why = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    loaded = { exports: undefined, support: { available: false, reason: `WebAssembly compilation refused (${why})` } };
+  }
+  return loaded;
+}
+
+/** Whether the WebAssembly SIMD matmul runs here (compiles the module on first call). */
+export function wasmSupport(): WasmSupport {
+  return load().support;
+}
+
+/**
+ * Runs `args` on the WebAssembly core; returns `false` (having done nothing) when the core is
+ * unavailable or the product needs more than {@link WASM_GEMM_MAX_BYTES}: the caller then runs
+ * {@link matmulF64}.
+ */
+export function matmulWasm(args: MatmulArgs): boolean {
+  const { exports } = load();
+  if (exports === undefined) return false;
+  const { a, b, c, m, n, k, lm, lk, rk, rn, batches, offsets, store } = args;
+  const panels = Math.ceil(n / NR);
+  const ldc = panels * NR;
+  const rowsPerBlock = Math.min(MC, Math.ceil(m / MR) * MR);
+  const bBytes = panels * NR * k * 8;
+  const aBytes = rowsPerBlock * k * 8;
+  const cBytes = rowsPerBlock * ldc * 8;
+  const need = bBytes + aBytes + cBytes;
+  if (need > WASM_GEMM_MAX_BYTES) return false;
+  const memory = exports.memory;
+  if (memory.buffer.byteLength < need) memory.grow(Math.ceil((need - memory.buffer.byteLength) / 65536));
+  const buffer = memory.buffer;
+  const packedB = new Float64Array(buffer, 0, bBytes / 8);
+  const packedA = new Float64Array(buffer, bBytes, aBytes / 8);
+  const block = new Float64Array(buffer, bBytes + aBytes, cBytes / 8);
+  let packedFrom = -1;
+  for (let q = 0; q < batches; q++) {
+    const aBase = offsets[3 * q] as number;
+    const bBase = offsets[3 * q + 1] as number;
+    const cBase = offsets[3 * q + 2] as number;
+    if (bBase !== packedFrom || q === 0) {
+      packB(b, bBase, k, n, rk, rn, packedB);
+      packedFrom = bBase;
+    }
+    for (let i0 = 0; i0 < m; i0 += MC) {
+      const rows = Math.min(MC, m - i0);
+      packA(a, aBase, i0, rows, k, lm, lk, packedA);
+      exports.gemm(bBytes, 0, bBytes + aBytes, k, Math.ceil(rows / MR), panels, ldc);
+      for (let i = 0; i < rows; i++) {
+        const from = i * ldc;
+        const to = cBase + (i0 + i) * n;
+        for (let j = 0; j < n; j++) c[to + j] = store(block[from + j] as number);
+      }
+    }
+  }
+  return true;
+}

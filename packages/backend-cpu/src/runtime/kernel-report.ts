@@ -1,0 +1,36 @@
+/**
+ * What `weft doctor` and `weft demo --backend cpu` say about the CPU backend's kernels: which
+ * path elementwise programs take and whether matmul runs on WebAssembly SIMD, with the reasons.
+ *
+ * @module
+ */
+import { codeGeneration, resolveKernelPath, type KernelPath } from "../kernels/kernel-path.js";
+import { wasmSupport } from "../kernels/matmul-wasm.js";
+
+/** The kernel paths a CPU runtime created with default options takes here. */
+export interface CpuKernelReport {
+  readonly elementwise: KernelPath;
+  /** Why (`new Function is allowed`, or the refusal). */
+  readonly elementwiseReason: string;
+  readonly matmul: "webassembly-simd" | "javascript";
+  /** Why (`WebAssembly SIMD (f64x2)`, or why not). */
+  readonly matmulReason: string;
+}
+
+/** Detects (once per process) and reports the CPU backend's kernel paths. */
+export function cpuKernelReport(): CpuKernelReport {
+  const wasm = wasmSupport();
+  return {
+    elementwise: resolveKernelPath("auto"),
+    elementwiseReason: codeGeneration().reason,
+    matmul: wasm.available ? "webassembly-simd" : "javascript",
+    matmulReason: wasm.reason,
+  };
+}
+
+/** {@link cpuKernelReport} on one line: `elementwise: generated JavaScript (…); matmul: WebAssembly SIMD (…)`. */
+export function describeCpuKernels(report: CpuKernelReport = cpuKernelReport()): string {
+  const elementwise = report.elementwise === "generated" ? "generated JavaScript" : "interpreted";
+  const matmul = report.matmul === "webassembly-simd" ? "WebAssembly SIMD" : "JavaScript";
+  return `elementwise: ${elementwise} (${report.elementwiseReason}); matmul: ${matmul} (${report.matmulReason})`;
+}
