@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { WORKLOADS } from "./context.js";
+import { CPU_WORKLOADS } from "./cpu/cpu-context.js";
 import { OptionsError, parseOptions } from "./options.js";
 
 describe("parseOptions", () => {
@@ -24,8 +25,18 @@ describe("parseOptions", () => {
     expect(() => parseOptions(["--only", "chian"])).toThrow(/known: chain/);
   });
 
+  it("--backend cpu selects the CPU section, whose workloads --only checks against", () => {
+    const o = parseOptions(["--backend", "cpu"]);
+    if (o === "help") throw new Error("not help");
+    expect([...o.only]).toEqual([...CPU_WORKLOADS]);
+    const some = parseOptions(["--backend", "cpu", "--only", "serving,matmul"]);
+    if (some === "help") throw new Error("not help");
+    expect([...some.only]).toEqual(["serving", "matmul"]);
+    expect(() => parseOptions(["--backend", "cpu", "--only", "readback"]), "a GPU workload is not a CPU one").toThrow(/known with --backend cpu: chain/);
+  });
+
   it("rejects an unknown backend and a missing value", () => {
-    expect(() => parseOptions(["--backend", "metal"])).toThrow(/vulkan, opengles or auto/);
+    expect(() => parseOptions(["--backend", "metal"])).toThrow(/vulkan, opengles, auto or cpu/);
     expect(() => parseOptions(["--json"])).toThrow(/needs a value/);
     expect(() => parseOptions(["--json", "--quick"]), "an option is not a file name").toThrow(/needs a value/);
   });

@@ -24,6 +24,12 @@ export const NR = 4;
 /** Rows of `A` packed per block. */
 export const MC = 64;
 
+/**
+ * Products with at most this many rows (a serving batch) skip packing: {@link matmulRows} adds
+ * scaled rows of `B` into an f64 row of accumulators, which reads `B` in place.
+ */
+export const ROWS_MAX = 16;
+
 /** One batched matmul: strided operands, per-batch offsets, and the output converter. */
 export interface MatmulArgs {
   readonly a: TypedArray;
@@ -98,6 +104,33 @@ export function matmulF64(args: MatmulArgs): void {
           tile4x4(packedA, g * k * MR, packedB, jp * k * NR, k, c, cBase + (i0 + g * MR) * n + j0, n, height, width, store);
         }
       }
+    }
+  }
+}
+
+/**
+ * `C = A @ B` without packing, for few rows: for each row `i` and each `p` in order,
+ * `acc[j] += a[i,p]·b[p,j]` over a contiguous row of `B`. Every output still adds its products in
+ * increasing `p` from 0 in f64, so the bits equal {@link matmulF64}'s.
+ */
+export function matmulRows(args: MatmulArgs): void {
+  const { a, b, c, m, n, k, lm, lk, rk, rn, batches, offsets, store } = args;
+  const acc = new Float64Array(n);
+  for (let q = 0; q < batches; q++) {
+    const aBase = offsets[3 * q] as number;
+    const bBase = offsets[3 * q + 1] as number;
+    const cBase = offsets[3 * q + 2] as number;
+    for (let i = 0; i < m; i++) {
+      acc.fill(0);
+      const row = aBase + i * lm;
+      for (let p = 0; p < k; p++) {
+        const x = a[row + p * lk] as number;
+        const from = bBase + p * rk;
+        if (rn === 1) for (let j = 0; j < n; j++) acc[j] = (acc[j] as number) + x * (b[from + j] as number);
+        else for (let j = 0; j < n; j++) acc[j] = (acc[j] as number) + x * (b[from + j * rn] as number);
+      }
+      const to = cBase + i * n;
+      for (let j = 0; j < n; j++) c[to + j] = store(acc[j] as number);
     }
   }
 }

@@ -4,7 +4,7 @@
  * — at sizes off every tile and block boundary, for transposed operands and broadcast batches.
  */
 import { describe, expect, it } from "vitest";
-import { MC, matmulF64, type MatmulArgs } from "./matmul-f64.js";
+import { MC, matmulF64, matmulRows, type MatmulArgs } from "./matmul-f64.js";
 import { matmulWasm, wasmSupport } from "./matmul-wasm.js";
 
 function random(seed: number): () => number {
@@ -56,6 +56,13 @@ describe("float matmul cores", () => {
     const { args, want } = problem(m, n, k, batches, t, m * 31 + n);
     const c = new Float32Array(batches * m * n);
     matmulF64({ ...args, c });
+    expect(same(c, want)).toBeUndefined();
+  });
+
+  it.each(SIZES)("unpacked rows: %i×%i×%i (batches %i, transposed A %s) equal the plain f64 loop", (m, n, k, batches, t) => {
+    const { args, want } = problem(m, n, k, batches, t, m * 31 + n);
+    const c = new Float32Array(batches * m * n);
+    matmulRows({ ...args, c });
     expect(same(c, want)).toBeUndefined();
   });
 

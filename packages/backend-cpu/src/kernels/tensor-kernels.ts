@@ -20,7 +20,7 @@ import { convert, converter, isIntegerDType } from "../numerics/scalar-ops.js";
 import { IndexOutOfRangeError } from "../errors/cpu-errors.js";
 import { KernelMemory, decodeUniforms, type CpuKernel } from "./cpu-kernel.js";
 import { forEachRun, planLoop } from "./strided-loop.js";
-import { matmulF64 } from "./matmul-f64.js";
+import { ROWS_MAX, matmulF64, matmulRows } from "./matmul-f64.js";
 import { matmulWasm } from "./matmul-wasm.js";
 
 /** One tensor a kernel reads or writes: its binding index, dtype and strided layout. */
@@ -195,7 +195,8 @@ export function reduceKernel(op: ReduceOp, input: KernelOperand, axes: readonly 
       const dst = memory.array(out.binding, outDtype);
       let o = out.layout.offset;
       const keptStep = kept.strides[kept.rank - 1] as number;
-      const row = oneRun ? undefined : new Float64Array(extent);
+      // f32 rows gather into f32 (exact), so the sum loop sees one array kind (monomorphic in V8).
+      const row = oneRun ? undefined : input.dtype === "f32" ? new Float32Array(extent) : new Float64Array(extent);
       forEachRun(kept, [input.layout.offset], (start, count) => {
         for (let i = 0; i < count; i++) {
           const base = (start[0] as number) + i * keptStep;
@@ -223,7 +224,8 @@ export function reduceKernel(op: ReduceOp, input: KernelOperand, axes: readonly 
  * Batched `lhs @ rhs` over the last two dims into the dense `out`; batch dims broadcast
  * (right-aligned). f32 accumulates each output in f64 over `k` in index order and rounds once
  * (packed, cache-blocked, register-tiled: {@link matmulWasm} with WebAssembly SIMD where it runs,
- * else {@link matmulF64}; both give the same bits); integers wrap.
+ * else {@link matmulF64}; up to {@link ROWS_MAX} rows {@link matmulRows}, unpacked; all give the
+ * same bits); integers wrap.
  */
 export function matmulKernel(lhs: KernelOperand, rhs: KernelOperand, out: KernelOperand, writable: readonly boolean[]): CpuKernel {
   const outShape = out.layout.shape;
@@ -265,8 +267,9 @@ export function matmulKernel(lhs: KernelOperand, rhs: KernelOperand, out: Kernel
       if (m * n === 0) return;
       if (!integer) {
         const args = { a, b: bArr, c, m, n, k, lm, lk, rk, rn, batches, offsets, store: converter(out.dtype) };
-        // The WebAssembly SIMD core where it runs (same bits), else JavaScript.
-        if (!matmulWasm(args)) matmulF64(args);
+        // Few rows: no packing. Else the WebAssembly SIMD core where it runs, else JavaScript (same bits).
+        if (m <= ROWS_MAX) matmulRows(args);
+        else if (!matmulWasm(args)) matmulF64(args);
       } else {
         for (let q = 0; q < batches; q++) {
           const la = offsets[3 * q] as number;
