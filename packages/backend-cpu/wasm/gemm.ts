@@ -54,3 +54,52 @@ export function gemm(pa: usize, pb: usize, pc: usize, k: i32, mPanels: i32, nPan
     }
   }
 }
+
+/**
+ * Few-row products without packing: `A` (`m2 × k` f32, row-major, `m2` even) times `B` (`k × n8`
+ * f32, row-major, `n8` a multiple of 8) into `C` (`m2 × n8` f64). Tiles of 2 rows × 8 columns keep
+ * eight f64x2 accumulators; each f32 is promoted to f64 (exact) and `a[i,p]·b[p,j]` is added for
+ * p = 0, 1, …, k-1 in order — the same bits as `gemm` and the JavaScript cores.
+ */
+export function gemmRows(pa: usize, pb: usize, pc: usize, m2: i32, n8: i32, k: i32): void {
+  const rowA = <usize>k * 4;
+  const rowB = <usize>n8 * 4;
+  const rowC = <usize>n8 * 8;
+  for (let i = 0; i < m2; i += 2) {
+    const a0 = pa + <usize>i * rowA;
+    for (let j = 0; j < n8; j += 8) {
+      let a = a0;
+      let b = pb + <usize>j * 4;
+      let c00 = f64x2.splat(0), c01 = f64x2.splat(0), c02 = f64x2.splat(0), c03 = f64x2.splat(0);
+      let c10 = f64x2.splat(0), c11 = f64x2.splat(0), c12 = f64x2.splat(0), c13 = f64x2.splat(0);
+      for (let p = 0; p < k; p++) {
+        const b0 = f64x2.promote_low_f32x4(v128.load64_zero(b));
+        const b1 = f64x2.promote_low_f32x4(v128.load64_zero(b, 8));
+        const b2 = f64x2.promote_low_f32x4(v128.load64_zero(b, 16));
+        const b3 = f64x2.promote_low_f32x4(v128.load64_zero(b, 24));
+        let x = f64x2.splat(<f64>load<f32>(a));
+        c00 = f64x2.add(c00, f64x2.mul(x, b0));
+        c01 = f64x2.add(c01, f64x2.mul(x, b1));
+        c02 = f64x2.add(c02, f64x2.mul(x, b2));
+        c03 = f64x2.add(c03, f64x2.mul(x, b3));
+        x = f64x2.splat(<f64>load<f32>(a + rowA));
+        c10 = f64x2.add(c10, f64x2.mul(x, b0));
+        c11 = f64x2.add(c11, f64x2.mul(x, b1));
+        c12 = f64x2.add(c12, f64x2.mul(x, b2));
+        c13 = f64x2.add(c13, f64x2.mul(x, b3));
+        a += 4;
+        b += rowB;
+      }
+      let c = pc + <usize>i * rowC + <usize>j * 8;
+      v128.store(c, c00);
+      v128.store(c, c01, 16);
+      v128.store(c, c02, 32);
+      v128.store(c, c03, 48);
+      c += rowC;
+      v128.store(c, c10);
+      v128.store(c, c11, 16);
+      v128.store(c, c12, 32);
+      v128.store(c, c13, 48);
+    }
+  }
+}

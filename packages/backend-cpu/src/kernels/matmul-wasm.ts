@@ -35,6 +35,7 @@ interface WebAssemblyApi {
 
 interface GemmExports {
   readonly gemm: (pa: number, pb: number, pc: number, k: number, mPanels: number, nPanels: number, ldc: number) => void;
+  readonly gemmRows: (pa: number, pb: number, pc: number, m2: number, n8: number, k: number) => void;
   readonly memory: { readonly buffer: ArrayBuffer; grow(pages: number): number };
 }
 
@@ -75,6 +76,64 @@ export function wasmSupport(): WasmSupport {
   return load().support;
 }
 
+/** The module's memory, grown to at least `bytes` (the caller checked the cap). */
+function memoryOf(exports: GemmExports, bytes: number): ArrayBuffer {
+  const memory = exports.memory;
+  if (memory.buffer.byteLength < bytes) memory.grow(Math.ceil((bytes - memory.buffer.byteLength) / 65536));
+  return memory.buffer;
+}
+
+/**
+ * Few-row products (a serving batch) on the WebAssembly core without packing: `A` and `B` are
+ * copied as f32 (a `set` per row when a row is contiguous), rows padded to an even count and
+ * columns to a multiple of 8, and `gemmRows` promotes and accumulates in f64 in increasing `p`.
+ * Returns `false` (having done nothing) under the same conditions as {@link matmulWasm}, or when
+ * an operand is not f32.
+ */
+export function matmulWasmRows(args: MatmulArgs): boolean {
+  const { exports } = load();
+  const { a, b, c, m, n, k, lm, lk, rk, rn, batches, offsets, store } = args;
+  if (exports === undefined || !(a instanceof Float32Array) || !(b instanceof Float32Array)) return false;
+  const m2 = m + (m & 1);
+  const n8 = Math.ceil(n / 8) * 8;
+  const aBytes = m2 * k * 4;
+  const bBytes = k * n8 * 4;
+  const cBytes = m2 * n8 * 8;
+  if (aBytes + bBytes + cBytes > WASM_GEMM_MAX_BYTES) return false;
+  const buffer = memoryOf(exports, aBytes + bBytes + cBytes);
+  // C first (8-byte aligned), then A and B.
+  const block = new Float64Array(buffer, 0, m2 * n8);
+  const wa = new Float32Array(buffer, cBytes, m2 * k);
+  const wb = new Float32Array(buffer, cBytes + aBytes, k * n8);
+  if (m2 > m) wa.fill(0, m * k);
+  let copiedFrom = -1;
+  for (let q = 0; q < batches; q++) {
+    const aBase = offsets[3 * q] as number;
+    const bBase = offsets[3 * q + 1] as number;
+    const cBase = offsets[3 * q + 2] as number;
+    for (let i = 0; i < m; i++) {
+      const from = aBase + i * lm;
+      if (lk === 1) wa.set(a.subarray(from, from + k), i * k);
+      else for (let p = 0; p < k; p++) wa[i * k + p] = a[from + p * lk] as number;
+    }
+    if (bBase !== copiedFrom || q === 0) {
+      for (let p = 0; p < k; p++) {
+        const from = bBase + p * rk;
+        if (rn === 1) wb.set(b.subarray(from, from + n), p * n8);
+        else for (let j = 0; j < n; j++) wb[p * n8 + j] = b[from + j * rn] as number;
+        if (n8 > n) wb.fill(0, p * n8 + n, (p + 1) * n8);
+      }
+      copiedFrom = bBase;
+    }
+    exports.gemmRows(cBytes, cBytes + aBytes, 0, m2, n8, k);
+    for (let i = 0; i < m; i++) {
+      const to = cBase + i * n;
+      for (let j = 0; j < n; j++) c[to + j] = store(block[i * n8 + j] as number);
+    }
+  }
+  return true;
+}
+
 /**
  * Runs `args` on the WebAssembly core; returns `false` (having done nothing) when the core is
  * unavailable or the product needs more than {@link WASM_GEMM_MAX_BYTES}: the caller then runs
@@ -92,9 +151,7 @@ export function matmulWasm(args: MatmulArgs): boolean {
   const cBytes = rowsPerBlock * ldc * 8;
   const need = bBytes + aBytes + cBytes;
   if (need > WASM_GEMM_MAX_BYTES) return false;
-  const memory = exports.memory;
-  if (memory.buffer.byteLength < need) memory.grow(Math.ceil((need - memory.buffer.byteLength) / 65536));
-  const buffer = memory.buffer;
+  const buffer = memoryOf(exports, need);
   const packedB = new Float64Array(buffer, 0, bBytes / 8);
   const packedA = new Float64Array(buffer, bBytes, aBytes / 8);
   const block = new Float64Array(buffer, bBytes + aBytes, cBytes / 8);

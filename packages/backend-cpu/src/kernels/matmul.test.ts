@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { MC, matmulF64, matmulRows, type MatmulArgs } from "./matmul-f64.js";
-import { matmulWasm, wasmSupport } from "./matmul-wasm.js";
+import { matmulWasm, matmulWasmRows, wasmSupport } from "./matmul-wasm.js";
 
 function random(seed: number): () => number {
   let a = seed >>> 0;
@@ -63,6 +63,13 @@ describe("float matmul cores", () => {
     const { args, want } = problem(m, n, k, batches, t, m * 31 + n);
     const c = new Float32Array(batches * m * n);
     matmulRows({ ...args, c });
+    expect(same(c, want)).toBeUndefined();
+  });
+
+  it.each(SIZES)("WebAssembly SIMD, unpacked rows: %i×%i×%i (batches %i, transposed A %s) equal the plain f64 loop", (m, n, k, batches, t) => {
+    const { args, want } = problem(m, n, k, batches, t, m * 31 + n);
+    const c = new Float32Array(batches * m * n);
+    expect(matmulWasmRows({ ...args, c })).toBe(true);
     expect(same(c, want)).toBeUndefined();
   });
 

@@ -21,7 +21,7 @@ import { IndexOutOfRangeError } from "../errors/cpu-errors.js";
 import { KernelMemory, decodeUniforms, type CpuKernel } from "./cpu-kernel.js";
 import { forEachRun, planLoop } from "./strided-loop.js";
 import { ROWS_MAX, matmulF64, matmulRows } from "./matmul-f64.js";
-import { matmulWasm } from "./matmul-wasm.js";
+import { matmulWasm, matmulWasmRows } from "./matmul-wasm.js";
 
 /** One tensor a kernel reads or writes: its binding index, dtype and strided layout. */
 export interface KernelOperand {
@@ -267,9 +267,10 @@ export function matmulKernel(lhs: KernelOperand, rhs: KernelOperand, out: Kernel
       if (m * n === 0) return;
       if (!integer) {
         const args = { a, b: bArr, c, m, n, k, lm, lk, rk, rn, batches, offsets, store: converter(out.dtype) };
-        // Few rows: no packing. Else the WebAssembly SIMD core where it runs, else JavaScript (same bits).
-        if (m <= ROWS_MAX) matmulRows(args);
-        else if (!matmulWasm(args)) matmulF64(args);
+        // Few rows: no packing. WebAssembly SIMD where it runs, else JavaScript (all the same bits).
+        if (m <= ROWS_MAX) {
+          if (!matmulWasmRows(args)) matmulRows(args);
+        } else if (!matmulWasm(args)) matmulF64(args);
       } else {
         for (let q = 0; q < batches; q++) {
           const la = offsets[3 * q] as number;
