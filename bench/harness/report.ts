@@ -88,9 +88,10 @@ export class Report {
   /**
    * Records `numerator / denominator` of two figures against `target` (`min`: the least value
    * that meets it). With `time: true` the figures are times and the ratio is inverted
-   * (`denominator.ms / numerator.ms`: how many times faster the numerator is).
+   * (`denominator.ms / numerator.ms`: how many times faster the numerator is). With `info: true`
+   * the ratio is recorded without a verdict.
    */
-  ratio(workload: string, name: string, numerator: Measurement | undefined, denominator: Measurement | undefined, target: { text: string; min: number }, options: { time?: boolean; note?: string; id?: string } = {}): void {
+  ratio(workload: string, name: string, numerator: Measurement | undefined, denominator: Measurement | undefined, target: { text: string; min: number }, options: { time?: boolean; note?: string; id?: string; info?: boolean } = {}): void {
     const id = options.id === undefined ? {} : { id: options.id };
     const a = options.time === true ? denominator?.ms : numerator?.value;
     const b = options.time === true ? numerator?.ms : denominator?.value;
@@ -105,7 +106,8 @@ export class Report {
     if (numeratorWrong) notes.push(`${numerator?.variant ?? "numerator"} computed a WRONG result`);
     if (denominator?.check?.startsWith("WRONG") === true) notes.push(`${denominator.variant} computed a WRONG result`);
     const meets = !numeratorWrong && value >= target.min;
-    this.ratios.push({ workload, ...id, name, value, target: target.text, meets, ...(notes.length === 0 ? {} : { note: notes.join("; ") }) });
+    // An informative ratio (`info`) has no verdict.
+    this.ratios.push({ workload, ...id, name, value, target: target.text, ...(options.info === true ? {} : { meets }), ...(notes.length === 0 ? {} : { note: notes.join("; ") }) });
   }
 
   /** Records a ratio computed by the workload itself (counts, byte ratios). */
