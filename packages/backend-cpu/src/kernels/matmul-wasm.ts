@@ -63,7 +63,7 @@ function load(): { readonly exports: GemmExports | undefined; readonly support: 
       return loaded;
     }
     const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes), {});
-    loaded = { exports: instance.exports as unknown as GemmExports, support: { available: true, reason: "WebAssembly SIMD (f64x2)" } };
+    loaded = { exports: instance.exports as unknown as GemmExports, support: { available: true, reason: "module compiled, f64x2 lanes" } };
   } catch (error) {
     const why = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
     loaded = { exports: undefined, support: { available: false, reason: `WebAssembly compilation refused (${why})` } };

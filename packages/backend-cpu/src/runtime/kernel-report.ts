@@ -13,7 +13,7 @@ export interface CpuKernelReport {
   /** Why (`new Function is allowed`, or the refusal). */
   readonly elementwiseReason: string;
   readonly matmul: "webassembly-simd" | "javascript";
-  /** Why (`WebAssembly SIMD (f64x2)`, or why not). */
+  /** Why (`module compiled, f64x2 lanes`, or why not). */
   readonly matmulReason: string;
 }
 
