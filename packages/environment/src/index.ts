@@ -1,11 +1,14 @@
 /**
  * `@weft/environment`: where work runs. Stream identity and its resolution order, stream
- * policies, scoped overrides, sync primitives and the root error types. No dependencies.
+ * policies, scoped overrides, tasks, values carried along async tasks (`AsyncVariable`), sync
+ * primitives and the root error types. No dependencies.
  *
  * @module
  */
-export { StreamId, Stream, getStreamPolicy, setStreamPolicy, setStreamPolicyFromConfig } from "./stream/stream-id.js";
-export type { StreamPolicy } from "./stream/stream-id.js";
+export { StreamId, Stream, getStreamPolicy, setStreamPolicy, setStreamPolicyFromConfig, setTaskRunner } from "./stream/stream-id.js";
+export type { StreamPolicy, TaskRunner } from "./stream/stream-id.js";
+export { AsyncVariable } from "./context/async-variable.js";
+export type { AsyncCarrier } from "./context/async-variable.js";
 export { AsyncOverrideError } from "./stream/async-override-error.js";
 export { Deferred } from "./sync/deferred.js";
 export { Mutex } from "./sync/mutex.js";

@@ -30,10 +30,12 @@ export type {
   ExecutionContext,
   OperationRan,
 } from "./runtime/fusion-runtime.js";
-export { TensorComputationError, DisposedTensorError, describeOperation } from "./errors/tensor-errors.js";
+export { TensorComputationError, DisposedTensorError, ScopeSettledError, describeOperation } from "./errors/tensor-errors.js";
 export { FusionTensor, FUSION_TENSOR } from "./tensor/fusion-tensor.js";
 export type { SharedRef } from "./tensor/fusion-tensor.js";
 export { tidy } from "./tensor/tidy.js";
+export { scope, keep, dispose } from "./tensor/scope.js";
+export type { Scope } from "./tensor/scope.js";
 export { FusionDevice } from "./device/fusion-device.js";
 export type { FusionDeviceOptions, FusionMemory } from "./device/fusion-device.js";
 export { FusionInspector } from "./inspector/fusion-inspector.js";

@@ -56,4 +56,5 @@ export {
   reshape, flatten, permute, transpose, expand, squeeze, unsqueeze, slice, concat, stack, split, gather, pad,
 } from "./ops/layout.js";
 export type { SliceSpec } from "./ops/layout.js";
-export { tidy, memory, sync, syncAll } from "./lifetime/lifetime.js";
+export { tidy, scope, keep, dispose, memory, sync, syncAll } from "./lifetime/lifetime.js";
+export type { Scope } from "@weft/fusion";

@@ -10,7 +10,7 @@
 export * from "@weft/tensor";
 export { Stream, StreamId, setStreamPolicy, getStreamPolicy, WeftError, UnsupportedError } from "@weft/environment";
 export type { StreamPolicy } from "@weft/environment";
-export { DisposedTensorError, TensorComputationError } from "@weft/fusion";
+export { DisposedTensorError, TensorComputationError, ScopeSettledError } from "@weft/fusion";
 export { init, chooseDevice, BackendUnavailableError } from "./device/init.js";
 export type { InitOptions, DeviceChoice } from "./device/init.js";
 export type { BackendRequest, ChoiceReason } from "./device/backend-choice.js";

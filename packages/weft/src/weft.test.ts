@@ -54,14 +54,16 @@ describe("the re-exported API", () => {
     expect(weft.memory().liveTensors, "every tensor created here was disposed").toBe(before);
   });
 
-  it("runs requests on their own streams under Stream.spawn", async () => {
+  it.each(["single", "per-task"] as const)("runs requests on their own streams under Stream.spawn (policy %s)", async (policy) => {
     await init({ backend: "cpu", log: null });
-    weft.setStreamPolicy("per-task");
+    const saved = weft.getStreamPolicy();
+    weft.setStreamPolicy(policy);
     try {
       const ids = await Promise.all([0, 1, 2].map(() => weft.Stream.spawn(async () => weft.StreamId.current())));
-      expect(new Set(ids).size, "per-task gives each spawned task its own stream").toBe(3);
+      expect(new Set(ids).size, "each spawned task gets its own stream, whatever the policy").toBe(3);
+      expect(ids.includes(weft.StreamId.DEFAULT), "never the root stream").toBe(false);
     } finally {
-      weft.setStreamPolicy("single");
+      weft.setStreamPolicy(saved);
     }
   });
 

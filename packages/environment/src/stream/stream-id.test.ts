@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { withIsolatedStreamState } from "../testing/isolated-stream-state.js";
 import { AsyncOverrideError } from "./async-override-error.js";
+import { AsyncVariable } from "../context/async-variable.js";
 import { Stream, StreamId, getStreamPolicy, setStreamPolicy, setStreamPolicyFromConfig } from "./stream-id.js";
 
 describe("StreamId.current resolution order", () => {
@@ -110,47 +111,85 @@ describe("StreamId.executes", () => {
 });
 
 describe("Stream.spawn", () => {
-  it("under 'single' runs on stream 0", () =>
+  it.each(["single", "per-task"] as const)("under '%s' runs on a fresh stream that holds across await", (policy) =>
     withIsolatedStreamState(async () => {
-      setStreamPolicy("single");
-      const id = await Stream.spawn(async () => {
-        await Promise.resolve();
-        return StreamId.current();
-      });
-      expect(id, "the single policy gives every task stream 0").toBe(StreamId.DEFAULT);
-    }));
-
-  it("under 'per-task' runs on a fresh stream that holds across await", () =>
-    withIsolatedStreamState(async () => {
-      setStreamPolicy("per-task");
+      setStreamPolicy(policy);
       const ids = await Stream.spawn(async () => {
         const first = StreamId.current();
         await new Promise((resolve) => setTimeout(resolve, 0));
         return [first, StreamId.current()];
       });
-      expect(ids[0], "a spawned task gets a fresh stream, not the root's").not.toBe(StreamId.DEFAULT);
+      expect(ids[0], "a spawned task gets a fresh stream, not the root's, whatever the policy").not.toBe(StreamId.DEFAULT);
       expect(ids[1], "the task's stream survives await").toBe(ids[0]);
     }));
+  it("a nested task gets its own stream, and the outer one is back after it", async () => {
+    const seen = await Stream.spawn(async () => {
+      const outer = StreamId.current();
+      const inner = await Stream.spawn(async () => {
+        await Promise.resolve();
+        return StreamId.current();
+      });
+      return { outer, inner, after: StreamId.current() };
+    });
+    expect(seen.inner, "the inner task has a stream of its own").not.toBe(seen.outer);
+    expect(seen.after, "the outer task's stream is back after the inner settled").toBe(seen.outer);
+  });
+  it("always returns a promise, also for a synchronous fn, and rejects with fn's error", async () => {
+    const result = Stream.spawn(() => 7);
+    expect(result, "a task settles asynchronously").toBeInstanceOf(Promise);
+    expect(await result).toBe(7);
+    await expect(
+      Stream.spawn(() => {
+        throw new Error("boom");
+      }),
+      "a synchronous throw becomes the task's rejection",
+    ).rejects.toThrow("boom");
+  });
+  it("concurrent tasks keep distinct ids across interleaved awaits", async () => {
+    const task = () =>
+      Stream.spawn(async () => {
+        const seen = [StreamId.current()];
+        for (let i = 0; i < 5; i++) {
+          await new Promise((resolve) => setTimeout(resolve, 0));
+          seen.push(StreamId.current());
+        }
+        return seen;
+      });
+    const results = await Promise.all([task(), task(), task()]);
+    for (const seen of results) {
+      expect(new Set(seen).size, "one task sees one stream through all its awaits").toBe(1);
+    }
+    const firsts = results.map((seen) => seen[0]);
+    expect(new Set(firsts).size, "concurrent tasks never share a stream").toBe(3);
+  });
+});
 
-  it("concurrent tasks keep distinct ids across interleaved awaits", () =>
-    withIsolatedStreamState(async () => {
-      setStreamPolicy("per-task");
-      const task = () =>
-        Stream.spawn(async () => {
-          const seen = [StreamId.current()];
-          for (let i = 0; i < 5; i++) {
-            await new Promise((resolve) => setTimeout(resolve, 0));
-            seen.push(StreamId.current());
-          }
-          return seen;
-        });
-      const results = await Promise.all([task(), task(), task()]);
-      for (const seen of results) {
-        expect(new Set(seen).size, "one task sees one stream through all its awaits").toBe(1);
-      }
-      const firsts = results.map((seen) => seen[0]);
-      expect(new Set(firsts).size, "concurrent tasks never share a stream").toBe(3);
-    }));
+describe("AsyncVariable", () => {
+  it("carries its value across await and timers, nests, and is gone after run", async () => {
+    const v = new AsyncVariable<string>();
+    expect(v.durable, "Node carries values across await").toBe(true);
+    expect(AsyncVariable.carrier).toBe("async-local-storage");
+    const seen: (string | undefined)[] = [];
+    await v.run("outer", async () => {
+      seen.push(v.get());
+      await v.run("inner", async () => {
+        await new Promise((resolve) => setTimeout(resolve, 0));
+        seen.push(v.get());
+      });
+      await Promise.resolve();
+      seen.push(v.get());
+    });
+    seen.push(v.get());
+    expect(seen).toEqual(["outer", "inner", "outer", undefined]);
+  });
+  it("two variables are independent", () => {
+    const a = new AsyncVariable<number>();
+    const b = new AsyncVariable<number>();
+    a.run(1, () => {
+      expect(b.get(), "running one variable sets no other").toBeUndefined();
+      b.run(2, () => expect(a.get()).toBe(1));
+    });
+  });
 });
 
 describe("StreamId.allocate", () => {

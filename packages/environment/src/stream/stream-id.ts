@@ -8,7 +8,7 @@
  * @module
  */
 import { AsyncOverrideError } from "./async-override-error.js";
-import { asyncScope } from "./async-scope.js";
+import { AsyncVariable } from "../context/async-variable.js";
 
 /**
  * The identity of one stream.
@@ -22,13 +22,22 @@ import { asyncScope } from "./async-scope.js";
 export type StreamId = number & { readonly __brand: "StreamId" };
 
 /**
- * How {@link StreamId.current} resolves when no explicit override or async scope is active.
+ * Which code gets a stream of its own. A *task* always does: {@link Stream.spawn} allocates a fresh
+ * stream for each task, whatever the policy. The policy decides the rest:
  *
- * - `single`: everything records on stream 0. The browser default, and the library default.
- * - `per-task`: each {@link Stream.spawn} runs on a freshly allocated stream, so concurrent async
- *   tasks get independent lazy queues; code outside any task scope is the root task, stream 0.
+ * - `single` (the default, and the browser default): everything else records on the caller's
+ *   stream — stream 0 outside every task, and a lifetime scope (`weft.scope`) on the stream of the
+ *   code that opened it.
+ * - `per-task`: every lifetime scope (`weft.scope`) is a task too and runs on a fresh stream, so
+ *   concurrent scopes — the requests of a server written with `weft.scope` — never share a lazy
+ *   queue. Code outside every task and scope is the root task, stream 0. The cost: what a scope
+ *   returns is homed on the scope's stream, and its first use on the caller's stream is a
+ *   cross-stream share (a shared view; the scope's stream drains first if the value is pending).
  */
 export type StreamPolicy = "single" | "per-task";
+
+/** The stream of the innermost `Stream.run`/`Stream.spawn` scope, carried across `await`. */
+const asyncScope = new AsyncVariable<StreamId>();
 
 /** The sync override installed by {@link StreamId.executes}; `undefined` when none is active. */
 let override: StreamId | undefined;
@@ -71,13 +80,13 @@ export const StreamId = {
    * 1. the innermost synchronous override installed by {@link StreamId.executes};
    * 2. the innermost async-context scope installed by {@link Stream.run} or {@link Stream.spawn}
    *    (`AsyncLocalStorage` in Node, `AsyncContext.Variable` where a browser has it);
-   * 3. the policy ({@link StreamPolicy}): `single` and `per-task` both give stream 0 outside a
-   *    scope (under `per-task`, concurrency comes from `Stream.spawn` allocating a stream per task).
+   * 3. stream 0: code outside every override and scope is the root task, under either
+   *    {@link StreamPolicy} (the policy decides which scopes get a stream of their own).
    */
   current(): StreamId {
     if (override !== undefined) return override;
     const scoped = asyncScope.get();
-    if (scoped !== undefined) return scoped as StreamId;
+    if (scoped !== undefined) return scoped;
     return StreamId.DEFAULT;
   },
 
@@ -170,6 +179,35 @@ export function restoreStreamPolicyState(state: StreamPolicyState): void {
 }
 
 /**
+ * How a spawned task runs `fn`: it returns a promise of `fn`'s result that settles once the task's
+ * own cleanup is done. `@weft/fusion` installs one that makes the task a lifetime scope (what the
+ * task creates and does not return is disposed when it settles); the default runs `fn` as is.
+ */
+export type TaskRunner = <T>(fn: () => T | PromiseLike<T>) => Promise<T>;
+
+/** Runs `fn` and adopts its result or error as a promise; nothing else. */
+const plainTaskRunner: TaskRunner = <T>(fn: () => T | PromiseLike<T>): Promise<T> => {
+  try {
+    return Promise.resolve(fn());
+  } catch (error) {
+    return Promise.reject(error as Error);
+  }
+};
+
+/** The runner of {@link Stream.spawn}; replaced once by the layer that owns lifetimes. */
+let taskRunner: TaskRunner = plainTaskRunner;
+
+/**
+ * Installs the runner every {@link Stream.spawn} task goes through (see {@link TaskRunner}).
+ * `@weft/fusion` calls it when it loads, so a task's tensors are scoped to the task; this package
+ * knows nothing about tensors.
+ * @internal
+ */
+export function setTaskRunner(runner: TaskRunner): void {
+  taskRunner = runner;
+}
+
+/**
  * Running code on streams.
  *
  * @remarks
@@ -184,6 +222,7 @@ export function restoreStreamPolicyState(state: StreamPolicyState): void {
 export const Stream = {
   /**
    * Runs `fn` with `id` as the current stream for its whole async lifetime, nested scopes included.
+   * It binds the stream only: it is not a task and opens no lifetime scope.
    *
    * The innermost scope wins: a `Stream.run` nested inside {@link StreamId.executes} hides the
    * outer synchronous override while its own synchronous part runs, so `fn` sees `id` before and
@@ -192,16 +231,16 @@ export const Stream = {
   run<T>(id: StreamId, fn: () => T): T {
     return enterScope(id, fn);
   },
-
   /**
-   * Runs `fn` on a fresh stream (policy `per-task`) or on stream 0 (policy `single`), and returns
-   * its result. Scopes nest and are restored when `fn` settles.
+   * Runs `fn` as a new task: on a freshly allocated stream whatever the {@link StreamPolicy}, for
+   * its whole async lifetime, through the installed {@link TaskRunner} — with `@weft/fusion`
+   * loaded, a lifetime scope: what the task creates and neither returns nor keeps is disposed when
+   * it settles, also when it throws. Resolves with `fn`'s result, or rejects with its error, after
+   * that cleanup. Tasks nest: a task spawned inside another gets its own stream too.
    */
-  spawn<T>(fn: () => T): T {
-    const id = policy === "per-task" ? StreamId.allocate() : StreamId.DEFAULT;
-    return enterScope(id, fn);
+  spawn<T>(fn: () => T | PromiseLike<T>): Promise<T> {
+    return enterScope(StreamId.allocate(), () => taskRunner(fn));
   },
-
   /** Whether async scopes survive `await` here (Node, or a browser with `AsyncContext`). */
   get asyncScopesSupported(): boolean {
     return asyncScope.durable;

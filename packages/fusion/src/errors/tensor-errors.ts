@@ -81,10 +81,28 @@ export class DisposedTensorError extends WeftError {
     super(
       "disposed",
       `${op}: tensor #${tensorId} with shape [${shape.join(", ")}] was already disposed ` +
-        "(by dispose(), a `using` scope or tidy()); keep it alive with clone() before disposing, " +
-        "or return it from the tidy() callback",
+        "(by dispose(), a `using` block, tidy(), scope() or the end of a Stream.spawn task); keep it " +
+        "alive with clone() before disposing, return it from the tidy()/scope()/task callback, or keep() it",
     );
     this.op = op;
     this.tensorId = tensorId;
+  }
+}
+
+/**
+ * Thrown by `Scope.track` once the scope has settled.
+ *
+ * @remarks
+ * **Why.** A settled scope has already disposed what it owned; a tensor tracked afterwards would
+ * never be disposed by it. Failing at the call says so, instead of leaking silently. The tensor is
+ * left as it was (still alive, owned by whoever owned it).
+ */
+export class ScopeSettledError extends WeftError {
+  constructor(op: string) {
+    super(
+      "scope-settled",
+      `${op}: the scope already settled and disposed what it owned; track tensors while its callback ` +
+        "is still running, or dispose them yourself",
+    );
   }
 }

@@ -2,11 +2,12 @@ import type { StreamId } from "@weft/environment";
 import type { FusionDevice } from "../device/fusion-device.js";
 import { DisposedTensorError } from "../errors/tensor-errors.js";
 import type { DType, TensorId, TensorIr, TypedArray } from "../ir/tensor-ir.js";
-import { trackInTidy } from "./tidy.js";
+import { type Owner, adopt } from "./ownership.js";
 
 /**
  * The key under which an object exposes the `FusionTensor` it wraps (a `Symbol.for`, so copies of
- * this package agree). `tidy` keeps every `FusionTensor` reachable through it; `Tensor` carries it.
+ * this package agree). `tidy`, `scope`, `keep` and `dispose` find every `FusionTensor` reachable
+ * through it; `Tensor` carries it.
  */
 export const FUSION_TENSOR: unique symbol = Symbol.for("weft.fusion-tensor") as never;
 
@@ -33,7 +34,8 @@ export interface SharedRef {
  * (the stream whose queue produced it), and a reference count shared by its same-stream clones,
  * so the engine knows when the last reference dies and can elide writes or reuse buffers in place.
  * **Ownership (JavaScript).** Ops *borrow* their inputs ({@link FusionTensor.intoIr}); the wrapper
- * stays usable until {@link FusionTensor.dispose} (or `using`, or `tidy`). The last dispose of an
+ * stays usable until {@link FusionTensor.dispose} (or `using`, or the `tidy` or async scope that
+ * owns it, see `ownership.ts`). The last dispose of an
  * id registers a `drop` on the home stream (a foreign drop when called from another stream).
  * A `FinalizationRegistry` frees leaked wrappers through the foreign-drop path only.
  * **Invariants.**
@@ -61,6 +63,11 @@ export class FusionTensor {
    * so lazily, in batches, for wrappers still alive; see `FusionDevice`).
    */
   _leakRegistered = false;
+  /**
+   * @internal The `tidy` frame or async scope that will dispose this wrapper, if any (see
+   * `ownership.ts`); set when it is created or handed on, cleared by `keep` and when its owner ends.
+   */
+  _owner: Owner | undefined = undefined;
 
   /** @internal Created by {@link FusionDevice} only. */
   constructor(device: FusionDevice<unknown>, id: TensorId, shape: readonly number[], dtype: DType, stream: StreamId, ref: SharedRef) {
@@ -71,7 +78,7 @@ export class FusionTensor {
     this.stream = stream;
     this.#ref = ref;
     device._track(this);
-    trackInTidy(this);
+    adopt(this);
   }
 
   /** True once this wrapper was disposed (directly, by `tidy`, or by `using`). */
@@ -79,7 +86,7 @@ export class FusionTensor {
     return this.#disposed;
   }
 
-  /** This tensor, for `tidy`'s reachability walk. */
+  /** This tensor, for the reachability walk of `tidy`, `scope`, `keep` and `dispose`. */
   get [FUSION_TENSOR](): FusionTensor {
     return this;
   }

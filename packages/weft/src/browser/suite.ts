@@ -22,3 +22,12 @@ export const DEVICE_TEST = "the page gets a WebGPU device from navigator.gpu";
 
 /** The page's test that checks every tensor was released (registered last). */
 export const RELEASE_TEST = "releases every tensor the suite created";
+
+/** The tests of the lifetimes page (`lifetimes.entry.ts`), in the order it runs them. */
+export const LIFETIME_TESTS = [
+  "the page has no async context (the synchronous-only carrier)",
+  "a scope disposes its synchronous segment's tensors and tracked ones, not untracked later ones",
+  "concurrent scopes never dispose each other's tensors",
+  "a Stream.spawn task disposes what it created",
+  "nothing is left alive",
+] as const;

@@ -6,15 +6,17 @@
  * **Model.** `softmax(gelu(gelu(x·W1 + b1)·W2 + b2)·W3 + b3)` with `x: [batch, 64]`, hidden 128,
  * 10 classes; weights are `randn` scaled by `1/√fan_in` with fixed seeds, so every backend builds
  * the same model. Request `i` uses the input `rand` seed `1000 + i`.
- * **Streams.** The policy is `per-task`; every request runs in `Stream.spawn`, so its ops queue
- * on its own lazy stream. The weights live on the root stream and are shared (aliased, never
- * copied) by every request.
+ * **Streams.** Every request runs in `Stream.spawn`, a task with a fresh stream of its own, so its
+ * ops queue on its own lazy stream; the task is also a lifetime scope (what it creates is disposed
+ * when it settles). The weights live on the root stream and are shared (aliased, never copied) by
+ * every request.
+ * **Warm-up.** One request runs under `compile-and-autotune` before anything is timed.
  * **Check.** The oracle (a CPU device running every op unfused) computes the same requests; any
  * element differing by more than `1e-3` (absolute, on probabilities) is a mismatch.
  *
  * @module
  */
-import { Stream, setStreamPolicy, getStreamPolicy } from "@weft/environment";
+import { Stream } from "@weft/environment";
 import { type Device, type Tensor, randn, rand, tidy } from "@weft/tensor";
 import { createCpuDevice } from "../device/backends.js";
 import { warmupDevice } from "../device/warmup.js";
@@ -135,77 +137,71 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
   const { device, out } = options;
   const requests = options.requests ?? 32;
   const batch = options.batch ?? 8;
-  const previousPolicy = getStreamPolicy();
-  setStreamPolicy("per-task");
-  try {
-    out.write(`weft demo: MLP ${INPUT}→${HIDDEN}→${HIDDEN}→${CLASSES}, batch ${batch}, ${requests} concurrent requests on ${device.label}\n`);
-    const weights = buildWeights(device);
-    await device.syncAll();
-    await warmUp(device, weights, batch, out);
-    device.fusion.inspector?.clearLog();
+  out.write(`weft demo: MLP ${INPUT}→${HIDDEN}→${HIDDEN}→${CLASSES}, batch ${batch}, ${requests} concurrent requests on ${device.label}\n`);
+  const weights = buildWeights(device);
+  await device.syncAll();
+  await warmUp(device, weights, batch, out);
+  device.fusion.inspector?.clearLog();
 
-    const bar = new ProgressBar(out, "serving", requests);
-    const latencies: number[] = new Array<number>(requests).fill(0);
-    const start = performance.now();
-    const results = await Promise.all(
-      Array.from({ length: requests }, (_, i) =>
-        Stream.spawn(async () => {
-          const t0 = performance.now();
-          const r = await serve(device, weights, i, batch);
-          latencies[i] = performance.now() - t0;
-          bar.tick();
-          return r;
-        }),
-      ),
-    );
-    const elapsed = (performance.now() - start) / 1000;
-    bar.finish();
-    const inspector = device.fusion.inspector;
-    const blocks = inspector?.executedBlocks ?? [];
-    const fusedBlocks = blocks.filter((b) => b.fused).length;
-    const totalBlocks = inspector?.executedCount ?? blocks.length;
-    disposeWeights(weights);
+  const bar = new ProgressBar(out, "serving", requests);
+  const latencies: number[] = new Array<number>(requests).fill(0);
+  const start = performance.now();
+  const results = await Promise.all(
+    Array.from({ length: requests }, (_, i) =>
+      Stream.spawn(async () => {
+        const t0 = performance.now();
+        const r = await serve(device, weights, i, batch);
+        latencies[i] = performance.now() - t0;
+        bar.tick();
+        return r;
+      }),
+    ),
+  );
+  const elapsed = (performance.now() - start) / 1000;
+  bar.finish();
+  const inspector = device.fusion.inspector;
+  const blocks = inspector?.executedBlocks ?? [];
+  const fusedBlocks = blocks.filter((b) => b.fused).length;
+  const totalBlocks = inspector?.executedCount ?? blocks.length;
+  disposeWeights(weights);
 
-    // The oracle: the same model and inputs on a CPU device that runs every op alone.
-    const oracle = createCpuDevice({ fusion: false });
-    const oracleWeights = buildWeights(oracle);
-    let mismatches = 0;
-    let maxError = 0;
-    for (let i = 0; i < requests; i++) {
-      const want = await serve(oracle, oracleWeights, i, batch);
-      const got = results[i] ?? new Float32Array();
-      let bad = got.length !== want.length;
-      for (let j = 0; j < want.length && !bad; j++) {
-        const err = Math.abs((got[j] ?? Number.NaN) - (want[j] ?? 0));
-        if (!(err <= DEMO_TOLERANCE)) bad = true;
-        if (err > maxError || Number.isNaN(err)) maxError = Number.isNaN(err) ? Infinity : err;
-      }
-      if (bad) mismatches++;
+  // The oracle: the same model and inputs on a CPU device that runs every op alone.
+  const oracle = createCpuDevice({ fusion: false });
+  const oracleWeights = buildWeights(oracle);
+  let mismatches = 0;
+  let maxError = 0;
+  for (let i = 0; i < requests; i++) {
+    const want = await serve(oracle, oracleWeights, i, batch);
+    const got = results[i] ?? new Float32Array();
+    let bad = got.length !== want.length;
+    for (let j = 0; j < want.length && !bad; j++) {
+      const err = Math.abs((got[j] ?? Number.NaN) - (want[j] ?? 0));
+      if (!(err <= DEMO_TOLERANCE)) bad = true;
+      if (err > maxError || Number.isNaN(err)) maxError = Number.isNaN(err) ? Infinity : err;
     }
-    disposeWeights(oracleWeights);
-    await oracle.syncAll();
-
-    const sorted = [...latencies].sort((a, b) => a - b);
-    const report: DemoReport = {
-      requests,
-      mismatches,
-      maxError,
-      p50Ms: percentile(sorted, 0.5),
-      p95Ms: percentile(sorted, 0.95),
-      requestsPerSecond: requests / Math.max(elapsed, 1e-9),
-      fusedBlocks,
-      totalBlocks,
-    };
-    out.write(`latency per request: p50 ${report.p50Ms.toFixed(2)} ms, p95 ${report.p95Ms.toFixed(2)} ms\n`);
-    out.write(`throughput: ${report.requestsPerSecond.toFixed(1)} requests/s (${(report.requestsPerSecond * batch).toFixed(0)} rows/s)\n`);
-    out.write(`kernels: ${fusedBlocks} fused of ${totalBlocks} executed blocks\n`);
-    out.write(
-      mismatches === 0
-        ? `check: all ${requests} results match the unfused CPU oracle (max error ${maxError.toExponential(2)} ≤ ${DEMO_TOLERANCE})\n`
-        : `check: ${mismatches} of ${requests} results differ from the unfused CPU oracle (max error ${maxError.toExponential(2)} > ${DEMO_TOLERANCE})\n`,
-    );
-    return report;
-  } finally {
-    setStreamPolicy(previousPolicy);
+    if (bad) mismatches++;
   }
+  disposeWeights(oracleWeights);
+  await oracle.syncAll();
+
+  const sorted = [...latencies].sort((a, b) => a - b);
+  const report: DemoReport = {
+    requests,
+    mismatches,
+    maxError,
+    p50Ms: percentile(sorted, 0.5),
+    p95Ms: percentile(sorted, 0.95),
+    requestsPerSecond: requests / Math.max(elapsed, 1e-9),
+    fusedBlocks,
+    totalBlocks,
+  };
+  out.write(`latency per request: p50 ${report.p50Ms.toFixed(2)} ms, p95 ${report.p95Ms.toFixed(2)} ms\n`);
+  out.write(`throughput: ${report.requestsPerSecond.toFixed(1)} requests/s (${(report.requestsPerSecond * batch).toFixed(0)} rows/s)\n`);
+  out.write(`kernels: ${fusedBlocks} fused of ${totalBlocks} executed blocks\n`);
+  out.write(
+    mismatches === 0
+      ? `check: all ${requests} results match the unfused CPU oracle (max error ${maxError.toExponential(2)} ≤ ${DEMO_TOLERANCE})\n`
+      : `check: ${mismatches} of ${requests} results differ from the unfused CPU oracle (max error ${maxError.toExponential(2)} > ${DEMO_TOLERANCE})\n`,
+  );
+  return report;
 }
