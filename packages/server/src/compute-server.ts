@@ -72,6 +72,24 @@ export interface KernelDefinition {
   readonly key: string;
 }
 
+/**
+ * A deferred check of a kernel just launched: the kernel wrote a status into `status` (two `u32`
+ * words, zero meaning "fine") instead of throwing, which a device kernel cannot do. The server
+ * reads the status back after the kernel ran; `decode` turns nonzero words into the kernel's
+ * failure, which then claims `writes` (and everything computed from them meanwhile).
+ * See `ComputeServer.verify` and `docs/semantics.md` ("Index errors").
+ */
+export interface StatusCheck {
+  /** The status words (8 bytes, written by the checked launch). */
+  readonly status: BufferBinding;
+  /** What the checked launch wrote: the bytes the failure claims if the status is not zero. */
+  readonly writes: readonly BufferBinding[];
+  /** A short description of the check for messages (`"gather"`). */
+  readonly what: string;
+  /** The failure the status words mean, or `undefined` when they report success. */
+  readonly decode: (words: Uint32Array) => ServerError | undefined;
+}
+
 /** Work-group counts of a dispatch, `[x, y, z]`. */
 export type CubeCount = readonly [number, number, number];
 
@@ -139,6 +157,21 @@ export interface ComputeServer<K extends KernelDefinition = KernelDefinition> {
     mode: LaunchMode,
     uniforms?: Uint8Array,
   ): void;
+  /**
+   * Checks the status a launch issued just before on `stream` wrote (see {@link StatusCheck}),
+   * in issue order: the check's `writes` carry a *pending* claim at once; launches that read
+   * pending bytes run and their writes inherit the claim; once the status is read back the claims
+   * become the decoded failure (a read of them rejects with it as root cause) or vanish. A read
+   * always waits for the checks issued before it, so it settles with the values or the error.
+   *
+   * @remarks
+   * **Optional.** Servers whose kernels can fail synchronously (the host server: a kernel throws)
+   * need no status words and do not implement it; `Client.verify` throws `UnsupportedError` on a
+   * server without it, so a kernel that needs a check never runs unchecked.
+   * The launch that wrote `status` failing or being skipped means there is nothing to check: its
+   * writes already carry that failure.
+   */
+  verify?(check: StatusCheck, stream: StreamId): void;
   /** Submits `stream`'s recorded work to the device. */
   flush(stream: StreamId): void;
   /** Resolves once every piece of work recorded on `stream` so far has completed. */

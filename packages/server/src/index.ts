@@ -15,6 +15,7 @@ export type {
   KernelBinding,
   KernelDefinition,
   CubeCount,
+  StatusCheck,
 } from "./compute-server.js";
 export {
   ServerError,
@@ -28,11 +29,13 @@ export {
   InvalidBindingError,
   ReleasedHandleError,
   SkippedLaunchError,
+  DependentLaunchError,
+  IndexOutOfRangeError,
 } from "./errors/server-error.js";
 export type { ServerErrorKind } from "./errors/server-error.js";
 export { TaintedReadError } from "./errors/tainted-read-error.js";
 export { ErrorGraph } from "./errors/error-graph.js";
-export type { FailureId } from "./errors/error-graph.js";
+export type { FailureId, FailureState } from "./errors/error-graph.js";
 export { FailureStore } from "./errors/failure-store.js";
 export type { ReadFailure } from "./errors/failure-store.js";
 export { StreamPool } from "./stream/stream-pool.js";

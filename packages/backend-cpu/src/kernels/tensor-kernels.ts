@@ -331,7 +331,9 @@ export function concatKernel(inputs: readonly KernelOperand[], axis: number, out
 
 /**
  * `out[…, i, …] = input[…, indices[…, i, …], …]` along `axis`; `out` has the indices' shape.
- * An index outside `[0, input.shape[axis])` throws {@link IndexOutOfRangeError} (the launch fails).
+ * Indices lie in `[-n, n)` for an axis of size `n`; a negative index counts from the end
+ * (`docs/semantics.md`, "Index errors"). Any other index throws {@link IndexOutOfRangeError}: the
+ * launch fails, so the output and everything computed from it fail at read.
  */
 export function gatherKernel(input: KernelOperand, indices: KernelOperand, axis: number, out: KernelOperand, writable: readonly boolean[]): CpuKernel {
   const shape = indices.layout.shape;
@@ -355,8 +357,9 @@ export function gatherKernel(input: KernelOperand, indices: KernelOperand, axis:
         const q = start[1] as number;
         const o = start[2] as number;
         for (let i = 0; i < count; i++) {
-          const index = idx[q + i * si] as number;
-          if (!(index >= 0 && index < size)) throw new IndexOutOfRangeError("gather", index, size, input.layout.shape, axis);
+          const raw = idx[q + i * si] as number;
+          if (!(raw >= -size && raw < size)) throw new IndexOutOfRangeError("gather", raw, size, input.layout.shape, axis);
+          const index = raw < 0 ? raw + size : raw;
           dst[o + i * so] = src[p + i * sa + index * axisStride] as number;
         }
       });

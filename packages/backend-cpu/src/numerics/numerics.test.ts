@@ -80,15 +80,25 @@ describe("scalar semantics", () => {
     const mod = binaryFn("mod", "i32");
     expect([div(7, 2), div(-7, 2), div(7, -2), div(-7, -2)]).toEqual([3, -3, -3, 3]);
     expect([mod(7, 3), mod(-7, 3), mod(7, -3), mod(-7, -3)]).toEqual([1, 2, -2, -1]);
-    expect(div(5, 0), "division by zero returns the dividend (WGSL)").toBe(5);
+    expect([div(5, 0), div(-5, 0), div(0, 0)], "division by zero is 0 (NumPy's //; docs/semantics.md)").toEqual([0, 0, 0]);
     expect(mod(5, 0), "mod by zero is 0").toBe(0);
     expect(div(-2147483648, -1), "INT_MIN / -1 wraps").toBe(-2147483648);
+  });
+
+  it("float pow follows IEEE / C99 (NumPy), not JavaScript, at 1 and -1", () => {
+    const pow = binaryFn("pow", "f32");
+    expect([pow(1, Number.NaN), pow(1, Infinity), pow(1, -Infinity), pow(-1, Infinity), pow(-1, -Infinity)], "pow(1, y) = 1 and pow(-1, ±Inf) = 1").toEqual([1, 1, 1, 1, 1]);
+    expect(pow(Number.NaN, 0), "pow(x, 0) = 1 even for NaN").toBe(1);
+    expect(pow(-1, Number.NaN), "otherwise NaN propagates").toBeNaN();
+    expect([pow(0, -1), pow(-0, -1), pow(-8, 1 / 3)], "signed zeros and a negative base").toEqual([Infinity, -Infinity, Number.NaN]);
   });
 
   it("float mod is floored and NaN-producing for a zero divisor", () => {
     const mod = binaryFn("mod", "f32");
     expect([mod(7.5, 2), mod(-7.5, 2), mod(7.5, -2)]).toEqual([1.5, 0.5, -0.5]);
     expect(mod(1, 0)).toBeNaN();
+    expect([mod(5, Infinity), mod(-5, Infinity), mod(5, -Infinity), mod(0, Infinity)], "a mod ±Inf: a with the divisor's sign, else the divisor (NumPy)").toEqual([5, Infinity, -Infinity, 0]);
+    expect(mod(Infinity, 2), "an infinite dividend is NaN").toBeNaN();
   });
 
   it("integer arithmetic wraps like i32 and u32", () => {

@@ -8,11 +8,18 @@
  * output dtype's domain by {@link convert}: `f32` values are rounded to f32 (`Math.fround`), so a
  * fused chain rounds exactly where the unfused ops would store; `i32`/`u32` hold integers in range;
  * `bool` holds 0 or 1.
+ * **The semantics table.** Every rule here is a row of `docs/semantics.md`, the one table every
+ * backend follows (the WebGPU backend implements the same rows in WGSL); change both or neither.
+ * Anyone rewriting the CPU kernels calls these functions (or reproduces them exactly).
+ * **Floats follow IEEE 754** (NaN and ±Inf propagate; `x / 0` is ±Inf or NaN; `pow` follows
+ * C99 Annex F / NumPy: `pow(x, ±0) = 1` and `pow(1, y) = 1` even for NaN, `pow(-1, ±Inf) = 1`);
+ * float `mod` is floored (NumPy's `np.mod`: the sign of the divisor; NaN for a zero divisor or an
+ * infinite dividend; `a mod ±Inf` is `a` when `a` has the divisor's sign, else `±Inf`).
  * **Integer arithmetic wraps** (two's complement, like WGSL): `add`/`sub`/`mul`/`neg`/`pow`.
- * Integer `div` truncates toward zero and returns the dividend when dividing by zero (WGSL's rule);
- * integer `mod` is floored (the sign of the divisor, as in Python) and is 0 for a zero divisor.
+ * Integer `div` truncates toward zero and integer `mod` is floored; both give 0 for a zero
+ * divisor (NumPy's answer for `//` and `%`), and `MIN / -1` wraps to `MIN`.
  * **Conversions** (`cast`, and float results stored into an integer dtype) truncate toward zero and
- * saturate (NaN → 0), like WGSL; integer-to-integer casts wrap; anything to `bool` is `!= 0`.
+ * saturate (NaN → 0); integer-to-integer casts wrap; anything to `bool` is `!= 0` (NaN → true).
  *
  * @module
  */
@@ -165,8 +172,19 @@ export function unaryFn(op: UnaryOp, dtype: DType): UnaryFn {
 }
 
 function integerDiv(a: number, b: number, dtype: DType): number {
-  if (b === 0) return a;
+  if (b === 0) return 0;
   return wrap(Math.trunc(a / b), dtype);
+}
+
+/**
+ * `x ** y` with IEEE 754 / C99 Annex F special cases (NumPy's), which differ from JavaScript's
+ * `Math.pow` in three places: `pow(1, y) = 1` for every `y` (NaN and ±Inf included) and
+ * `pow(-1, ±Inf) = 1` (JavaScript gives NaN for all three).
+ */
+export function ieeePow(x: number, y: number): number {
+  if (x === 1) return 1;
+  if (x === -1 && (y === Infinity || y === -Infinity)) return 1;
+  return Math.pow(x, y);
 }
 
 function flooredMod(a: number, b: number): number {
@@ -217,7 +235,7 @@ export function binaryFn(op: BinaryOp, dtype: DType): BinaryFn {
       case "sub": return (a, b) => a - b;
       case "mul": return (a, b) => a * b;
       case "div": return (a, b) => a / b;
-      case "pow": return Math.pow;
+      case "pow": return ieeePow;
       case "maximum": return nanMax;
       case "minimum": return nanMin;
       case "mod": return flooredMod;

@@ -210,4 +210,16 @@ describe("CpuRuntime: layout ops", () => {
     for (let e: unknown = error; e instanceof Error; e = e.cause) chain.push(e);
     expect(chain.some((e) => e instanceof IndexOutOfRangeError), "the root cause is the typed gather error").toBe(true);
   });
+
+  it("gather indices in [-n, n) are valid and a negative one counts from the end; -n - 1 is out of range", async () => {
+    const h = new CpuTestHarness();
+    const b = h.tensor([3, 4, 5], [3]);
+    const idx = h.tensor([-1, -3, 2, 0], [4], "i32");
+    expect(h.values(h.run({ kind: "gather", input: b, indices: idx, axis: 0, out: h.output([4]) }))).toEqual([5, 3, 5, 3]);
+    const bad = h.run({ kind: "gather", input: b, indices: h.tensor([-4], [1], "i32"), axis: 0, out: h.output([1]) });
+    const error = await h.read(bad).then(() => undefined, (e: unknown) => e);
+    const chain: unknown[] = [];
+    for (let e: unknown = error; e instanceof Error; e = e.cause) chain.push(e);
+    expect(chain.some((e) => e instanceof IndexOutOfRangeError && e.index === -4), "index -4 of an axis of 3 is out of range").toBe(true);
+  });
 });

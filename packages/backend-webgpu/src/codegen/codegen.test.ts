@@ -1,7 +1,7 @@
 import type { TensorId, TensorIr } from "@weft/fusion";
 import { describe, expect, it } from "vitest";
 import { BlockGraph } from "../fusion/block-graph.js";
-import { elementwiseKernel } from "../kernels/elementwise.js";
+import { elementwiseKernel, elementwiseUniforms } from "../kernels/elementwise.js";
 import { matmulKernel } from "../kernels/matmul.js";
 import { reducePassKernel } from "../kernels/reduce.js";
 import { deviceProfile } from "./wgsl/types.js";
@@ -43,7 +43,7 @@ describe("generated WGSL", () => {
         let a = abs(x);
         let t = 1.0 / (1.0 + 0.3275911 * a);
         let p = ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t;
-        return sign(x) * (1.0 - p * exp(-a * a));
+        return sign(x) * select(1.0 - p * exp(-a * a), f32(1.0), a > f32(6.0));
       }
 
       fn weft_isNan_f32(x: f32) -> bool {
@@ -80,6 +80,11 @@ describe("generated WGSL", () => {
     expect(plan.kernel.source).toMatchInlineSnapshot(`
       "@group(0) @binding(0) var<storage, read_write> in0: array<vec4<f32>>;
 
+      struct Params {
+        p0_0: f32,
+      }
+      @group(0) @binding(1) var<uniform> params: Params;
+
       fn weft_isNan_vec4f32(x: vec4<f32>) -> vec4<bool> {
         return (bitcast<vec4<u32>>(x) & vec4<u32>(0x7fffffffu)) > vec4<u32>(0x7f800000u);
       }
@@ -93,7 +98,7 @@ describe("generated WGSL", () => {
         let i = (wid.y * nwg.x + wid.x) * 64u + lid;
         if (i >= 2u) { return; }
         let v0 = in0[i];
-        in0[i] = weft_maxNan_vec4f32(v0, vec4<f32>(0.0f));
+        in0[i] = weft_maxNan_vec4f32(v0, vec4<f32>(params.p0_0));
       }
       "
     `);
@@ -121,17 +126,36 @@ describe("generated WGSL", () => {
     );
     expect(plan.count, "one workgroup per output row").toEqual([3, 1, 1]);
     expect(plan.kernel.source).toMatchInlineSnapshot(`
-      "@group(0) @binding(0) var<storage, read> in0: array<f32>;
+      "fn weft_nonfinite(bits: u32) -> f32 {
+        return bitcast<f32>(bits);
+      }
+
+      @group(0) @binding(0) var<storage, read> in0: array<f32>;
       @group(0) @binding(1) var<storage, read_write> out0: array<f32>;
 
       var<workgroup> sv: array<f32, 64>;
+
+      fn weft_exp_f32(x: f32) -> f32 {
+        let b = bitcast<u32>(x);
+        return select(select(exp(x), f32(0.0), b == u32(0xff800000u)), x, weft_isNan_f32(x) | (b == u32(0x7f800000u)));
+      }
 
       fn weft_isNan_f32(x: f32) -> bool {
         return (bitcast<u32>(x) & u32(0x7fffffffu)) > u32(0x7f800000u);
       }
 
-      fn weft_keepNan_f32(x: f32, y: f32) -> f32 {
-        return select(y, x, weft_isNan_f32(x));
+      fn weft_isZero_f32(x: f32) -> bool {
+        return (bitcast<u32>(x) & u32(0x7fffffffu)) == u32(0u);
+      }
+
+      fn weft_log_f32(x: f32) -> f32 {
+        let r = select(log(x), f32(weft_nonfinite(0xff800000u)), weft_isZero_f32(x));
+        let posInf = bitcast<u32>(x) == u32(0x7f800000u);
+        return select(select(r, f32(weft_nonfinite(0x7fc00000u)), weft_signBit_f32(x) & !weft_isZero_f32(x)), x, weft_isNan_f32(x) | posInf);
+      }
+
+      fn weft_signBit_f32(x: f32) -> bool {
+        return (bitcast<u32>(x) & u32(0x80000000u)) != u32(0u);
       }
 
       @compute @workgroup_size(64)
@@ -147,7 +171,7 @@ describe("generated WGSL", () => {
           if (r < 5u) {
             let p0 = r;
             let v0 = in0[q0 * 5u + p0];
-            let bv = weft_keepNan_f32(v0, exp(v0));
+            let bv = weft_exp_f32(v0);
             av = av + bv;
           }
         }
@@ -163,7 +187,7 @@ describe("generated WGSL", () => {
         }
         if (lid == 0u) {
           let res = sv[0];
-          out0[o] = weft_keepNan_f32(res, log(res));
+          out0[o] = weft_log_f32(res);
         }
       }
       "
@@ -296,13 +320,52 @@ describe("NaN-safe helpers", () => {
     expect(int, "integers have no NaN: no helper is emitted").not.toContain("weft_");
   });
 
-  it("a transcendental keeps its NaN argument through keepNan, and clamp through clampNan", () => {
+  it("a transcendental goes through its guarding helper, and clamp through clampNan with runtime bounds", () => {
     const source = kernelOf("f32", (b, x) => {
       b.add({ kind: "unary", op: "exp", input: x, out: t(2, [8]) });
       b.add({ kind: "clamp", input: x, min: -1, max: 1, out: t(3, [8]) });
     });
-    expect(source, "exp(x) is selected away for a NaN x").toContain("weft_keepNan_vec4f32(v0, exp(v0))");
-    expect(source, "clamp keeps a NaN x").toContain("weft_clampNan_vec4f32(v0, vec4<f32>(-1.0f), vec4<f32>(1.0f))");
+    expect(source, "exp decides NaN and ±Inf on the bits").toContain("weft_exp_vec4f32(v0)");
+    expect(source, "exp(-Inf) is 0 whatever the built-in does").toContain("select(exp(x), vec4<f32>(0.0), b == vec4<u32>(0xff800000u))");
+    expect(source, "clamp keeps a NaN x; its bounds are uniforms").toContain("weft_clampNan_vec4f32(v0, vec4<f32>(params.p0_0), vec4<f32>(params.p0_1))");
     expect(source, "the NaN test is on the bits, never x != x").toContain("bitcast<vec4<u32>>(x) & vec4<u32>(0x7fffffffu)");
+  });
+});
+
+describe("runtime values are parameters, never shader text", () => {
+  const kernelOf = (dtype: "f32" | "i32" | "u32", scalar: number, op: "add" | "mod" | "div" | "mul" = "add"): { source: string; key: string; uniforms: Uint8Array | undefined } => {
+    const block = new BlockGraph();
+    const x: TensorIr = { ...t(1, [7]), dtype };
+    block.add({ kind: "binary-scalar", op, lhs: x, scalar, scalarFirst: false, out: { ...t(2, [7]), dtype } });
+    const spec = { shape: [7], graph: block.graph, label: op, inputs: [{ dtype, access: "read" as const, layout: dense([7]) }], outputs: block.written().map((o) => ({ node: o.node, dtype })) };
+    const plan = elementwiseKernel(spec, profile);
+    return { source: plan.kernel.source, key: plan.kernel.key, uniforms: elementwiseUniforms(spec) };
+  };
+
+  it("a new scalar gives the same kernel (key and source) and new uniform bytes", () => {
+    const a = kernelOf("f32", 0.5);
+    const b = kernelOf("f32", 1e30);
+    expect(b.key, "the key holds the structure only").toBe(a.key);
+    expect(b.source, "the WGSL is identical").toBe(a.source);
+    expect(a.source).toContain("var<uniform> params: Params;");
+    expect([...new Float32Array((a.uniforms as Uint8Array).buffer)], "the value travels as a uniform").toEqual([0.5]);
+    expect([...new Float32Array((b.uniforms as Uint8Array).buffer)]).toEqual([Math.fround(1e30)]);
+  });
+
+  it("a zero divisor is never a constant: integer mod and div by 0 compile and select 0", () => {
+    const mod = kernelOf("i32", 0, "mod");
+    expect(mod.source, "no literal divisor reaches WGSL's % (a constant 0 is a shader-creation error)").not.toMatch(/% 0i/);
+    expect(mod.source, "the divisor is made non-zero before %").toContain("select(params.p0_0, 1i, params.p0_0 == 0i)");
+    const div = kernelOf("u32", 0, "div");
+    expect(div.source).toContain("select(v0 / select(params.p0_0, 1u, params.p0_0 == 0u), 0u, params.p0_0 == 0u)");
+  });
+
+  it("integer scalars are saturated into the dtype on the host, like the oracle's conversion", () => {
+    const bytes = (dtype: "i32" | "u32", v: number): number => {
+      const u = kernelOf(dtype, v).uniforms as Uint8Array;
+      return dtype === "i32" ? (new Int32Array(u.buffer)[0] ?? NaN) : (new Uint32Array(u.buffer)[0] ?? NaN);
+    };
+    expect([bytes("u32", -2), bytes("u32", 5e9), bytes("u32", Number.NaN), bytes("u32", 2.7)]).toEqual([0, 4294967295, 0, 2]);
+    expect([bytes("i32", -3e9), bytes("i32", 3e9), bytes("i32", -2.7)]).toEqual([-2147483648, 2147483647, -2]);
   });
 });

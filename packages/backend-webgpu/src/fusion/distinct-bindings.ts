@@ -14,10 +14,19 @@ export function allocationKey(memory: MemoryHandle): string {
 
 /**
  * Copies `src` (any strided view) into `dst`'s memory at `layout` (default: dense at offset 0) with
- * one elementwise kernel. An empty `src` launches nothing.
+ * one elementwise kernel; with a `layout` the copy writes part of `dst`, which is then bound
+ * `read-write` (a failure an earlier part put on `dst` stays on it). An empty `src` copies
+ * nothing, but `dst` is still written from it in the server's eyes (`Launcher.propagate`): a
+ * failure claiming `src` reaches `dst`.
  */
 export function copyInto(launcher: Launcher, src: WebGpuHandle, dst: WebGpuHandle, layout: StridedLayout | undefined, stream: StreamId, label: string): void {
-  if (numElements(src.shape) === 0) return;
+  // A copy at a layout writes part of `dst` (concat, pad): `dst` is read-write, so a failure an
+  // earlier part put on it stays (a write would release every claim on the allocation).
+  const partial = layout !== undefined;
+  if (numElements(src.shape) === 0) {
+    launcher.propagate(partial ? [src.memory, dst.memory] : [src.memory], [dst.memory], stream);
+    return;
+  }
   const graph = new ExprGraph();
   const node = graph.add({ kind: "input", slot: 0, dtype: src.dtype });
   const spec: ElementwiseSpec = {
@@ -29,7 +38,7 @@ export function copyInto(launcher: Launcher, src: WebGpuHandle, dst: WebGpuHandl
   };
   const key = elementwiseKey(spec, launcher.profile);
   const plan = launcher.plan(key, () => elementwiseKernel(spec, launcher.profile, key));
-  launcher.launch(plan, [{ binding: src.memory.binding(), access: "read" }, { binding: dst.memory.binding(), access: "write" }], stream);
+  launcher.launch(plan, [{ binding: src.memory.binding(), access: "read" }, { binding: dst.memory.binding(), access: partial ? "read-write" : "write" }], stream);
 }
 
 /** A dense copy of `handle` in a new allocation (the caller releases it). */

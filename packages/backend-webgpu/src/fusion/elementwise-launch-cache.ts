@@ -2,8 +2,10 @@ import { invariant } from "@weft/environment";
 import type { ExecutionContext, OperationIr, TensorIr } from "@weft/fusion";
 import { forEachTensor } from "@weft/fusion";
 import type { KernelBinding } from "@weft/server";
+import { encodeParamValues } from "../codegen/wgsl/params.js";
 import { contiguousHandle, type WebGpuHandle } from "../handle/webgpu-handle.js";
 import { BlockGraph } from "./block-graph.js";
+import { pushParams } from "./elementwise-ops.js";
 import type { Launcher } from "./launcher.js";
 import { bindingOf, bytesOf, runElementwiseBlockUncached, type ElementwiseDecision } from "./run-elementwise.js";
 
@@ -50,12 +52,13 @@ interface LaunchEntry {
  * instead of deriving them again (the steady-state host cost of a fused block).
  *
  * @remarks
- * **Signature.** A flat list of numbers compared element by element (`Object.is`, so `NaN` and
- * `-0` scalars are told apart): every value number of the operations (scalars, clamp bounds, fill
- * values, arange start/step, random seed and bounds), every op's output shape, and per input its
- * shape, strides, offset, allocation size and `canMut()`. Together with the structure (fixed per
- * plan) these are everything the kernel key, vectorisation, write elision and the in-place choice
- * depend on ({@link canWriteInPlace}).
+ * **Signature.** A flat list of numbers compared element by element: every op's output shape, and
+ * per input its shape, strides, offset, allocation size and `canMut()`. Together with the
+ * structure (fixed per plan) these are everything the kernel key, vectorisation, write elision and
+ * the in-place choice depend on ({@link canWriteInPlace}). Values (scalars, clamp bounds, fill
+ * values, arange start/step, random seeds and bounds) are not part of it: they are the kernel's
+ * parameters, collected from each execution's operations ({@link pushParams}) and passed as
+ * uniforms, so a loop with a new scalar each step replays one entry.
  * **Not replayed.** Executions where two inputs share an allocation (they need temporary copies,
  * {@link distinctBindings}) and executions whose op kinds differ from the first one's always take
  * the full path.
@@ -72,6 +75,8 @@ export class ElementwiseLaunchCache {
   readonly #signature: number[] = [];
   /** Scratch: the current execution's input handles (reused, never stored). */
   readonly #handles: WebGpuHandle[] = [];
+  /** Scratch: the current execution's parameter values (reused, never stored). */
+  readonly #params: number[] = [];
 
   /** Number of layout signatures held (tests). */
   get size(): number {
@@ -101,10 +106,14 @@ export class ElementwiseLaunchCache {
       if (!decision.copied) this.#remember(signature, decision, structure.inputs.length);
       return;
     }
+    const params = this.#params;
+    params.length = 0;
+    for (const op of ops) pushParams(op, params);
     try {
-      replay(launcher, ctx, ops, fused, structure, entry, handles);
+      replay(launcher, ctx, ops, fused, structure, entry, handles, params);
     } finally {
       handles.length = 0;
+      params.length = 0;
     }
   }
 
@@ -207,28 +216,7 @@ function operandAt(op: OperationIr, pos: number): TensorIr | undefined {
  */
 function buildSignature(ops: readonly OperationIr[], handles: readonly WebGpuHandle[], out: number[]): boolean {
   out.length = 0;
-  for (const op of ops) {
-    switch (op.kind) {
-      case "binary-scalar":
-        out.push(op.scalar);
-        break;
-      case "clamp":
-        out.push(op.min, op.max);
-        break;
-      case "full":
-        out.push(op.value);
-        break;
-      case "arange":
-        out.push(op.start, op.step);
-        break;
-      case "random":
-        out.push(op.seed, op.a, op.b);
-        break;
-      default:
-        break;
-    }
-    if (op.kind !== "drop") pushDims(out, op.out.shape);
-  }
+  for (const op of ops) if (op.kind !== "drop") pushDims(out, op.out.shape);
   for (let k = 0; k < handles.length; k++) {
     const h = handles[k] as WebGpuHandle;
     for (let j = 0; j < k; j++) {
@@ -248,10 +236,10 @@ function pushDims(out: number[], dims: readonly number[]): void {
   for (const d of dims) out.push(d);
 }
 
-/** Element-wise `Object.is` equality of two signatures. */
+/** Element-wise equality of two signatures (integers only: shapes, strides, offsets, sizes, flags). */
 function sameSignature(a: readonly number[], b: readonly number[]): boolean {
   if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (!Object.is(a[i], b[i])) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
 }
 
@@ -264,6 +252,7 @@ function replay(
   structure: BlockStructure,
   entry: LaunchEntry,
   handles: readonly WebGpuHandle[],
+  params: readonly number[],
 ): void {
   const { decision, readWrite } = entry;
   if (fused) launcher.counters.elidedWrites += structure.elided;
@@ -288,14 +277,16 @@ function replay(
         bindings.push(bindingOf(h, "write"));
       }
     }
-    launcher.launch(plan, bindings, ctx.stream);
+    launcher.launch(plan, bindings, ctx.stream, encodeParamValues(params, decision.paramDtypes));
     if (fused && structure.producing > 1) launcher.counters.fusedLaunches++;
   } else {
-    // Nothing to compute (all results die, or an empty shape): outputs still need handles.
+    // Nothing to compute (all results die, or an empty shape): outputs still need handles, and
+    // are computed from the inputs (a failure claiming an input reaches them: see propagate).
     for (const index of written) {
       const t = producedAt(ops, index);
       outs.push(contiguousHandle(launcher.empty(bytesOf(t.shape, t.dtype), ctx.stream), t.shape, t.dtype));
     }
+    launcher.propagate(handles.map((h) => h.memory), outs.map((h) => h.memory), ctx.stream);
   }
   for (let j = 0; j < written.length; j++) {
     const h = outs[j];

@@ -1,9 +1,10 @@
 import { StreamId } from "@weft/environment";
 import type { Client } from "@weft/runtime";
-import type { KernelBinding, MemoryHandle } from "@weft/server";
+import type { KernelBinding, MemoryHandle, StatusCheck } from "@weft/server";
 import type { DeviceProfile } from "../codegen/wgsl/types.js";
 import type { WgslKernel } from "../kernel.js";
 import type { KernelLaunchPlan } from "../kernels/elementwise.js";
+import { propagateKernel } from "../kernels/propagate.js";
 import type { RuntimeCounters } from "./counters.js";
 
 /**
@@ -63,6 +64,45 @@ export class Launcher {
       if (uniforms === undefined) this.client.launch(plan.kernel, plan.count, bindings);
       else this.client.launch(plan.kernel, plan.count, bindings, uniforms);
     });
+  }
+
+  /**
+   * Has the server verify the status words a launch just issued on `stream` wrote (see
+   * `ComputeServer.verify`); nothing happens when the launch was discarded.
+   * @throws UnsupportedError when the server cannot read statuses back.
+   */
+  verify(check: StatusCheck, stream: StreamId): void {
+    this.on(stream, () => this.client.verify(check));
+  }
+
+  /**
+   * Marks `writes` as computed from `reads` without computing anything (an op with no element):
+   * launches the no-op {@link propagateKernel} over them, so a failure or a pending check claiming
+   * an input reaches the outputs through the server's taint. Each allocation is bound once; one
+   * both read and written (an output only partly written by this op) is bound `read-write`, so a
+   * failure that already claims it stays.
+   */
+  propagate(reads: readonly MemoryHandle[], writes: readonly MemoryHandle[], stream: StreamId): void {
+    if (writes.length === 0) return;
+    const at = new Map<string, number>();
+    const bindings: KernelBinding[] = [];
+    const add = (m: MemoryHandle, access: KernelBinding["access"]): void => {
+      const key = `${m.stream}:${m.allocation}`;
+      const k = at.get(key);
+      if (k === undefined) {
+        at.set(key, bindings.length);
+        bindings.push({ binding: m.binding(), access });
+      } else if (bindings[k]?.access !== access) {
+        // Both read and written (a partly written output): read-write keeps its earlier claims.
+        bindings[k] = { binding: m.binding(), access: "read-write" };
+      }
+    };
+    for (const m of writes) add(m, "write");
+    for (const m of reads) add(m, "read");
+    // Outputs first: if the binding limit cuts the list, the outputs are never the ones dropped.
+    const kept = bindings.slice(0, this.profile.maxStorageBuffers);
+    const plan = this.plan(`propagate:${kept.length}`, () => propagateKernel(kept.length));
+    this.launch(plan, kept, stream);
   }
 
   /** Reserves `bytes` (at least 4) on `stream`. */

@@ -2,7 +2,7 @@ import type { DType, ExecutionContext, OperationIr } from "@weft/fusion";
 import { deviceBytesPerElement } from "@weft/fusion";
 import type { KernelBinding } from "@weft/server";
 import { contiguousHandle, elementCount, isContiguous, type WebGpuHandle } from "../handle/webgpu-handle.js";
-import { elementwiseKernel, elementwiseKey, type ElementwiseOutput, type ElementwiseSpec, type KernelLaunchPlan } from "../kernels/elementwise.js";
+import { elementwiseKernel, elementwiseKey, elementwiseUniforms, type ElementwiseOutput, type ElementwiseSpec, type KernelLaunchPlan } from "../kernels/elementwise.js";
 import { storageElement } from "../codegen/wgsl/types.js";
 import { BlockGraph } from "./block-graph.js";
 import { distinctBindings } from "./distinct-bindings.js";
@@ -60,6 +60,11 @@ export interface ElementwiseDecision {
   readonly inPlace: readonly (number | undefined)[];
   /** Whether some input was replaced by a temporary copy (such a launch is never replayed). */
   readonly copied: boolean;
+  /**
+   * The dtype of each parameter slot of the kernel (the values change per execution and are
+   * collected again by `pushParams`; the dtypes are structure).
+   */
+  readonly paramDtypes: readonly DType[];
 }
 
 /**
@@ -150,7 +155,7 @@ export function runElementwiseBlockUncached(
       ...handles.map((h, k) => bindingOf(h, usedInPlace.has(k) ? "read-write" : "read")),
       ...outHandles.filter((_, k) => outputs[k]?.inPlaceSlot === undefined).map((h) => bindingOf(h, "write")),
     ];
-    launcher.launch(plan, bindings, ctx.stream);
+    launcher.launch(plan, bindings, ctx.stream, elementwiseUniforms(spec));
     const copied = bound.copied.size > 0;
     bound.release();
     if (fused && producing.length > 1) launcher.counters.fusedLaunches++;
@@ -159,16 +164,20 @@ export function runElementwiseBlockUncached(
       if (h !== undefined) ctx.handles.registerHandle(o.tensor.id, h);
     });
     finishBlock(ctx, block, ops);
-    return { key, plan, inPlace: outputs.map((o) => o.inPlaceSlot), copied };
+    return { key, plan, inPlace: outputs.map((o) => o.inPlaceSlot), copied, paramDtypes: block.graph.params.map((p) => p.dtype) };
   } else {
     bound.release();
-    // Nothing to compute (all results die, or an empty shape): outputs still need handles.
-    for (const o of written) {
-      ctx.handles.registerHandle(o.tensor.id, contiguousHandle(launcher.empty(bytesOf(o.tensor.shape, o.tensor.dtype), ctx.stream), o.tensor.shape, o.tensor.dtype));
-    }
+    // Nothing to compute (all results die, or an empty shape): outputs still need handles, and
+    // are computed from the inputs (a failure claiming an input reaches them: see propagate).
+    const outs = written.map((o) => contiguousHandle(launcher.empty(bytesOf(o.tensor.shape, o.tensor.dtype), ctx.stream), o.tensor.shape, o.tensor.dtype));
+    launcher.propagate(inputs.map((h) => h.memory), outs.map((h) => h.memory), ctx.stream);
+    written.forEach((o, k) => {
+      const h = outs[k];
+      if (h !== undefined) ctx.handles.registerHandle(o.tensor.id, h);
+    });
   }
   finishBlock(ctx, block, ops);
-  return { key: undefined, plan: undefined, inPlace: outputs.map((o) => o.inPlaceSlot), copied: false };
+  return { key: undefined, plan: undefined, inPlace: outputs.map((o) => o.inPlaceSlot), copied: false, paramDtypes: [] };
 }
 
 /** Frees the inputs that died in the block and the dropped tensors. */

@@ -1,7 +1,7 @@
 import { invariant } from "@weft/environment";
 import type { DType, ExecutionContext, OperationIr } from "@weft/fusion";
 import { contiguousHandle, elementCount, type WebGpuHandle } from "../handle/webgpu-handle.js";
-import { configFits, configTile, MATMUL_CONFIGS, matmulKernel, matmulKey, type MatmulConfig, type MatmulSpec } from "../kernels/matmul.js";
+import { configFits, configTile, MATMUL_CONFIGS, matmulKernel, matmulKey, matmulUniforms, type MatmulConfig, type MatmulSpec } from "../kernels/matmul.js";
 import type { DeviceProfile } from "../codegen/wgsl/types.js";
 import { BlockGraph } from "./block-graph.js";
 import type { Launcher } from "./launcher.js";
@@ -96,8 +96,11 @@ export function runMatmulBlock(launcher: Launcher, ctx: ExecutionContext<WebGpuH
     };
     const key = matmulKey(spec, launcher.profile);
     const plan = launcher.plan(key, () => matmulKernel(spec, launcher.profile, key));
-    launcher.launch(plan, [bindingOf(lhs, "read"), bindingOf(rhs, "read"), ...eHandles.map((h) => bindingOf(h, "read")), ...outHandles.map((h) => bindingOf(h, "write"))], ctx.stream);
+    launcher.launch(plan, [bindingOf(lhs, "read"), bindingOf(rhs, "read"), ...eHandles.map((h) => bindingOf(h, "read")), ...outHandles.map((h) => bindingOf(h, "write"))], ctx.stream, matmulUniforms(spec));
     if (fused && ops.filter((o) => o.kind !== "drop").length > 1) launcher.counters.fusedLaunches++;
+  } else {
+    // No output element: the outputs are still computed from the operands (see propagate).
+    launcher.propagate(bound.handles.map((h) => h.memory), outHandles.map((h) => h.memory), ctx.stream);
   }
   bound.release();
   written.forEach((o, k) => {

@@ -3,7 +3,7 @@ import type { ExecutionContext, OperationIr } from "@weft/fusion";
 import type { KernelBinding, MemoryHandle } from "@weft/server";
 import { contiguousHandle, elementCount, type WebGpuHandle } from "../handle/webgpu-handle.js";
 import type { ElementwiseInput } from "../kernels/elementwise.js";
-import { accumulatorDtype, isArgOp, REDUCE_ITERATIONS, reducePassKernel, reducePassKey, type ReducePassSpec, type ReduceSink, type ReduceSource } from "../kernels/reduce.js";
+import { accumulatorDtype, isArgOp, REDUCE_ITERATIONS, reducePassKernel, reducePassKey, reducePassUniforms, type ReducePassSpec, type ReduceSink, type ReduceSource } from "../kernels/reduce.js";
 import { BlockGraph } from "./block-graph.js";
 import type { Launcher } from "./launcher.js";
 import { distinctBindings } from "./distinct-bindings.js";
@@ -110,7 +110,7 @@ export function runReduceBlock(launcher: Launcher, ctx: ExecutionContext<WebGpuH
         if (arg) next.push(launcher.empty(outer * chunks * 4, ctx.stream));
         sinkBindings = next.map((m) => ({ binding: m.binding(), access: "write" as const }));
       }
-      launcher.launch(kernel, [...sourceBindings, ...sinkBindings], ctx.stream);
+      launcher.launch(kernel, [...sourceBindings, ...sinkBindings], ctx.stream, reducePassUniforms(spec));
       passes++;
       temps.forEach((m) => m.release());
       if (final) break;
@@ -122,6 +122,9 @@ export function runReduceBlock(launcher: Launcher, ctx: ExecutionContext<WebGpuH
     }
     if (fused && ops.filter((o) => o.kind !== "drop").length > 1) launcher.counters.fusedLaunches++;
     invariant(passes >= 1, "a reduction launches at least one pass");
+  } else {
+    // No output element: the outputs are still computed from the inputs (see propagate).
+    launcher.propagate(bound.handles.map((h) => h.memory), outHandles.map((h) => h.memory), ctx.stream);
   }
   bound.release();
   written.forEach((o, k) => {

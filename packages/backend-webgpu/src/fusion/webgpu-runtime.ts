@@ -28,15 +28,15 @@ import {
   type WebGpuHandle,
 } from "../handle/webgpu-handle.js";
 import type { WgslKernel } from "../kernel.js";
-import { elementwiseKernel, elementwiseKey, type ElementwiseSpec } from "../kernels/elementwise.js";
-import { gatherKernel, gatherKey, type GatherSpec } from "../kernels/gather.js";
+import { elementwiseKernel, elementwiseKey, elementwiseUniforms, type ElementwiseSpec } from "../kernels/elementwise.js";
 import { newCounters, resetCounters, type RuntimeCounters } from "./counters.js";
 import { ElementwiseFuser, MatmulFuser, ReduceFuser } from "./fusers.js";
-import { copyInto, denseCopy, distinctBindings } from "./distinct-bindings.js";
+import { copyInto, denseCopy } from "./distinct-bindings.js";
 import type { ElementwiseLaunchCache } from "./elementwise-launch-cache.js";
 import { Launcher } from "./launcher.js";
 import { bindingOf, bytesOf, runElementwiseBlock } from "./run-elementwise.js";
 import { chooseMatmulConfig, runMatmulBlock, type MatmulChooser } from "./run-matmul.js";
+import { runGather } from "./run-gather.js";
 import { runReduceBlock } from "./run-reduce.js";
 import type { WebGpuOptimization } from "./optimization.js";
 
@@ -283,30 +283,8 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
         ctx.handles.free(op.input);
         return;
       }
-      case "gather": {
-        const out = this.#allocate(op.out, ctx.stream);
-        const launches = numElements(op.out.shape) > 0;
-        // An i32 tensor gathered by its own values would bind one allocation twice.
-        const bound = distinctBindings(launcher, [ctx.handles.getHandle(op.input), ctx.handles.getHandle(op.indices)], ctx.stream, [], launches);
-        const [input, indices] = bound.handles;
-        invariant(input !== undefined && indices !== undefined, "a gather binds its input and its indices");
-        if (launches) {
-          const spec: GatherSpec = {
-            input: { shape: input.shape, strides: input.strides, offset: input.offset },
-            indices: { shape: indices.shape, strides: indices.strides, offset: indices.offset },
-            dtype: op.out.dtype,
-            axis: op.axis,
-            outShape: op.out.shape,
-          };
-          const plan = launcher.plan(gatherKey(spec, this.profile), () => gatherKernel(spec, this.profile));
-          launcher.launch(plan, [bindingOf(input, "read"), bindingOf(indices, "read"), bindingOf(out, "write")], ctx.stream);
-        }
-        bound.release();
-        ctx.handles.registerHandle(op.out.id, out);
-        ctx.handles.free(op.input);
-        ctx.handles.free(op.indices);
-        return;
-      }
+      case "gather":
+        return runGather(launcher, ctx, op);
       default:
         return op satisfies never;
     }
@@ -350,7 +328,13 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
 
   async read(handle: WebGpuHandle, tensor: TensorIr, stream: StreamId): Promise<TypedArray> {
     const n = numElements(tensor.shape);
-    if (n === 0) return fromBytes(new Uint8Array(0), tensor);
+    if (n === 0) {
+      // No element, but the read still settles with the failure claiming the memory, if any
+      // (as on the CPU, whose reads read the whole allocation): an empty tensor computed from a
+      // failed op rejects like any other.
+      await this.#launcher.clientOn(stream).read([handle.memory.binding()]);
+      return fromBytes(new Uint8Array(0), tensor);
+    }
     const dense = handle.offset === 0 && isContiguous(handle) ? undefined : this.#contiguous(handle, stream);
     const source = dense ?? handle;
     try {
@@ -399,11 +383,11 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
   #fill(dst: WebGpuHandle, value: number, stream: StreamId): void {
     if (numElements(dst.shape) === 0) return;
     const graph = new ExprGraph();
-    const node = graph.constant(value, dst.dtype);
+    const node = graph.param(value, dst.dtype);
     const spec: ElementwiseSpec = { shape: dst.shape, graph, label: "fill", inputs: [], outputs: [{ node, dtype: dst.dtype }] };
     const key = elementwiseKey(spec, this.profile);
     const plan = this.#launcher.plan(key, () => elementwiseKernel(spec, this.profile, key));
-    this.#launcher.launch(plan, [bindingOf(dst, "write")], stream);
+    this.#launcher.launch(plan, [bindingOf(dst, "write")], stream, elementwiseUniforms(spec));
   }
 }
 

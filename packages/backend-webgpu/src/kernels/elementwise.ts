@@ -6,6 +6,7 @@ import { WgslBuilder } from "../codegen/wgsl/builder.js";
 import { emitExpressions, type ExprGraph, type NodeId } from "../codegen/wgsl/expr.js";
 import { broadcastStrides, checkIndexRange, emitCoords, isIdentityLayout, offsetExpr, type StridedLayout } from "../codegen/wgsl/indexing.js";
 import { convert } from "../codegen/wgsl/ops.js";
+import { encodeParams, KernelParams } from "../codegen/wgsl/params.js";
 import { Preamble } from "../codegen/wgsl/preamble.js";
 import { checkDType, storageElement, finishSource, type DeviceProfile } from "../codegen/wgsl/types.js";
 import { dispatch1d, ENTRY_PARAMS, LINEAR_GROUP } from "./dispatch.js";
@@ -35,7 +36,8 @@ export interface ElementwiseOutput {
  *
  * @remarks
  * **Binding layout.** Inputs at bindings `0..k-1` in order (`read`, or `read_write` for an in-place
- * destination), then each output that is not in place, in order (`read_write`).
+ * destination), then each output that is not in place, in order (`read_write`), then — when the
+ * graph has parameters — the uniform block ({@link elementwiseUniforms}).
  * **Vectorisation.** `vec4` loads and stores when every input and output is contiguous with the
  * reference shape, offsets are multiples of 4, the element count is a multiple of 4, and no node
  * reads the element index.
@@ -55,11 +57,19 @@ export interface KernelLaunchPlan {
   readonly count: CubeCount;
 }
 
-/** The canonical key of an elementwise spec (no ids; shapes, strides and scalars are baked). */
+/**
+ * The canonical key of an elementwise spec: no ids, no values (scalars, bounds, fill values, seeds
+ * are parameters); shapes and strides are baked.
+ */
 export function elementwiseKey(spec: ElementwiseSpec, profile: DeviceProfile): string {
   const inputs = spec.inputs.map((i) => `${i.dtype}:${i.access}:${i.layout.shape}:${i.layout.strides}:${i.layout.offset}`).join("|");
   const outputs = spec.outputs.map((o) => `${o.node}:${o.dtype}:${o.inPlaceSlot ?? "-"}:${o.layout ? `${o.layout.strides}@${o.layout.offset}` : "c"}`).join("|");
   return `ew[${spec.shape}](${inputs})->(${outputs}){${spec.graph.key()}}#${profile.key}`;
+}
+
+/** The uniform bytes of `spec`'s parameters for one launch (`undefined` when it has none). */
+export function elementwiseUniforms(spec: ElementwiseSpec): Uint8Array | undefined {
+  return encodeParams(spec.graph.params);
 }
 
 /** Whether the kernel of `spec` is vectorised (see {@link ElementwiseSpec}). */
@@ -98,6 +108,9 @@ export function elementwiseKernel(spec: ElementwiseSpec, profile: DeviceProfile,
     outNames.push(`out${k}`);
   });
   w.line("");
+  const params = new KernelParams();
+  const param = params.add(spec.graph);
+  params.declare(w, binding);
 
   const body = new WgslBuilder();
   const coordsNeeded =
@@ -118,6 +131,7 @@ export function elementwiseKernel(spec: ElementwiseSpec, profile: DeviceProfile,
     const { lines, exprs } = emitExpressions(spec.graph, spec.outputs.map((o) => o.node), {
       width,
       helpers,
+      param,
       index: "i",
       load: (slot) => {
         const input = spec.inputs[slot];

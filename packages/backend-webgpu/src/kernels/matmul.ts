@@ -4,6 +4,7 @@ import { WgslBuilder } from "../codegen/wgsl/builder.js";
 import { emitExpressions, type ExprGraph, type NodeId } from "../codegen/wgsl/expr.js";
 import { broadcastStrides, emitCoords, offsetExpr, type StridedLayout } from "../codegen/wgsl/indexing.js";
 import { convert } from "../codegen/wgsl/ops.js";
+import { encodeParams, KernelParams } from "../codegen/wgsl/params.js";
 import { Preamble } from "../codegen/wgsl/preamble.js";
 import { checkDType, literal, storageElement, wgslScalar, finishSource, type DeviceProfile } from "../codegen/wgsl/types.js";
 import type { ElementwiseInput, KernelLaunchPlan } from "./elementwise.js";
@@ -91,7 +92,8 @@ export function configFits(config: MatmulConfig, profile: DeviceProfile): boolea
  * @remarks
  * Operands are read through their strides (transposed views cost nothing); batch dims broadcast.
  * The epilogue graph reads the product as the value `res` and may read other tensors broadcast to
- * the output shape. **Binding layout:** lhs, rhs, the epilogue's inputs, then its outputs.
+ * the output shape. **Binding layout:** lhs, rhs, the epilogue's inputs, then its outputs, then —
+ * when the epilogue has parameters — the uniform block ({@link matmulUniforms}).
  * Every loop runs fewer than 65,535 iterations per invocation (Mesa's silent cap; see the kernels).
  */
 export interface MatmulSpec {
@@ -110,7 +112,12 @@ export interface MatmulSpec {
 
 const layoutKey = (l: StridedLayout): string => `${l.shape}:${l.strides}:${l.offset}`;
 
-/** Canonical key of a matmul kernel. */
+/** The uniform bytes of the epilogue's parameters for one launch (`undefined` when it has none). */
+export function matmulUniforms(spec: MatmulSpec): Uint8Array | undefined {
+  return encodeParams(spec.epilogue.graph.params);
+}
+
+/** Canonical key of a matmul kernel (structure only: the epilogue's values are uniforms). */
 export function matmulKey(spec: MatmulSpec, profile: DeviceProfile): string {
   const e = spec.epilogue;
   return `matmul:${configName(spec.config)}:${spec.dtype}(${layoutKey(spec.lhs)}|${layoutKey(spec.rhs)})[${spec.outShape}]{${e.graph.key()}}(${e.inputs.map((i) => `${i.dtype}:${layoutKey(i.layout)}`).join("|")})->(${e.outputs.map((o) => `${o.node}:${o.dtype}`).join("|")})#${profile.key}`;
@@ -156,6 +163,10 @@ export function matmulKernel(spec: MatmulSpec, profile: DeviceProfile, key = mat
   let binding = 2;
   spec.epilogue.inputs.forEach((input, slot) => w.line(`@group(0) @binding(${binding++}) var<storage, read> ep${slot}: array<${storageElement(input.dtype, 1)}>;`));
   spec.epilogue.outputs.forEach((o, k) => w.line(`@group(0) @binding(${binding++}) var<storage, read_write> out${k}: array<${storageElement(o.dtype, 1)}>;`));
+  const params = new KernelParams();
+  const param = params.add(spec.epilogue.graph);
+  if (params.count > 0) w.line("");
+  params.declare(w, binding);
   if (cfg.kind === "tiled") w.line("", `var<workgroup> ta: array<${wgslScalar(acc)}, ${tm * cfg.tk}>;`, `var<workgroup> tb: array<${wgslScalar(acc)}, ${cfg.tk * tn}>;`);
   if (cfg.kind === "register") w.line("", `var<workgroup> ta: array<vec4<${wgslScalar(acc)}>, ${(tm * cfg.tk) / 4}>;`, `var<workgroup> tb: array<vec4<${wgslScalar(acc)}>, ${(cfg.tk * tn) / 4}>;`);
   if (cfg.kind === "vec4") w.line("", ...vec4Shared(cfg, acc));
@@ -180,6 +191,7 @@ export function matmulKernel(spec: MatmulSpec, profile: DeviceProfile, key = mat
       const { lines, exprs } = emitExpressions(spec.epilogue.graph, spec.epilogue.outputs.map((o) => o.node), {
         width: 1,
         helpers,
+        param,
         index: "o",
         load: (slot) => {
           const input = spec.epilogue.inputs[slot];

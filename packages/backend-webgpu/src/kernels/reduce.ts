@@ -4,6 +4,7 @@ import { WgslBuilder } from "../codegen/wgsl/builder.js";
 import { emitExpressions, type ExprGraph, type NodeId } from "../codegen/wgsl/expr.js";
 import { broadcastStrides, checkIndexRange, emitCoords, isIdentityLayout, offsetExpr } from "../codegen/wgsl/indexing.js";
 import { convert } from "../codegen/wgsl/ops.js";
+import { encodeParams, KernelParams } from "../codegen/wgsl/params.js";
 import { Preamble } from "../codegen/wgsl/preamble.js";
 import { checkDType, literal, storageElement, wgslScalar, wgslType, finishSource, type DeviceProfile, type ValueType } from "../codegen/wgsl/types.js";
 import { dispatch1d, ENTRY_PARAMS, LINEAR_GROUP } from "./dispatch.js";
@@ -56,7 +57,11 @@ export type ReduceSink =
  * @remarks
  * **Binding layout.** Source inputs (the prologue's inputs, or the partial values then, for arg ops,
  * the partial indices), then the epilogue's inputs (final pass), then the outputs (partial values
- * [+ indices], or the epilogue's outputs), in order.
+ * [+ indices], or the epilogue's outputs), in order; then, when the prologue (first pass) or the
+ * epilogue (final pass) has parameters, the uniform block ({@link reducePassUniforms}).
+ * **Empty extents.** A reduction over zero elements never enters its loop: every output is the
+ * op's identity (`sum` 0, `prod` 1, `any` false, `all` true) and `mean` is NaN (0/0).
+ * `max`/`min`/`argmax`/`argmin` of an empty axis are refused at the API (no identity).
  */
 export interface ReducePassSpec {
   readonly op: ReduceOp;
@@ -161,7 +166,20 @@ export function isArgOp(op: ReduceOp): boolean {
   return op === "argmax" || op === "argmin";
 }
 
-/** Canonical key of a reduce pass. */
+/** The graphs whose parameters a pass reads: the prologue on the first pass, the epilogue on the final one. */
+function passGraphs(spec: ReducePassSpec): ExprGraph[] {
+  const graphs: ExprGraph[] = [];
+  if (spec.source.kind === "graph") graphs.push(spec.source.graph);
+  if (spec.sink.kind === "final") graphs.push(spec.sink.graph);
+  return graphs;
+}
+
+/** The uniform bytes of one pass's parameters (prologue, then epilogue), or `undefined` for none. */
+export function reducePassUniforms(spec: ReducePassSpec): Uint8Array | undefined {
+  return encodeParams(passGraphs(spec).flatMap((g) => g.params));
+}
+
+/** Canonical key of a reduce pass (structure only: parameters are uniforms). */
 export function reducePassKey(spec: ReducePassSpec, profile: DeviceProfile): string {
   const src =
     spec.source.kind === "partial"
@@ -181,12 +199,14 @@ export function reducePassKernel(spec: ReducePassSpec, profile: DeviceProfile, k
   const keptShape = keptDims.map((d) => spec.inputShape[d] ?? 1);
   const reducedShape = spec.axes.map((d) => spec.inputShape[d] ?? 1);
   const outer = keptShape.reduce((a, b) => a * b, 1);
-  const total = spec.source.kind === "partial" ? spec.source.chunks : reducedShape.reduce((a, b) => a * b, 1);
+  /** Elements each output reduces in the original reduction (the `mean` divisor, every pass). */
+  const extent = reducedShape.reduce((a, b) => a * b, 1);
+  const total = spec.source.kind === "partial" ? spec.source.chunks : extent;
   const chunk = wg * REDUCE_ITERATIONS;
   const chunks = spec.sink.kind === "partial" ? spec.sink.chunks : 1;
   invariant(chunks === Math.max(1, Math.ceil(total / chunk)), () => `reduce pass of ${total} elements must use ${Math.ceil(total / chunk)} chunks, got ${chunks}`);
   checkIndexRange(outer * Math.max(total, 1), spec.label);
-  const iterations = Math.max(1, Math.ceil(Math.min(chunk, total) / wg));
+  const iterations = Math.ceil(Math.min(chunk, total) / wg);
   const vec = reduceVectorizable(spec);
   const acc = accumulatorDtype(spec.op, spec.valueDtype);
   const accT = { dtype: acc, width: 1 as const };
@@ -212,7 +232,15 @@ export function reducePassKernel(spec: ReducePassSpec, profile: DeviceProfile, k
     w.line(`@group(0) @binding(${binding++}) var<storage, read_write> ov: array<${wgslScalar(acc)}>;`);
     if (arg) w.line(`@group(0) @binding(${binding++}) var<storage, read_write> oi: array<u32>;`);
   }
-  w.line("", `var<workgroup> sv: array<${wgslScalar(acc)}, ${wg}>;`);
+  w.line("");
+  const params = new KernelParams();
+  const prologueParam = spec.source.kind === "graph" ? params.add(spec.source.graph) : undefined;
+  const epilogueParam = spec.sink.kind === "final" ? params.add(spec.sink.graph) : undefined;
+  params.declare(w, binding);
+  const noParam = (): string => {
+    throw new Error("internal: a reduce pass read a parameter of a graph it does not evaluate");
+  };
+  w.line(`var<workgroup> sv: array<${wgslScalar(acc)}, ${wg}>;`);
   if (arg) w.line(`var<workgroup> si: array<u32, ${wg}>;`);
   w.line("");
 
@@ -223,7 +251,7 @@ export function reducePassKernel(spec: ReducePassSpec, profile: DeviceProfile, k
     b.line(`let o = g / ${chunks}u;`, `let k = g % ${chunks}u;`);
     if (!vec) b.line(`var av = ${identity(spec.op, acc)};`);
     if (arg) b.line("var ai = 4294967295u;");
-    if (vec && spec.source.kind === "graph") {
+    if (vec && spec.source.kind === "graph" && total > 0) {
       // Dense path: each output's `total` elements are contiguous; read them as vec4s, keep a
       // vec4 accumulator (four independent chains), fold it at the end.
       const source = spec.source;
@@ -238,6 +266,7 @@ export function reducePassKernel(spec: ReducePassSpec, profile: DeviceProfile, k
           const { lines, exprs } = emitExpressions(source.graph, [source.node], {
             width: 4,
             helpers,
+            param: prologueParam ?? noParam,
             index: "e",
             load: (slot) => {
               const input = source.inputs[slot];
@@ -257,8 +286,9 @@ export function reducePassKernel(spec: ReducePassSpec, profile: DeviceProfile, k
       b.line("var av = a4.x;");
       for (const lane of ["y", "z", "w"]) b.line(combine(spec.op, "av", `a4.${lane}`, "", "", accT, helpers));
     }
-    const keptCoords = spec.source.kind === "graph" && !vec ? emitCoords(b, "o", keptShape, "q") : [];
-    if (!vec) b.block(`for (var j = 0u; j < ${iterations}u; j = j + 1u)`, (l) => {
+    const keptCoords = spec.source.kind === "graph" && !vec && total > 0 ? emitCoords(b, "o", keptShape, "q") : [];
+    // An empty extent never enters the loop (its shape has a 0 dim: no coordinates to emit).
+    if (!vec && total > 0) b.block(`for (var j = 0u; j < ${iterations}u; j = j + 1u)`, (l) => {
       l.line(`let r = k * ${chunk}u + j * ${wg}u + lid;`);
       l.block(`if (r < ${total}u)`, (c) => {
         let value: string;
@@ -273,6 +303,7 @@ export function reducePassKernel(spec: ReducePassSpec, profile: DeviceProfile, k
           const { lines, exprs } = emitExpressions(source.graph, [source.node], {
             width: 1,
             helpers,
+            param: prologueParam ?? noParam,
             index: "0u",
             load: (slot) => {
               const input = source.inputs[slot];
@@ -314,7 +345,8 @@ export function reducePassKernel(spec: ReducePassSpec, profile: DeviceProfile, k
       const resT = { dtype: sink.resultDtype, width: 1 as const };
       let res: string;
       if (arg) res = convert("i32(si[0])", { dtype: "i32", width: 1 }, resT);
-      else if (spec.op === "mean") res = convert(`sv[0] / ${literal(total, accT)}`, accT, resT);
+      // The divisor is the original extent, not this pass's (a later pass reduces partial sums).
+      else if (spec.op === "mean") res = convert(extent === 0 ? literal(Number.NaN, accT) : `sv[0] / ${literal(extent, accT)}`, accT, resT);
       else if (spec.op === "any" || spec.op === "all") res = convert("(sv[0] != 0u)", { dtype: "bool", width: 1 }, resT);
       else res = convert("sv[0]", accT, resT);
       c.line(`let res = ${res};`);
@@ -322,6 +354,7 @@ export function reducePassKernel(spec: ReducePassSpec, profile: DeviceProfile, k
       const { lines, exprs } = emitExpressions(sink.graph, sink.outputs.map((o) => o.node), {
         width: 1,
         helpers,
+        param: epilogueParam ?? noParam,
         index: "o",
         load: (slot) => {
           const input = sink.inputs[slot];

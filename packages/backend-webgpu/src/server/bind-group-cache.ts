@@ -66,25 +66,27 @@ export class BindGroupCache {
   }
 
   /**
-   * The bind group of `layout` with `ranges` at bindings `0..n-1` and, when given, `extra` (a
-   * uniform region) at binding `n`. `extra` regions change per launch, so such groups bypass the
-   * cache.
+   * The bind group of `layout` with `ranges` at bindings `0..n-1` and, when given, `uniform` at
+   * binding `n`: a uniform arena bound at offset 0 with `size` bytes, whose actual offset is the
+   * launch's dynamic offset (`setBindGroup(0, group, [offset])`). The arena is part of the key,
+   * never the offset, so launches with parameters hit the cache like any other.
    */
-  get(layout: GPUBindGroupLayout, ranges: readonly BoundRange[], extra?: GPUBufferBinding): GPUBindGroup {
+  get(layout: GPUBindGroupLayout, ranges: readonly BoundRange[], uniform?: { readonly buffer: GPUBuffer; readonly size: number }): GPUBindGroup {
     const entries = (): GPUBindGroupEntry[] => {
       const list: GPUBindGroupEntry[] = ranges.map((r, i) => ({ binding: i, resource: { buffer: r.buffer, offset: r.offset, size: r.size } }));
-      if (extra !== undefined) list.push({ binding: ranges.length, resource: extra });
+      if (uniform !== undefined) list.push({ binding: ranges.length, resource: { buffer: uniform.buffer, offset: 0, size: uniform.size } });
       return list;
     };
-    if (extra !== undefined) {
-      this.#misses++;
-      return this.device.createBindGroup({ layout, entries: entries() });
-    }
     const buffers = ranges.map((r) => this.#id(r.buffer));
     let key = `${this.#id(layout)}`;
     for (let i = 0; i < ranges.length; i++) {
       const r = ranges[i] as BoundRange;
       key += `|${buffers[i]}:${r.offset}:${r.size}`;
+    }
+    if (uniform !== undefined) {
+      const id = this.#id(uniform.buffer);
+      buffers.push(id);
+      key += `|u${id}:${uniform.size}`;
     }
     const hit = this.#groups.get(key);
     if (hit !== undefined) {

@@ -141,10 +141,12 @@ export class PipelineStore {
     if (declared !== undefined) {
       explicit = device.createBindGroupLayout({
         label,
+        // A uniform block is bound with a dynamic offset into the launching stream's uniform
+        // arena, so its bind group is cached like any other (see `WebGpuServer`).
         entries: declared.map((type, binding) => ({
           binding,
           visibility: 0x4 /* GPUShaderStage.COMPUTE */,
-          buffer: { type },
+          buffer: type === "uniform" ? { type, hasDynamicOffset: true } : { type },
         })),
       });
       layout = device.createPipelineLayout({ label, bindGroupLayouts: [explicit] });

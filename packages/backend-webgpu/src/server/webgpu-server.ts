@@ -15,8 +15,9 @@ import {
   type MemoryConfiguration,
   type MemoryHandle,
   type MemoryUsage,
+  type StatusCheck,
 } from "@weft/server";
-import { BufferUsage } from "../device/gpu-constants.js";
+import { BufferUsage, MapMode } from "../device/gpu-constants.js";
 import type { WgslKernel } from "../kernel.js";
 import { GpuBufferStorage } from "../memory/gpu-buffer-storage.js";
 import { StagingPool, type StagingPoolOptions } from "../memory/staging-pool.js";
@@ -24,7 +25,7 @@ import { BindGroupCache, type BoundRange } from "./bind-group-cache.js";
 import { Fifo } from "./fifo.js";
 import { PipelineStore, type PipelineEntry } from "./pipeline-store.js";
 import { ReadBatch, completeReads, planReadCopies, readBytes, releasePins, type PendingRead, type ReadSource } from "./read-batch.js";
-import { WebGpuStream } from "./webgpu-stream.js";
+import { WebGpuStream, type PendingStatusCheck, type UniformArena } from "./webgpu-stream.js";
 
 /** Tuning of a {@link WebGpuServer}; every field has a default. */
 export interface WebGpuServerOptions {
@@ -128,6 +129,13 @@ const roundUp = (n: number, to: number): number => Math.ceil(n / to) * to;
  * the read is issued and again after every outstanding error scope settled (one wait per batch),
  * so an error is never reported one read late; a tainted read rejects alone, the rest of its batch
  * resolves. A failed submission taints the bytes its launches wrote.
+ * **Status checks** ({@link WebGpuServer.verify}). A kernel that must report a data-dependent
+ * failure (`gather`'s out-of-range index) writes a status word; its writes carry a *pending*
+ * claim until the word is read back (copied right after the stream's next submit, one `mapAsync`
+ * per submit). Launches reading pending bytes run and their writes inherit the claim; the check
+ * settles into the decoded failure or into clean bytes. The readback is an outstanding promise,
+ * so every read issued after the check waits for it (and a read seals after flushing every stream
+ * with checks not yet copied): a read never resolves with bytes a failed check claims.
  * `uncapturederror` events go to the failure log of the stream last used. Device loss rejects
  * every pending read and sync with {@link DeviceLostError}; every later call throws it.
  */
@@ -158,8 +166,8 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
    * microtask) or before work that writes their bytes. `undefined` when none waits.
    */
   #batch: ReadBatch | undefined;
-  /** Free uniform arenas, at most 8. */
-  readonly #uniformArenas: GPUBuffer[] = [];
+  /** Free uniform arenas (buffer and host mirror), at most 8. */
+  readonly #uniformArenas: UniformArena[] = [];
   /** The error every call throws once the device is lost. */
   #lost: DeviceLostError | undefined;
   /** The stream of the last call, to which uncaptured errors are attributed. */
@@ -388,6 +396,34 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     });
   }
 
+  /**
+   * Verifies the status words a launch just issued on `stream` wrote (see {@link StatusCheck} and
+   * the type doc): in issue order, the check's writes get a pending claim (unless the launch
+   * already failed or was skipped: its writes carry that failure), and the words are read back
+   * after `stream`'s next submit.
+   */
+  verify(check: StatusCheck, stream: StreamId): void {
+    this.#checkAlive("verify");
+    const s = this.#stream(stream);
+    const unpin = this.#owner(check.status, "verify").memory.pin(check.status);
+    this.#submitTask({
+      waitFor: undefined,
+      run: () => {
+        if (this.#failures.checkReads([check.status]) !== undefined) {
+          unpin();
+          return;
+        }
+        const id = this.#failures.suspect(new LaunchError(`${check.what}: its status was not read back yet`), check.writes);
+        if (id === undefined) {
+          unpin();
+          return;
+        }
+        s.pendingChecks.push({ id, check, unpin });
+      },
+      abort: () => unpin(),
+    });
+  }
+
   // ----- submission ---------------------------------------------------------------------------
 
   flush(stream: StreamId): void {
@@ -595,6 +631,8 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
       for (const pin of pins) pin.unpin();
     };
     const readFailure = this.#failures.checkReads(reads);
+    // Bytes of unsettled status checks: the launch runs, its writes inherit the checks.
+    const pending = readFailure === undefined ? this.#failures.pendingOf(reads) : [];
     if (readFailure !== undefined) {
       this.#failures.skipLaunch(readFailure, writes, `kernel '${entry.kernel.label ?? entry.kernel.key}'`);
       releaseAll();
@@ -630,7 +668,8 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
       s.encoder ??= this.device.createCommandEncoder();
       s.pass ??= s.encoder.beginComputePass();
       s.pass.setPipeline(entry.pipeline);
-      s.pass.setBindGroup(0, bindGroup);
+      if (region === undefined) s.pass.setBindGroup(0, bindGroup);
+      else s.pass.setBindGroup(0, bindGroup, [region.offset]);
       s.pass.dispatchWorkgroups(count[0], count[1], count[2]);
     } catch (error) {
       this.#failures.failLaunch(
@@ -646,31 +685,50 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     s.submissionWrites.push(...writes);
     for (const pin of pins) (pin.stream === s.id ? s.submitPins : s.foreignPins).push(pin.unpin);
     this.#failures.written(writes);
+    if (pending.length > 0) this.#failures.inherit(pending, writes, `kernel '${entry.kernel.label ?? entry.kernel.key}'`);
     if (s.dispatches >= this.#tasksMax) this.#flushStream(s);
   }
 
-  /** A `UNIFORM | COPY_DST` region holding `data` padded to 16 bytes, recycled after completion. */
-  #uniformRegion(s: WebGpuStream, data: Uint8Array): GPUBufferBinding {
+  /**
+   * A region of one of `s`'s uniform arenas holding `data` padded to 16 bytes: the bytes go to the
+   * arena's host mirror now and reach the GPU with the arena's one `writeBuffer` right before `s`'s
+   * next submit ({@link WebGpuServer.#writeUniforms}); the arena is recycled after that
+   * submission completes. The launch binds `buffer` with `size` bytes at dynamic offset `offset`.
+   */
+  #uniformRegion(s: WebGpuStream, data: Uint8Array): { readonly buffer: GPUBuffer; readonly offset: number; readonly size: number } {
     const size = roundUp(Math.max(16, data.byteLength), 16);
     if (size > UNIFORM_ARENA) {
       throw new LaunchError(`uniforms of ${data.byteLength} bytes exceed the ${UNIFORM_ARENA}-byte limit; pass them in a storage buffer`);
     }
     const align = this.device.limits.minUniformBufferOffsetAlignment;
-    let buffer = s.uniformBuffers[s.uniformBuffers.length - 1];
+    let arena = s.uniformBuffers[s.uniformBuffers.length - 1];
     let offset = roundUp(s.uniformCursor, align);
-    if (buffer === undefined || offset + size > UNIFORM_ARENA) {
-      buffer =
-        this.#uniformArenas.pop() ??
-        this.device.createBuffer({ label: "weft uniforms", size: UNIFORM_ARENA, usage: BufferUsage.UNIFORM | BufferUsage.COPY_DST });
-      s.uniformBuffers.push(buffer);
+    if (arena === undefined || offset + size > UNIFORM_ARENA) {
+      arena = this.#uniformArenas.pop() ?? {
+        buffer: this.device.createBuffer({ label: "weft uniforms", size: UNIFORM_ARENA, usage: BufferUsage.UNIFORM | BufferUsage.COPY_DST }),
+        mirror: new Uint8Array(UNIFORM_ARENA),
+      };
+      s.uniformBuffers.push(arena);
       offset = 0;
     }
     s.uniformCursor = offset + size;
-    const padded = new Uint8Array(size);
-    padded.set(data);
-    // A fresh region no submitted or pending command uses yet: the write needs no ordering.
-    this.device.queue.writeBuffer(buffer, offset, padded);
-    return { buffer, offset, size };
+    arena.mirror.set(data, offset);
+    if (size > data.byteLength) arena.mirror.fill(0, offset + data.byteLength, offset + size);
+    return { buffer: arena.buffer, offset, size };
+  }
+
+  /**
+   * Writes the used part of each of `s`'s uniform arenas from its mirror: one `writeBuffer` per
+   * arena, queued before the submit of the commands that read them (queue order). Every arena but
+   * the last is full up to its last region; the last up to `uniformCursor`.
+   */
+  #writeUniforms(s: WebGpuStream): void {
+    const arenas = s.uniformBuffers;
+    for (let i = 0; i < arenas.length; i++) {
+      const arena = arenas[i] as UniformArena;
+      const used = i === arenas.length - 1 ? s.uniformCursor : UNIFORM_ARENA;
+      if (used > 0) this.device.queue.writeBuffer(arena.buffer, 0, arena.mirror.buffer, arena.mirror.byteOffset, roundUp(used, 4));
+    }
   }
 
   /** Submits every other stream whose unsubmitted encoder refers to one of `bindings`' allocations. */
@@ -748,6 +806,8 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
   #performReads(batch: ReadBatch): void {
     for (const r of batch.reads) this.#align(r.stream, r.bindings);
     for (const s of batch.streams) this.#flushStream(s);
+    // Status checks not copied out yet start now, so the reads below wait for them.
+    for (const s of this.#pool.streams()) if (s.pendingChecks.length > 0) this.#flushStream(s);
     const maxGroup = Math.floor(this.device.limits.maxBufferSize / 4) * 4;
     const reads: PendingRead[] = [];
     const sources: ReadSource[][] = [];
@@ -827,8 +887,17 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     s.memory.cleanup(false);
   }
 
-  /** Ends the pass and submits `s`'s encoder (no cleanup: page destruction calls this). */
+  /**
+   * Ends the pass and submits `s`'s encoder (no cleanup: page destruction calls this), then starts
+   * the readback of the status checks its launches wrote.
+   */
   #submitEncoder(s: WebGpuStream): void {
+    this.#submitCommands(s);
+    if (s.pendingChecks.length > 0) this.#readChecks(s.pendingChecks.splice(0));
+  }
+
+  /** The body of {@link WebGpuServer.#submitEncoder}: the encoder's submit. */
+  #submitCommands(s: WebGpuStream): void {
     const encoder = s.encoder;
     if (encoder === undefined) return;
     s.pass?.end();
@@ -838,6 +907,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     s.encodedAllocations.clear();
     const writes = s.submissionWrites;
     s.submissionWrites = [];
+    this.#writeUniforms(s);
     this.device.pushErrorScope("validation");
     const commands = encoder.finish();
     const finishScope = this.device.popErrorScope();
@@ -870,12 +940,73 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
       () => {
         for (const unpin of foreign) unpin();
         for (const arena of arenas) {
-          if (this.#uniformArenas.length < 8 && !this.#lost) this.#uniformArenas.push(arena);
-          else arena.destroy();
+          if (this.#uniformArenas.length < 8 && !this.#lost) {
+            this.#uniformArenas.push(arena);
+          } else {
+            this.#bindGroups.forget(arena.buffer);
+            arena.buffer.destroy();
+          }
         }
       },
       () => undefined,
     );
+  }
+
+  /**
+   * Copies the status words of `checks` into one staging buffer (one submit, after the submit of
+   * the launches that wrote them), maps it, and settles each check with its decoded failure (or
+   * as clean). Tracked as outstanding, so reads wait for it. A failure to copy or map settles every
+   * check as failed with that error: an unverified output must never read as valid.
+   */
+  #readChecks(checks: readonly PendingStatusCheck[]): void {
+    const bytes = 8 * checks.length;
+    const finish = (settle: (c: PendingStatusCheck, i: number) => void): void => {
+      checks.forEach((c, i) => {
+        settle(c, i);
+        c.unpin();
+      });
+    };
+    const failAll = (reason: string, cause?: unknown): void =>
+      finish((c) => this.#failures.settle(c.id, this.#lost ?? new LaunchError(`${c.check.what}: its status could not be read back (${reason})`, { cause })));
+    let staging: GPUBuffer;
+    this.device.pushErrorScope("validation");
+    try {
+      staging = this.#staging.acquire(bytes);
+      const encoder = this.device.createCommandEncoder({ label: "weft status checks" });
+      checks.forEach((c, i) => {
+        const owner = this.#pool.tryGet(c.check.status.stream);
+        invariant(owner, "a status binding was checked to belong to this server");
+        const r = owner.memory.resolve(c.check.status);
+        encoder.copyBufferToBuffer(r.resource, r.offset, staging, 8 * i, 8);
+      });
+      this.device.queue.submit([encoder.finish()]);
+      this.#stats.submits++;
+    } catch (error) {
+      void this.device.popErrorScope().catch(() => undefined);
+      failAll(String(error), error);
+      return;
+    }
+    const scope = this.device.popErrorScope();
+    const buffer = staging;
+    const done = Promise.all([scope, buffer.mapAsync(MapMode.READ, 0, bytes)]).then(
+      ([error]) => {
+        if (error !== null) {
+          buffer.unmap();
+          buffer.destroy();
+          failAll(error.message);
+          return;
+        }
+        const words = new Uint32Array(buffer.getMappedRange(0, bytes).slice(0));
+        buffer.unmap();
+        this.#staging.release(buffer);
+        finish((c, i) => this.#failures.settle(c.id, c.check.decode(words.subarray(2 * i, 2 * i + 2))));
+      },
+      (error: unknown) => {
+        buffer.destroy();
+        failAll(String(error), error);
+      },
+    );
+    this.#track(done);
   }
 
   /** A submission whose scope reports an error taints what its launches wrote. */

@@ -9,11 +9,31 @@ import {
   type FailureId,
   type MemoryManagement,
   type ServerError,
+  type StatusCheck,
   type StreamMemory,
 } from "@weft/server";
 
 /** How many failures a stream's log keeps (the oldest are dropped). */
 export const FAILURE_LOG_LIMIT = 32;
+
+/**
+ * One uniform buffer and its host mirror: launches copy their parameters into `mirror` at their
+ * (aligned) offset and bind the buffer with a dynamic offset; the server writes `mirror[0, used)`
+ * to `buffer` once, before the submit of the commands that read it.
+ */
+export interface UniformArena {
+  readonly buffer: GPUBuffer;
+  readonly mirror: Uint8Array;
+}
+
+/** A status check waiting for the submit of the launch that writes its status (see `WebGpuServer.verify`). */
+export interface PendingStatusCheck {
+  /** The pending check in the error graph. */
+  readonly id: FailureId;
+  readonly check: StatusCheck;
+  /** Releases the pin that keeps the status bytes alive until they are read back. */
+  readonly unpin: () => void;
+}
 
 /**
  * The CPU-side state of one server stream (cubecl-wgpu's `WgpuStream`): its open command encoder
@@ -45,10 +65,19 @@ export class WebGpuStream implements StreamMemory {
   submitPins: Array<() => void> = [];
   /** Pins on other streams' slices, released when this stream's next submission completes. */
   foreignPins: Array<() => void> = [];
-  /** Uniform regions written for the unsubmitted encoder; recycled when its submission completes. */
-  uniformBuffers: GPUBuffer[] = [];
+  /**
+   * Uniform arenas holding the parameters of the unsubmitted encoder's launches: their bytes are
+   * gathered in each arena's host mirror and written with one `writeBuffer` per arena right before
+   * the submit; recycled when that submission completes.
+   */
+  uniformBuffers: UniformArena[] = [];
   /** Next free byte of the last of `uniformBuffers`; reset when they are released at submit. */
   uniformCursor = 0;
+  /**
+   * Status checks of launches in the unsubmitted encoder: their status words are copied out right
+   * after the encoder's submit and read back then. Cleared at submit.
+   */
+  pendingChecks: PendingStatusCheck[] = [];
   /** Failures that reached this stream outside any launch (uncaptured errors, failed submits). */
   readonly failures: ServerError[] = [];
   /** Taint claims on this stream's allocations. */
@@ -65,7 +94,7 @@ export class WebGpuStream implements StreamMemory {
 
   /** Whether the unsubmitted encoder holds any command. */
   get hasPendingWork(): boolean {
-    return this.encoder !== undefined;
+    return this.encoder !== undefined || this.pendingChecks.length > 0;
   }
 
   /** Records a failure in the bounded log. */
@@ -74,8 +103,8 @@ export class WebGpuStream implements StreamMemory {
     if (this.failures.length > FAILURE_LOG_LIMIT) this.failures.shift();
   }
 
-  failure(binding: BufferBinding): FailureId | undefined {
-    return this.claims.failure(binding);
+  failure(binding: BufferBinding, accept?: (failure: FailureId) => boolean): FailureId | undefined {
+    return this.claims.failure(binding, accept);
   }
 
   taint(binding: BufferBinding, failure: FailureId, graph: ErrorGraph): void {

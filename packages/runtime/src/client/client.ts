@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { ReentrancyGuard, StreamId, WeftError } from "@weft/environment";
+import { ReentrancyGuard, StreamId, UnsupportedError, WeftError } from "@weft/environment";
 import { LaunchError } from "@weft/server";
 import type {
   BufferBinding,
@@ -14,6 +14,7 @@ import type {
   MemoryHandle,
   MemoryUsage,
   ServerError,
+  StatusCheck,
 } from "@weft/server";
 import { ServiceId } from "../service/service-id.js";
 import { defaultStreamMode, getProcessMode } from "../mode/process-mode.js";
@@ -210,6 +211,24 @@ export class Client<K extends KernelDefinition = KernelDefinition> {
     } else {
       this.#shared.queue.set(kernel.key, kernel);
     }
+  }
+
+  /**
+   * Checks the status words a launch just issued on the client's stream wrote
+   * (`ComputeServer.verify`): its writes fail with the decoded error when the status is not zero.
+   * Follows the launch's mode: nothing is checked when launches are discarded (nothing ran).
+   *
+   * @throws UnsupportedError when the server cannot check statuses: a kernel that needs the check
+   * must not run unchecked.
+   */
+  verify(check: StatusCheck): void {
+    const server = this.server;
+    if (server.verify === undefined) {
+      throw new UnsupportedError(`${check.what} on the ${server.name} server`, "this server cannot read a kernel's status back; use the WebGPU server or the CPU backend");
+    }
+    const stream = this.stream();
+    if (this.mode() !== "execute") return;
+    this.#call(() => server.verify?.(check, stream));
   }
 
   /** The mode this client's launches have now: its stream's, on its device. */

@@ -4,7 +4,7 @@ import type { StreamMemory } from "../stream/stream-memory.js";
 import type { StreamPool } from "../stream/stream-pool.js";
 import { taint, taintWith, written } from "../stream/taint.js";
 import { ErrorGraph, type FailureId } from "./error-graph.js";
-import { type ServerError, SkippedLaunchError } from "./server-error.js";
+import { DependentLaunchError, type ServerError, SkippedLaunchError } from "./server-error.js";
 import { TaintedReadError } from "./tainted-read-error.js";
 
 /**
@@ -32,6 +32,13 @@ export interface ReadFailure {
  * with, naming the root cause and the chain.
  * **Clear.** Claims go when bytes are written again or their allocation is freed; the graph prunes
  * a failure no byte and no dependent holds.
+ * **Deferred checks** (a kernel that reports a failure through a status word: `gather`'s
+ * out-of-range index on a GPU). `suspect(writes)` claims the checked kernel's writes with a
+ * `pending` check; a launch whose reads are claimed by pending checks (`pendingOf`) runs, and its
+ * writes then `inherit` them (one derived failure naming the checks). `settle(check, error?)` makes
+ * the whole family failed or clean at once. Only *failed* claims count for `checkReads` and
+ * `readError`: a pending claim neither skips a launch nor fails a read — the driver makes reads
+ * wait until the checks issued before them settle (see `ErrorGraph`, "Deferred checks").
  */
 export class FailureStore<S extends StreamMemory> {
   constructor(
@@ -39,10 +46,13 @@ export class FailureStore<S extends StreamMemory> {
     readonly graph: ErrorGraph = new ErrorGraph(),
   ) {}
 
-  /** The first binding a failure claims, with that failure; `undefined` when all are clean. */
+  /** Accepts a claim whose failure has failed (not pending, not passed). */
+  readonly #failed = (id: FailureId): boolean => this.graph.state(id) === "failed";
+
+  /** The first binding a failed claim covers, with that failure; `undefined` when all are clean. */
   checkReads(bindings: Iterable<BufferBinding>): ReadFailure | undefined {
     for (const binding of bindings) {
-      const failure = this.pool.tryGet(binding.stream)?.failure(binding);
+      const failure = this.pool.tryGet(binding.stream)?.failure(binding, this.#failed);
       if (failure === undefined) continue;
       const error = this.graph.get(failure);
       invariant(error, () => `FailureStore: memory claims bytes for pruned failure ${failure}`);
@@ -66,6 +76,51 @@ export class FailureStore<S extends StreamMemory> {
     const failure = this.graph.insert(new SkippedLaunchError(what, root), readFailure.failure);
     taintWith(this.pool, failure, writes, this.graph);
     return this.graph.prune(failure) ? undefined : failure;
+  }
+
+  /**
+   * The deferred checks still pending behind the bytes `bindings` name (distinct, in first-seen
+   * order); empty when none (the common case, one map lookup per binding).
+   */
+  pendingOf(bindings: Iterable<BufferBinding>): FailureId[] {
+    const found: FailureId[] = [];
+    const collect = (id: FailureId): boolean => {
+      if (this.graph.state(id) !== "pending") return false;
+      for (const check of this.graph.checksOf(id)) {
+        if (this.graph.state(check) === "pending" && !found.includes(check)) found.push(check);
+      }
+      return false;
+    };
+    for (const binding of bindings) this.pool.tryGet(binding.stream)?.failure(binding, collect);
+    return found;
+  }
+
+  /**
+   * Claims `writes` with a new pending check whose error, if it fails, is known only at
+   * {@link FailureStore.settle}; `placeholder` describes the check meanwhile. Returns the check,
+   * or `undefined` when it claimed no byte.
+   */
+  suspect(placeholder: ServerError, writes: Iterable<BufferBinding>): FailureId | undefined {
+    const check = this.graph.insertCheck(placeholder);
+    taintWith(this.pool, check, writes, this.graph);
+    return this.graph.prune(check) ? undefined : check;
+  }
+
+  /**
+   * Records that a launch (described by `what`) wrote `writes` from bytes of the pending `checks`
+   * (`pendingOf` its reads): call after `written(writes)`. The writes fail with the first check
+   * that fails.
+   */
+  inherit(checks: readonly FailureId[], writes: Iterable<BufferBinding>, what = "a launch"): void {
+    if (checks.length === 0) return;
+    const derived = this.graph.insertDerived(new DependentLaunchError(what), checks);
+    taintWith(this.pool, derived, writes, this.graph);
+    this.graph.prune(derived);
+  }
+
+  /** Settles the pending check `check`: failed with `error`, or clean without (see `ErrorGraph.settle`). */
+  settle(check: FailureId, error?: ServerError): void {
+    this.graph.settle(check, error);
   }
 
   /** The bytes `writes` name have a writer again: releases their claims. */

@@ -14,6 +14,8 @@ export type ServerErrorKind =
   | "io" // a read or write that failed
   | "tainted" // a read of bytes a failed launch was to write (see TaintedReadError)
   | "skipped" // a launch that did not run because an input was tainted
+  | "dependent" // a launch that ran on bytes whose deferred check failed
+  | "index-out-of-range" // an index read from tensor data outside its axis (gather)
   | "invalid-binding" // a binding outside its allocation, or of memory that was freed
   | "released" // a handle used after its last release, or released twice
   | "unhealthy" // an aggregate of earlier failures
@@ -128,6 +130,39 @@ export class SkippedLaunchError extends ServerError {
     super("skipped", `${what} did not run: an input it reads was never written (${root.message})`, {
       cause: root,
     });
+  }
+}
+
+/**
+ * The failure recorded for a launch that ran on bytes a deferred check had not settled yet (a
+ * gather's output before its status word was read back), when that check fails: its outputs were
+ * computed from invalid data. Its `cause` is set by the graph (the check that failed).
+ */
+export class DependentLaunchError extends ServerError {
+  constructor(what: string) {
+    super("dependent", `${what} computed from the output of an operation that failed`);
+  }
+}
+
+/**
+ * An index read from tensor data outside the indexed axis (`gather`). Indices are data, so it is
+ * found when the kernel runs (on the CPU the kernel throws; on a GPU the kernel reports it in a
+ * status word the server checks) and delivered at the read of the output and of everything
+ * computed from it (`docs/semantics.md`, "Index errors"). Permanent for that input.
+ */
+export class IndexOutOfRangeError extends ServerError {
+  constructor(
+    readonly op: string,
+    readonly index: number,
+    readonly size: number,
+    readonly shape: readonly number[],
+    readonly axis: number,
+  ) {
+    super(
+      "index-out-of-range",
+      `${op}: index ${index} is out of range for axis ${axis} of size ${size} (input shape [${shape.join(", ")}]); ` +
+        `indices must lie in [${-size}, ${size}) (negative ones count from the end) — clamp or validate them before the ${op}`,
+    );
   }
 }
 

@@ -25,8 +25,8 @@ export class HostStream implements StreamMemory {
     });
   }
 
-  failure(binding: BufferBinding): FailureId | undefined {
-    return this.claims.failure(binding);
+  failure(binding: BufferBinding, accept?: (failure: FailureId) => boolean): FailureId | undefined {
+    return this.claims.failure(binding, accept);
   }
 
   taint(binding: BufferBinding, failure: FailureId, graph: ErrorGraph): void {

@@ -12,8 +12,12 @@ import type { ErrorGraph, FailureId } from "../errors/error-graph.js";
  * the rest of it. Backends embed a {@link ByteRangeClaims} and delegate to it.
  */
 export interface StreamMemory {
-  /** The failure claiming any byte `binding` names, if one does. */
-  failure(binding: BufferBinding): FailureId | undefined;
+  /**
+   * The failure claiming any byte `binding` names, if one does: the first claim (by offset) for
+   * which `accept` (default: any) returns true. `accept` sees every overlapping claim in order
+   * until it accepts one, so it may also collect them.
+   */
+  failure(binding: BufferBinding, accept?: (failure: FailureId) => boolean): FailureId | undefined;
   /** Points the bytes `binding` names at `failure`. */
   taint(binding: BufferBinding, failure: FailureId, graph: ErrorGraph): void;
   /** The bytes `binding` names have a writer again: releases every claim on them, and only on them. */
@@ -47,14 +51,14 @@ export class ByteRangeClaims implements StreamMemory {
   /** Sorted, disjoint intervals per allocation; an allocation without claims has no entry. */
   readonly #claims = new Map<AllocationId, Claim[]>();
 
-  failure(binding: BufferBinding): FailureId | undefined {
+  failure(binding: BufferBinding, accept?: (failure: FailureId) => boolean): FailureId | undefined {
     const list = this.#claims.get(binding.allocation);
     if (!list || binding.size <= 0) return undefined;
     const start = binding.offset;
     const end = binding.offset + binding.size;
     for (const claim of list) {
       if (claim.start >= end) break;
-      if (claim.end > start) return claim.failure;
+      if (claim.end > start && (accept === undefined || accept(claim.failure))) return claim.failure;
     }
     return undefined;
   }

@@ -125,13 +125,16 @@ export interface VarianceOptions extends ReduceOptions {
   readonly correction?: number;
 }
 
-/** `mean((x - mean(x))²)` over `axes`, divided by `n - correction`. */
+/**
+ * `Σ (x - mean(x))²` over `axes`, divided by `max(n - correction, 0)` (NumPy's `ddof` rule,
+ * `docs/semantics.md`): a divisor of 0 gives NaN for 0/0 and Inf otherwise.
+ */
 export function variance(x: Tensor, axesArg: Axes, options: VarianceOptions = {}): Tensor {
   checkOperands("variance", [x]);
   const axes = normalizeAxes("variance", axesArg, x.shape);
   const keepDims = options.keepDims ?? false;
   const count = axes.reduce((n, a) => n * (x.shape[a] ?? 1), 1);
-  const divisor = count - (options.correction ?? 0);
+  const divisor = Math.max(0, count - (options.correction ?? 0));
   return withDType(x, floatTypeFor(x.dtype), (xf) => {
     const m = reduce("mean", xf, axes, { keepDims: true });
     const d = binary("sub", xf, m);

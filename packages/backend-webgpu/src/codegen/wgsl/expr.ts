@@ -1,6 +1,7 @@
 import { invariant } from "@weft/environment";
 import type { BinaryOp, DType, RandomDistribution, UnaryOp } from "@weft/fusion";
 import { BINARY, UNARY, binaryResult, convert } from "./ops.js";
+import type { ParamValue } from "./params.js";
 import type { Preamble } from "./preamble.js";
 import { isFloat, literal, wgslType, type ValueType } from "./types.js";
 
@@ -12,15 +13,21 @@ export type NodeId = number;
  *
  * - `input`: the value of kernel input `slot` at the current element (loaded through its strides).
  * - `value`: a named WGSL value the kernel template provides (a reduction's result).
+ * - `const`: a literal of the generated code (structure: the same for every execution).
+ * - `param`: runtime value `slot` of the graph's {@link ExprGraph.params}, read from the kernel's
+ *   uniforms: scalars, clamp bounds, fill values, arange start/step, random keys and bounds. Never
+ *   in the shader text, never in the key (see `params.ts`).
  * - `index`: the current element's row-major index (`u32`), for `arange` and `random`.
- * - `random`: the shared PCG generator (see the package README), `f32`.
+ * - `random`: the shared PCG generator (see the package README), `f32`, keyed by the `u32` node
+ *   `key` (`pcg(seed)`, a parameter) and scaled by the `f32` nodes `a` and `b`.
  */
 export type ExprNode =
   | { readonly kind: "input"; readonly slot: number; readonly dtype: DType }
   | { readonly kind: "value"; readonly name: string; readonly dtype: DType }
   | { readonly kind: "const"; readonly value: number; readonly dtype: DType }
+  | { readonly kind: "param"; readonly slot: number; readonly dtype: DType }
   | { readonly kind: "index"; readonly dtype: "u32" }
-  | { readonly kind: "random"; readonly distribution: RandomDistribution; readonly seed: number; readonly a: number; readonly b: number; readonly dtype: DType }
+  | { readonly kind: "random"; readonly distribution: RandomDistribution; readonly key: NodeId; readonly a: NodeId; readonly b: NodeId; readonly dtype: DType }
   | { readonly kind: "unary"; readonly op: UnaryOp; readonly arg: NodeId; readonly dtype: DType }
   | { readonly kind: "binary"; readonly op: BinaryOp; readonly lhs: NodeId; readonly rhs: NodeId; readonly dtype: DType }
   | { readonly kind: "cast"; readonly arg: NodeId; readonly dtype: DType }
@@ -33,12 +40,16 @@ export type ExprNode =
  * by {@link emitExpressions}.
  *
  * @remarks
- * **Bounded by** the number of ops of one fused block (≤ 64) plus its inputs and constants.
- * **Invariant.** Arguments precede their users (ids are a topological order).
+ * **Bounded by** the number of ops of one fused block (≤ 64) plus its inputs and parameters.
+ * **Invariants.** Arguments precede their users (ids are a topological order). Parameters are
+ * never shared by value: each {@link ExprGraph.param} call takes the next slot, so the nodes (and
+ * {@link ExprGraph.key}) depend on the operations, never on the values they carry.
  */
 export class ExprGraph {
   /** Nodes in creation order. */
   readonly nodes: ExprNode[] = [];
+  /** Runtime values by slot, in the order the operations asked for them (see `params.ts`). */
+  readonly params: ParamValue[] = [];
   /** Canonical text of each node → its id (the CSE table). */
   readonly #ids = new Map<string, NodeId>();
 
@@ -59,7 +70,10 @@ export class ExprGraph {
     return n;
   }
 
-  /** A canonical serialisation (for kernel keys). */
+  /**
+   * A canonical serialisation (for kernel keys): the structure only — parameter nodes carry their
+   * slot and dtype, never their value.
+   */
   key(): string {
     return this.nodes.map((n) => JSON.stringify(n)).join(";");
   }
@@ -79,9 +93,16 @@ export class ExprGraph {
     return this.add({ kind: "unary", op, arg, dtype: op === "not" ? "bool" : this.node(arg).dtype });
   }
 
-  /** A constant. */
+  /** A literal that is part of the kernel's structure (not a runtime value: see {@link ExprGraph.param}). */
   constant(value: number, dtype: DType): NodeId {
     return this.add({ kind: "const", value, dtype });
+  }
+
+  /** A runtime value read from the kernel's uniforms: a new slot holding `value` as `dtype`. */
+  param(value: number, dtype: DType): NodeId {
+    const slot = this.params.length;
+    this.params.push({ value, dtype });
+    return this.add({ kind: "param", slot, dtype });
   }
 }
 
@@ -94,6 +115,8 @@ export interface EmitContext {
   /** WGSL expression of the current element index (`u32`). */
   readonly index: string;
   readonly helpers: Preamble;
+  /** WGSL expression of parameter `slot` at type `t` (see `KernelParams.add`). */
+  readonly param: (slot: number, t: ValueType) => string;
 }
 
 /**
@@ -126,7 +149,7 @@ export function emitExpressions(graph: ExprGraph, roots: readonly NodeId[], ctx:
   graph.nodes.forEach((n, id) => {
     if (!live[id]) return;
     const expr = emitNode(graph, n, text, ctx);
-    const hoist = n.kind === "input" || n.kind === "random" || ((uses[id] ?? 0) > 1 || forced.has(id)) && n.kind !== "const" && n.kind !== "value";
+    const hoist = n.kind === "input" || n.kind === "random" || (((uses[id] ?? 0) > 1 || forced.has(id)) && n.kind !== "const" && n.kind !== "value" && n.kind !== "param");
     if (hoist) {
       lines.push(`let v${id} = ${expr};`);
       text[id] = `v${id}`;
@@ -148,6 +171,8 @@ function args(n: ExprNode): NodeId[] {
       return [n.arg, n.min, n.max];
     case "select":
       return [n.cond, n.lhs, n.rhs];
+    case "random":
+      return [n.key, n.a, n.b];
     default:
       return [];
   }
@@ -163,27 +188,33 @@ function emitNode(graph: ExprGraph, n: ExprNode, text: readonly string[], ctx: E
       return n.name;
     case "const":
       return literal(n.value, t(n.dtype));
+    case "param":
+      return ctx.param(n.slot, t(n.dtype));
     case "index":
       return ctx.index;
     case "random": {
       invariant(ctx.width === 1, "random values are never vectorised");
       const rnd = ctx.helpers.use("random", t("f32"));
-      const key = `${pcg(n.seed >>> 0)}u`;
+      const key = at(n.key);
       const i = ctx.index;
       const u1 = `${rnd}(2u * ${i}, ${key})`;
-      const f = (v: number): string => literal(v, t("f32"));
+      const [a, b] = [at(n.a), at(n.b)];
       const value =
         n.distribution === "uniform"
-          ? `${f(n.a)} + ${f(n.b - n.a)} * ${u1}`
-          : `${f(n.a)} + ${f(n.b)} * sqrt(-2.0 * log(max(${u1}, 1e-7))) * cos(6.283185307179586 * ${rnd}(2u * ${i} + 1u, ${key}))`;
-      return convert(`(${value})`, t("f32"), t(n.dtype));
+          ? `${a} + (${b} - ${a}) * ${u1}`
+          : `${a} + ${b} * sqrt(-2.0 * log(max(${u1}, 1e-7))) * cos(6.283185307179586 * ${rnd}(2u * ${i} + 1u, ${key}))`;
+      return convert(`(${value})`, t("f32"), t(n.dtype), ctx.helpers);
     }
     case "unary":
       return UNARY[n.op].emit([at(n.arg)], t(graph.node(n.arg).dtype), ctx.helpers);
-    case "binary":
-      return BINARY[n.op].emit([at(n.lhs), at(n.rhs)], t(graph.node(n.lhs).dtype), ctx.helpers);
+    case "binary": {
+      const entry = BINARY[n.op];
+      const operand = t(graph.node(n.lhs).dtype);
+      if (n.lhs === n.rhs && entry.same !== undefined) return entry.same(at(n.lhs), operand, ctx.helpers);
+      return entry.emit([at(n.lhs), at(n.rhs)], operand, ctx.helpers);
+    }
     case "cast":
-      return convert(at(n.arg), t(graph.node(n.arg).dtype), t(n.dtype));
+      return convert(at(n.arg), t(graph.node(n.arg).dtype), t(n.dtype), ctx.helpers);
     case "clamp":
       // WGSL's clamp is min(max(…)), which drops a NaN; the oracle keeps it.
       return isFloat(n.dtype)

@@ -15,6 +15,12 @@ export interface OpEntry {
   /** `t` is the operand type (for compare ops the result is `bool` of the same width). */
   readonly emit: (args: readonly string[], t: ValueType, helpers: Preamble) => string;
   readonly repeats?: boolean;
+  /**
+   * The form used when both operands of a binary op are the same node (`x - x`): a compiler that
+   * sees one value on both sides may fold `x - x` to `0` and `x / x` to `1`, losing NaN and ±Inf,
+   * so these compute the IEEE answer from `x`'s bits instead.
+   */
+  readonly same?: (x: string, t: ValueType, helpers: Preamble) => string;
 }
 
 function floatOnly(op: string, f: (x: string, t: ValueType, h: Preamble) => string, repeats = false): OpEntry {
@@ -36,6 +42,16 @@ function keepsNan(op: string, f: (x: string, t: ValueType, h: Preamble) => strin
   return floatOnly(op, (x, t, h) => `${h.use("keepNan", t)}(${x}, ${f(x, t, h)})`, true);
 }
 
+/** A float-only op computed by a guarding helper of the preamble (domain and special values on the bits). */
+function guarded(op: string, helper: "exp" | "log" | "log1p" | "expm1" | "sqrt" | "rsqrt"): OpEntry {
+  return floatOnly(op, (x, t, h) => `${h.use(helper, t)}(${x})`);
+}
+
+/** `sin`/`cos`/`tan`: NaN for NaN and ±Inf (WGSL leaves them undefined there). */
+function trig(op: "sin" | "cos" | "tan"): OpEntry {
+  return floatOnly(op, (x, t, h) => `${h.use("trig", t)}(${x}, ${op}(${x}))`, true);
+}
+
 /** Like {@link keepsNan} for ops that are the identity on integers (floor, ceil, round, sign…). */
 function keepsNanOnFloats(intEmit: (x: string, t: ValueType) => string, floatEmit: (x: string, t: ValueType) => string): OpEntry {
   return {
@@ -50,26 +66,22 @@ const lit = (v: number, t: ValueType): string => literal(v, t);
 export const UNARY: Record<UnaryOp, OpEntry> = {
   neg: { emit: ([x = ""], t) => (t.dtype === "u32" ? `(${lit(0, t)} - ${x})` : `(-${x})`) },
   abs: { emit: ([x = ""], t) => (t.dtype === "u32" ? x : `abs(${x})`) },
-  exp: keepsNan("exp", (x) => `exp(${x})`),
-  log: keepsNan("log", (x) => `log(${x})`),
-  log1p: keepsNan("log1p", (x, t) => `select(log(${lit(1, t)} + ${x}) * ${x} / ((${lit(1, t)} + ${x}) - ${lit(1, t)}), ${x}, (${lit(1, t)} + ${x}) == ${lit(1, t)})`),
-  expm1: keepsNan(
-    "expm1",
-    (x, t) =>
-      `select(select((exp(${x}) - ${lit(1, t)}) * ${x} / log(exp(${x})), exp(${x}) - ${lit(1, t)}, abs(${x}) > ${lit(0.5, t)}), ${x} + ${lit(0.5, t)} * ${x} * ${x}, abs(${x}) < ${lit(1e-5, t)})`,
-  ),
-  sqrt: keepsNan("sqrt", (x) => `sqrt(${x})`),
-  rsqrt: keepsNan("rsqrt", (x) => `inverseSqrt(${x})`),
-  sin: keepsNan("sin", (x) => `sin(${x})`),
-  cos: keepsNan("cos", (x) => `cos(${x})`),
-  tan: keepsNan("tan", (x) => `tan(${x})`),
+  exp: guarded("exp", "exp"),
+  log: guarded("log", "log"),
+  log1p: guarded("log1p", "log1p"),
+  expm1: guarded("expm1", "expm1"),
+  sqrt: guarded("sqrt", "sqrt"),
+  rsqrt: guarded("rsqrt", "rsqrt"),
+  sin: trig("sin"),
+  cos: trig("cos"),
+  tan: trig("tan"),
   tanh: keepsNan("tanh", (x, t) => `tanh(clamp(${x}, ${lit(-15, t)}, ${lit(15, t)}))`),
-  sigmoid: keepsNan("sigmoid", (x, t) => `(${lit(1, t)} / (${lit(1, t)} + exp(-${x})))`),
+  sigmoid: keepsNan("sigmoid", (x, t, h) => `(${lit(1, t)} / (${lit(1, t)} + ${h.use("exp", t)}(-${x})))`),
   relu: {
     emit: ([x = ""], t, h) => (isFloat(t.dtype) ? `${h.use("maxNan", t)}(${x}, ${lit(0, t)})` : `max(${x}, ${lit(0, t)})`),
   },
   gelu: keepsNan("gelu", (x, t, h) => `(${lit(0.5, t)} * ${x} * (${lit(1, t)} + ${h.use("erf", t)}(${x} * ${lit(Math.SQRT1_2, t)})))`),
-  silu: keepsNan("silu", (x, t) => `(${x} / (${lit(1, t)} + exp(-${x})))`),
+  silu: keepsNan("silu", (x, t, h) => `(${x} / (${lit(1, t)} + ${h.use("exp", t)}(-${x})))`),
   erf: keepsNan("erf", (x, t, h) => `${h.use("erf", t)}(${x})`),
   floor: keepsNanOnFloats((x) => x, (x) => `floor(${x})`),
   ceil: keepsNanOnFloats((x) => x, (x) => `ceil(${x})`),
@@ -107,12 +119,34 @@ function compare(op: string): OpEntry {
   };
 }
 
+/**
+ * Integer division and modulo with the semantics table's answers (`docs/semantics.md`): division
+ * truncates toward zero, modulo is floored (the divisor's sign), both give 0 for a zero divisor
+ * (NumPy's answer), and `MIN / -1` wraps. The divisor is made non-zero before WGSL's operator, so
+ * no kernel divides by zero whatever the implementation does there.
+ */
+function integerDivMod(op: "div" | "mod", a: string, b: string, t: ValueType): string {
+  const z = lit(0, t);
+  const safe = `select(${b}, ${lit(1, t)}, ${b} == ${z})`;
+  if (op === "div") return `select(${a} / ${safe}, ${z}, ${b} == ${z})`;
+  if (t.dtype === "u32") return `select(${a} % ${safe}, ${z}, ${b} == ${z})`;
+  const r = `(${a} % ${safe})`;
+  return `select(select(${r}, ${r} + ${b}, (${r} != ${z}) & ((${r} < ${z}) != (${b} < ${z}))), ${z}, ${b} == ${z})`;
+}
+
 /** The binary ops (one entry per {@link BinaryOp}); `t` is the operands' type. */
 export const BINARY: Record<BinaryOp, OpEntry> = {
   add: { emit: ([a = "", b = ""]) => `(${a} + ${b})` },
-  sub: { emit: ([a = "", b = ""]) => `(${a} - ${b})` },
+  sub: {
+    emit: ([a = "", b = ""]) => `(${a} - ${b})`,
+    same: (x, t, h) => (isFloat(t.dtype) ? `${h.use("subSelf", t)}(${x})` : lit(0, t)),
+  },
   mul: { emit: ([a = "", b = ""]) => `(${a} * ${b})` },
-  div: { emit: ([a = "", b = ""]) => `(${a} / ${b})` },
+  div: {
+    repeats: true,
+    emit: ([a = "", b = ""], t) => (isFloat(t.dtype) ? `(${a} / ${b})` : integerDivMod("div", a, b, t)),
+    same: (x, t, h) => (isFloat(t.dtype) ? `${h.use("divSelf", t)}(${x})` : `select(${lit(1, t)}, ${lit(0, t)}, ${x} == ${lit(0, t)})`),
+  },
   pow: {
     emit: ([a = "", b = ""], t, h) => {
       if (isFloat(t.dtype)) return `${h.use("pow", t)}(${a}, ${b})`;
@@ -124,17 +158,13 @@ export const BINARY: Record<BinaryOp, OpEntry> = {
   minimum: { emit: ([a = "", b = ""], t, h) => (isFloat(t.dtype) ? `${h.use("minNan", t)}(${a}, ${b})` : `min(${a}, ${b})`) },
   mod: {
     repeats: true,
-    emit: ([a = "", b = ""], t) => {
-      if (isFloat(t.dtype)) return `(${a} - ${b} * floor(${a} / ${b}))`;
-      if (t.dtype === "u32") return `(${a} % ${b})`;
-      const z = lit(0, t);
-      return `select(${a} % ${b}, ${a} % ${b} + ${b}, (${a} % ${b} != ${z}) & ((${a} % ${b} < ${z}) != (${b} < ${z})))`;
-    },
+    emit: ([a = "", b = ""], t, h) => (isFloat(t.dtype) ? `${h.use("fmod", t)}(${a}, ${b})` : integerDivMod("mod", a, b, t)),
+    same: (x, t, h) => (isFloat(t.dtype) ? `${h.use("modSelf", t)}(${x})` : lit(0, t)),
   },
   atan2: {
-    emit: ([a = "", b = ""], t) => {
+    emit: ([a = "", b = ""], t, h) => {
       if (!isFloat(t.dtype)) throw new UnsupportedError(`atan2 on ${t.dtype}`, "cast the tensors to f32 before atan2");
-      return `atan2(${a}, ${b})`;
+      return `${h.use("atan2", t)}(${a}, ${b})`;
     },
   },
   eq: compare("=="),
@@ -154,13 +184,24 @@ export function isPredicate(op: BinaryOp): boolean {
 }
 
 /**
- * Converts `x` from `from` to `to` with the CPU's definitions: float → int truncates toward zero,
- * number → bool is `!= 0`, bool → number is 0/1.
+ * Converts `x` from `from` to `to` with the oracle's definitions (`docs/semantics.md`, "Casts"):
+ * float → int truncates toward zero, saturates and maps NaN to 0 (through the `toI32`/`toU32`
+ * helpers, so `helpers` is required for those); number → bool is `!= 0` (NaN → true, decided on
+ * the bits for floats); bool → number is 0/1; integer ↔ integer keeps the bits (wraps).
  */
-export function convert(x: string, from: ValueType, to: ValueType): string {
+export function convert(x: string, from: ValueType, to: ValueType, helpers?: Preamble): string {
   if (from.dtype === to.dtype) return x;
-  if (to.dtype === "bool") return `(${x} != ${literal(0, from)})`;
+  if (to.dtype === "bool") {
+    if (!isFloat(from.dtype)) return `(${x} != ${literal(0, from)})`;
+    const u = from.width === 1 ? "u32" : "vec4<u32>";
+    const wide = from.dtype === "f16" ? `${from.width === 1 ? "f32" : "vec4<f32>"}(${x})` : x;
+    return `((bitcast<${u}>(${wide}) & ${u}(0x7fffffffu)) != ${u}(0u))`;
+  }
   if (from.dtype === "bool") return `select(${literal(0, to)}, ${literal(1, to)}, ${x})`;
+  if (isFloat(from.dtype) && (to.dtype === "i32" || to.dtype === "u32")) {
+    if (helpers === undefined) throw new UnsupportedError(`a ${from.dtype} → ${to.dtype} conversion outside an expression`, "internal: pass the kernel's preamble to convert");
+    return `${helpers.use(to.dtype === "i32" ? "toI32" : "toU32", from)}(${x})`;
+  }
   return `${wgslType(to)}(${x})`;
 }
 

@@ -5,28 +5,54 @@ import { wgslType, type ValueType } from "./types.js";
  * The helper functions codegen can call; each is emitted only when an expression uses it.
  *
  * @remarks
- * **NaN-safe helpers.** WGSL's `max`/`min`/`clamp` return the non-NaN operand, and an
- * implementation may assume NaN never occurs (SwiftShader folds `x != x` to false and gives
- * `exp(NaN) = Inf`). The CPU oracle follows IEEE/JS, so every float op that could lose a NaN goes
- * through these, which test NaN on the bits (an integer test no optimiser can fold away):
- * - `isNan(x)`: `(bitcast<u32>(x) & 0x7fffffff) > 0x7f800000` (component-wise for `vec4`);
- * - `ordered(a, b)`: neither operand is NaN (compares are `ordered & (a op b)`; `ne` is its negation or'ed);
+ * **Why so many guards.** WGSL lets an implementation assume that NaN and ±Inf never occur and
+ * leaves many built-ins undefined outside their domain (`log(0)`, `sqrt(-1)`, `inverseSqrt(0)`,
+ * `atan2(0, 0)`, `sin(Inf)`, float → int of NaN or out of range). SwiftShader folds `x != x` to
+ * false and gives `exp(NaN) = Inf`; Mesa folds `x - x` to `0`. The CPU oracle follows IEEE 754
+ * (`docs/semantics.md`), so every float op whose built-in could lose a special value goes through
+ * a helper that decides the special cases on the **bits** (integer tests no optimiser may fold
+ * away) and calls the built-in only for ordinary operands:
+ * - tests: `isNan` (exponent all ones, mantissa ≠ 0), `isInf`, `isZero`, `signBit`;
  * - `keepNan(x, y)`: `y`, unless `x` is NaN, then `x` (wraps a transcendental `y = f(x)`);
- * - `maxNan(a, b)` / `minNan(a, b)`: like `max`/`min`, but a NaN operand wins (JS `Math.max`);
- * - `clampNan(x, lo, hi)`: `clamp`, but NaN stays NaN.
- * Reduction combiners use `maxNan`/`minNan` the same way: `helpers.use("maxNan", t)` returns the
- * function's name for the accumulator type `t`.
+ * - `ordered(a, b)`: neither operand is NaN (compares are `ordered & (a op b)`);
+ * - `maxNan`/`minNan`/`clampNan`: `max`/`min`/`clamp`, but a NaN operand wins (JS `Math.max`);
+ * - domain guards with IEEE answers: `exp`, `log`, `log1p`, `expm1`, `sqrt`, `rsqrt`, `trig`
+ *   (sin/cos/tan of ±Inf is NaN), `pow` (C99 Annex F), `fmod` (floored), `atan2` (all signed
+ *   zeros and infinities);
+ * - same-operand forms: `subSelf` (`x - x`: 0, NaN for non-finite), `divSelf` (`x / x`),
+ *   `modSelf`, emitted when both operands are one node so no compiler can fold them to a constant;
+ * - conversions: `toI32`/`toU32` (truncate, saturate, NaN → 0, like the oracle; WGSL clamps to
+ *   `2^31 - 128`, not `2^31 - 1`).
+ * `helpers.use(name, t)` returns the function's name for operands of type `t`.
  */
-export type HelperName = "erf" | "pow" | "pcg" | "random" | "isNan" | "ordered" | "keepNan" | "maxNan" | "minNan" | "clampNan";
+export type HelperName =
+  | "erf" | "pow" | "pcg" | "random"
+  | "isNan" | "isInf" | "isZero" | "signBit" | "ordered" | "keepNan" | "maxNan" | "minNan" | "clampNan"
+  | "exp" | "log" | "log1p" | "expm1" | "sqrt" | "rsqrt" | "trig" | "fmod" | "atan2"
+  | "subSelf" | "divSelf" | "modSelf" | "toI32" | "toU32";
 
 /** The helpers each helper calls (requested with it, for the same value type unless noted). */
 const DEPENDS: Partial<Record<HelperName, readonly HelperName[]>> = {
-  pow: ["isNan"],
+  pow: ["isNan", "isInf", "isZero", "signBit"],
   ordered: ["isNan"],
   keepNan: ["isNan"],
   maxNan: ["isNan"],
   minNan: ["isNan"],
   clampNan: ["isNan"],
+  exp: ["isNan"],
+  log: ["isNan", "isZero", "signBit"],
+  log1p: ["isNan"],
+  expm1: ["isNan"],
+  sqrt: ["isNan", "isZero", "signBit"],
+  rsqrt: ["isNan", "isZero", "signBit"],
+  trig: ["isNan", "isInf"],
+  fmod: ["isNan", "isInf", "isZero", "signBit"],
+  atan2: ["isNan", "isInf", "isZero", "signBit"],
+  subSelf: ["isNan", "isInf"],
+  divSelf: ["isNan", "isInf", "isZero"],
+  modSelf: ["isNan", "isInf", "isZero"],
+  toI32: ["isNan"],
+  toU32: ["isNan"],
 };
 
 /**
@@ -86,34 +112,227 @@ function asF32(x: string, t: ValueType): string {
   if (t.dtype === "f32") return x;
   return t.width === 1 ? `f32(${x})` : `vec4<f32>(${x})`;
 }
+/** `x`'s bits (`u32` of `t`'s width; `f16` is widened first). */
+function bitsOf(x: string, t: ValueType): string {
+  return `bitcast<${bitsType(t)}>(${asF32(x, t)})`;
+}
+
+/** A `u32` constant of `t`'s width. */
+function u(hex: string, t: ValueType): string {
+  return `${bitsType(t)}(${hex}u)`;
+}
+
+/** The scalar float type of `t` (`f32` or `f16`). */
+function scalarOf(t: ValueType): string {
+  return t.dtype === "f16" ? "f16" : "f32";
+}
+
+/** A non-finite constant of type `t`, built at run time (see `NONFINITE` in `types.ts`). */
+function special(bits: "0x7fc00000" | "0x7f800000" | "0xff800000", t: ValueType): string {
+  const scalar = `${scalarOf(t)}(weft_nonfinite(${bits}u))`;
+  return t.width === 1 ? scalar : `${wgslType(t)}(${scalar})`;
+}
+
+/** `±0` with the sign of `x` (of type `t`), built from the bits. */
+function signedZeroOf(x: string, t: ValueType): string {
+  const zero = `bitcast<${t.width === 1 ? "f32" : "vec4<f32>"}>(${bitsOf(x, t)} & ${u("0x80000000", t)})`;
+  return t.dtype === "f16" ? `${wgslType(t)}(${zero})` : zero;
+}
+
+/** A float constant of type `t` (component-wise for vectors). */
+function c(value: string, t: ValueType): string {
+  return `${wgslType(t)}(${value})`;
+}
+
+/** The bool type of `t`'s width. */
+function boolOf(t: ValueType): string {
+  return t.width === 1 ? "bool" : "vec4<bool>";
+}
+
+/** The integer type of `t`'s width holding `dtype`. */
+function intOf(dtype: "i32" | "u32", t: ValueType): string {
+  return t.width === 1 ? dtype : `vec4<${dtype}>`;
+}
+
+/** A one-argument helper `fn(x) -> T` whose body is `lines`. */
+function fn1(fn: string, ty: string, lines: readonly string[], ret = ty): string {
+  return [`fn ${fn}(x: ${ty}) -> ${ret} {`, ...lines.map((l) => `  ${l}`), `}`].join("\n");
+}
+
 /** Each helper's WGSL, given its function name and value type. */
 const HELPERS: Record<HelperName, (fn: string, ty: string, t: ValueType) => string> = {
-  /** Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7), odd-extended through `sign`. */
+  /**
+   * Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7), odd-extended through `sign`; exactly ±1 beyond
+   * |x| = 6 (so ±Inf needs no `exp(-Inf)`).
+   */
   erf: (fn, ty) =>
     [
       `fn ${fn}(x: ${ty}) -> ${ty} {`,
       `  let a = abs(x);`,
       `  let t = 1.0 / (1.0 + 0.3275911 * a);`,
       `  let p = ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t;`,
-      `  return sign(x) * (1.0 - p * exp(-a * a));`,
+      `  return sign(x) * select(1.0 - p * exp(-a * a), ${ty}(1.0), a > ${ty}(6.0));`,
       `}`,
     ].join("\n"),
-  /** `pow` with the CPU's definition for negative bases and integer exponents (WGSL's is NaN). */
-  pow: (fn, ty, t) =>
-    [
+  /**
+   * `pow` with C99 Annex F's special cases (NumPy's): `pow(x, ±0) = 1` and `pow(1, y) = 1` for
+   * every x, y (NaN included), `pow(-1, ±Inf) = 1`, signed zeros and infinities as IEEE says, a
+   * negative base with a non-integer exponent is NaN; the rest is `exp2(y·log2|x|)` with the sign
+   * of an odd integer exponent.
+   */
+  pow: (fn, ty, t) => {
+    const [isNan, isInf, isZero, signBit] = (["isNan", "isInf", "isZero", "signBit"] as const).map((h) => helperName(h, t));
+    const [one, zero, inf, nan] = [c("1.0", t), c("0.0", t), special("0x7f800000", t), special("0x7fc00000", t)];
+    return [
       `fn ${fn}(x: ${ty}, y: ${ty}) -> ${ty} {`,
-      // WGSL's pow is undefined at x = 0; JS gives 0 for y > 0 and +Inf for y < 0.
-      `  let m = select(pow(abs(x), y), select(${ty}(0.0), ${ty}(weft_nonfinite(0x7f800000u)), y < ${ty}(0.0)), x == ${ty}(0.0));`,
-      `  let yInt = floor(y) == y;`,
-      `  let odd = yInt & (abs(y - 2.0 * floor(y * 0.5)) == ${ty}(1.0));`,
-      `  let neg = select(m, select(m, -m, odd), yInt);`,
-      `  let nan = ${ty}(weft_nonfinite(0x7fc00000u));`,
-      `  let r = select(m, select(nan, neg, yInt), x < ${ty}(0.0));`,
-      // JS: pow(x, 0) = 1 for every x (NaN included); otherwise a NaN operand gives NaN.
-      `  let anyNan = ${helperName("isNan", t)}(x) | ${helperName("isNan", t)}(y);`,
-      `  return select(select(r, select(x, y, ${helperName("isNan", t)}(y)), anyNan), ${ty}(1.0), y == ${ty}(0.0));`,
+      `  let ax = abs(x);`,
+      `  let yInt = (floor(y) == y) & !${isInf}(y);`,
+      `  let odd = yInt & (abs(y - 2.0 * floor(y * 0.5)) == ${one});`,
+      // |x|^y for finite non-zero |x| and finite y; the special magnitudes below.
+      `  var m = exp2(y * log2(ax));`,
+      `  m = select(m, select(${zero}, ${inf}, y < ${zero}), ${isZero}(x));`,
+      `  m = select(m, select(${zero}, ${inf}, y > ${zero}), ${isInf}(x));`,
+      `  m = select(m, select(${zero}, ${inf}, (ax > ${one}) == (y > ${zero})), ${isInf}(y) & !${isZero}(x) & !${isInf}(x));`,
+      `  m = select(m, ${one}, ${isInf}(y) & (ax == ${one}));`,
+      // The sign: negative (or -0) base with an odd integer exponent; a negative finite base
+      // with a non-integer finite exponent is NaN.
+      `  var r = select(m, -m, ${signBit}(x) & odd);`,
+      `  r = select(r, ${nan}, ${signBit}(x) & !${isZero}(x) & !${isInf}(x) & !yInt & !${isInf}(y));`,
+      `  r = select(r, ${nan}, ${isNan}(x) | ${isNan}(y));`,
+      `  return select(r, ${one}, ${isZero}(y) | (${bitsOf("x", t)} == ${u("0x3f800000", t)}));`,
       `}`,
-    ].join("\n"),
+    ].join("\n");
+  },
+  /** ±Inf on the bits: exponent all ones, mantissa zero. */
+  isInf: (fn, ty, t) => fn1(fn, ty, [`return (${bitsOf("x", t)} & ${u("0x7fffffff", t)}) == ${u("0x7f800000", t)};`], boolOf(t)),
+  /** ±0 on the bits. */
+  isZero: (fn, ty, t) => fn1(fn, ty, [`return (${bitsOf("x", t)} & ${u("0x7fffffff", t)}) == ${u("0", t)};`], boolOf(t)),
+  /** The sign bit (true for negatives, -0 and -Inf). */
+  signBit: (fn, ty, t) => fn1(fn, ty, [`return (${bitsOf("x", t)} & ${u("0x80000000", t)}) != ${u("0", t)};`], boolOf(t)),
+  /** `exp`, with `exp(-Inf) = 0`, `exp(+Inf) = +Inf`, `exp(NaN) = NaN`. */
+  exp: (fn, ty, t) =>
+    fn1(fn, ty, [
+      `let b = ${bitsOf("x", t)};`,
+      `return select(select(exp(x), ${c("0.0", t)}, b == ${u("0xff800000", t)}), x, ${helperName("isNan", t)}(x) | (b == ${u("0x7f800000", t)}));`,
+    ]),
+  /** `log`: NaN below 0, `-Inf` at ±0, `+Inf` at `+Inf`, NaN for NaN. */
+  log: (fn, ty, t) =>
+    fn1(fn, ty, [
+      `let r = select(log(x), ${special("0xff800000", t)}, ${helperName("isZero", t)}(x));`,
+      `let posInf = ${bitsOf("x", t)} == ${u("0x7f800000", t)};`,
+      `return select(select(r, ${special("0x7fc00000", t)}, ${helperName("signBit", t)}(x) & !${helperName("isZero", t)}(x)), x, ${helperName("isNan", t)}(x) | posInf);`,
+    ]),
+  /** `log(1 + x)` accurate near 0: NaN below -1, `-Inf` at -1, `+Inf` at `+Inf`. */
+  log1p: (fn, ty, t) =>
+    fn1(fn, ty, [
+      `let v = ${c("1.0", t)} + x;`,
+      `let r = select(log(v) * x / (v - ${c("1.0", t)}), x, v == ${c("1.0", t)});`,
+      `let posInf = ${bitsOf("x", t)} == ${u("0x7f800000", t)};`,
+      `let low = select(${special("0x7fc00000", t)}, ${special("0xff800000", t)}, x == ${c("-1.0", t)});`,
+      `return select(select(r, low, x <= ${c("-1.0", t)}), x, ${helperName("isNan", t)}(x) | posInf);`,
+    ]),
+  /** `exp(x) - 1` accurate near 0: `+Inf` at `+Inf`, `-1` at `-Inf`. */
+  expm1: (fn, ty, t) =>
+    fn1(fn, ty, [
+      `let b = ${bitsOf("x", t)};`,
+      `let e = exp(x);`,
+      `let r = select(select((e - ${c("1.0", t)}) * x / log(e), e - ${c("1.0", t)}, abs(x) > ${c("0.5", t)}), x + ${c("0.5", t)} * x * x, abs(x) < ${c("1e-5", t)});`,
+      `return select(select(r, ${c("-1.0", t)}, b == ${u("0xff800000", t)}), x, ${helperName("isNan", t)}(x) | (b == ${u("0x7f800000", t)}));`,
+    ]),
+  /** `sqrt`: NaN below 0, ±0 and `+Inf` unchanged. */
+  sqrt: (fn, ty, t) =>
+    fn1(fn, ty, [
+      `let keep = ${helperName("isZero", t)}(x) | ${helperName("isNan", t)}(x) | (${bitsOf("x", t)} == ${u("0x7f800000", t)});`,
+      `return select(select(sqrt(x), ${special("0x7fc00000", t)}, ${helperName("signBit", t)}(x)), x, keep);`,
+    ]),
+  /** `1 / sqrt(x)`: NaN below 0, `±Inf` at ±0, `+0` at `+Inf`. */
+  rsqrt: (fn, ty, t) =>
+    fn1(fn, ty, [
+      `let z = ${helperName("isZero", t)}(x);`,
+      `var r = select(inverseSqrt(x), select(${special("0x7f800000", t)}, ${special("0xff800000", t)}, ${helperName("signBit", t)}(x)), z);`,
+      `r = select(r, ${c("0.0", t)}, ${bitsOf("x", t)} == ${u("0x7f800000", t)});`,
+      `return select(r, ${special("0x7fc00000", t)}, ${helperName("isNan", t)}(x) | (${helperName("signBit", t)}(x) & !z));`,
+    ]),
+  /** `y` (sin/cos/tan of `x`), or NaN when `x` is NaN or ±Inf (WGSL leaves them undefined there). */
+  trig: (fn, ty, t) =>
+    [`fn ${fn}(x: ${ty}, y: ${ty}) -> ${ty} {`, `  return select(y, ${special("0x7fc00000", t)}, ${helperName("isNan", t)}(x) | ${helperName("isInf", t)}(x));`, `}`].join("\n"),
+  /**
+   * Floored float modulo (the sign of the divisor, NumPy's `np.mod`): `a - b·floor(a/b)`; NaN when
+   * either is NaN, `a` is ±Inf or `b` is ±0; with `b = ±Inf` and `a` finite the result is `a` when
+   * `a` is 0 or has `b`'s sign, else `b`.
+   */
+  fmod: (fn, ty, t) => {
+    const [isNan, isInf, isZero, signBit] = (["isNan", "isInf", "isZero", "signBit"] as const).map((h) => helperName(h, t));
+    return [
+      `fn ${fn}(a: ${ty}, b: ${ty}) -> ${ty} {`,
+      `  var r = a - b * floor(a / b);`,
+      `  r = select(r, select(a, b, !${isZero}(a) & (${signBit}(a) != ${signBit}(b))), ${isInf}(b));`,
+      `  return select(r, ${special("0x7fc00000", t)}, ${isNan}(a) | ${isNan}(b) | ${isInf}(a) | ${isZero}(b));`,
+      `}`,
+    ].join("\n");
+  },
+  /** `atan2(y, x)` with IEEE's (JS's) answers for every signed zero and infinity; NaN for NaN. */
+  atan2: (fn, ty, t) => {
+    const [isNan, isInf, isZero, signBit] = (["isNan", "isInf", "isZero", "signBit"] as const).map((h) => helperName(h, t));
+    const pi = (k: string): string => `select(${c(k, t)}, -${c(k, t)}, ${signBit}(y))`;
+    const yZero = signedZeroOf("y", t);
+    return [
+      `fn ${fn}(y: ${ty}, x: ${ty}) -> ${ty} {`,
+      `  let xInf = ${isInf}(x);`,
+      `  let yInf = ${isInf}(y);`,
+      `  let towardPi = select(${yZero}, ${pi("3.141592653589793")}, ${signBit}(x));`,
+      `  var r = atan2(y, x);`,
+      `  r = select(r, ${pi("1.5707963267948966")}, ${isZero}(x) | (yInf & !xInf));`,
+      `  r = select(r, towardPi, xInf & !yInf);`,
+      `  r = select(r, select(${pi("0.7853981633974483")}, ${pi("2.356194490192345")}, ${signBit}(x)), xInf & yInf);`,
+      `  r = select(r, towardPi, ${isZero}(y));`,
+      `  return select(r, ${special("0x7fc00000", t)}, ${isNan}(x) | ${isNan}(y));`,
+      `}`,
+    ].join("\n");
+  },
+  /** `x - x` without a foldable expression: `+0` for finite `x`, NaN for ±Inf and NaN. */
+  subSelf: (fn, ty, t) =>
+    fn1(fn, ty, [`return select(${c("0.0", t)}, ${special("0x7fc00000", t)}, ${helperName("isNan", t)}(x) | ${helperName("isInf", t)}(x));`]),
+  /** `x / x` without a foldable expression: `1`, NaN for ±0, ±Inf and NaN. */
+  divSelf: (fn, ty, t) =>
+    fn1(fn, ty, [
+      `return select(${c("1.0", t)}, ${special("0x7fc00000", t)}, ${helperName("isNan", t)}(x) | ${helperName("isInf", t)}(x) | ${helperName("isZero", t)}(x));`,
+    ]),
+  /** Floored `x mod x` without a foldable expression: `±0` (the sign of `x`), NaN for ±0, ±Inf and NaN. */
+  modSelf: (fn, ty, t) =>
+    fn1(fn, ty, [
+      `return select(${signedZeroOf("x", t)}, ${special("0x7fc00000", t)}, ${helperName("isNan", t)}(x) | ${helperName("isInf", t)}(x) | ${helperName("isZero", t)}(x));`,
+    ]),
+  /** Float → `i32` like the oracle: truncate toward zero, saturate at ±2^31, NaN → 0. */
+  toI32: (fn, ty, t) => {
+    const f: ValueType = { dtype: "f32", width: t.width };
+    const i = intOf("i32", t);
+    return fn1(
+      fn,
+      ty,
+      [
+        `let f = ${asF32("x", t)};`,
+        `let r = select(select(${i}(f), ${i}(i32(-2147483647 - 1)), f <= ${c("-2147483648.0", f)}), ${i}(2147483647i), f >= ${c("2147483648.0", f)});`,
+        `return select(r, ${i}(0i), ${helperName("isNan", t)}(x));`,
+      ],
+      i,
+    );
+  },
+  /** Float → `u32` like the oracle: truncate toward zero, 0 below 0, saturate at 2^32, NaN → 0. */
+  toU32: (fn, ty, t) => {
+    const f: ValueType = { dtype: "f32", width: t.width };
+    const v = intOf("u32", t);
+    return fn1(
+      fn,
+      ty,
+      [
+        `let f = ${asF32("x", t)};`,
+        `let r = select(select(${v}(f), ${v}(0u), f <= ${c("0.0", f)}), ${v}(4294967295u), f >= ${c("4294967296.0", f)});`,
+        `return select(r, ${v}(0u), ${helperName("isNan", t)}(x));`,
+      ],
+      v,
+    );
+  },
   /** NaN test on the bits: exponent all ones and a non-zero mantissa. */
   isNan: (fn, ty, t) => {
     const u = bitsType(t);
