@@ -4,6 +4,7 @@
  * exactly the block's outputs.
  */
 import { describe, expect, it } from "vitest";
+import { StreamId } from "@weft/environment";
 import { InjectedFaultError, TaintedReadError } from "@weft/server";
 import { withProcessMode } from "@weft/runtime";
 import { OperationConverter, type OperationIr, type TensorIr } from "@weft/fusion";
@@ -107,7 +108,7 @@ describe("ElementwiseFuser", () => {
       const keep = share === "view"
         ? h.run({ kind: "slice", input: x, ranges: [{ start: 0, end: 3, step: 1 }], out: h.output([3]) })
         : undefined;
-      const alias = share === "alias" ? h.runtime.aliasHandle(h.handles.getHandle(x)) : undefined;
+      const alias = share === "alias" ? h.runtime.aliasHandle(h.handles.getHandle(x), StreamId.DEFAULT) : undefined;
       const out = h.output([3]);
       h.runFused([{ kind: "unary", op: "neg", input: h.use(x, "ReadWrite"), out }]);
       expect(h.runtime.stats.inPlaceWrites, `${share}: shared memory is never written in place`).toBe(0);

@@ -82,7 +82,7 @@ describe("WebGpuRuntime on the software adapter", () => {
 
     const b = upload(ctx, [5, 6, 7, 8], [4]);
     const alias = t([4]);
-    ctx.handles.registerHandle(alias.id, runtime.aliasHandle(ctx.handles.getHandle(b)));
+    ctx.handles.registerHandle(alias.id, runtime.aliasHandle(ctx.handles.getHandle(b), StreamId.DEFAULT));
     const out2 = t([4]);
     runtime.resetCounters();
     runFused(ctx, [{ kind: "unary", op: "neg", input: as(b, "ReadWrite"), out: out2 }]);

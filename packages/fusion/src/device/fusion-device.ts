@@ -325,7 +325,7 @@ export class FusionDevice<H> {
   /** A fresh id on `current` aliasing `tensor` (seed 000's shared view). */
   #sharedView(tensor: FusionTensor, current: StreamId): TensorIr {
     const dst = freshId();
-    this.#call(() => this.streams.tagSharedView(tensor.stream, tensor.id, dst, this.#env));
+    this.#call(() => this.streams.tagSharedView(tensor.stream, tensor.id, dst, current, this.#env));
     return { id: dst, shape: tensor.shape, dtype: tensor.dtype, status: "ReadOnly" };
   }
 

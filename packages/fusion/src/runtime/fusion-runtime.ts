@@ -5,9 +5,18 @@ import type { TensorData, TensorIr, TypedArray } from "../ir/tensor-ir.js";
 import type { HandleContainer } from "./handle-container.js";
 
 /**
- * Whether the operations of a drained block ran. Seed 001: a block is drained whether or not its
- * operations ran; one that did not (an input carried an error, or the launch failed) was never
- * replayed, so a remote server still holds its inputs.
+ * Whether the runtime was handed an operation of a drained block and carried it out. Seed 001: a
+ * block is drained whether or not its operations ran; one that did not was never replayed, so a
+ * remote server still holds its inputs and only the handle's own release frees them.
+ *
+ * @remarks
+ * **Exactly.** `"ran"` means the runtime was handed the operation — inside a fused
+ * {@link Optimization} whose `execute` returned, or alone through
+ * {@link FusionRuntime.executeOperation} that returned. That holds for `drop` too: a drop on an
+ * empty segment and a drop run unfused are handed to `executeOperation` (never skipped), so a
+ * runtime that forwards drops (a remote one) knows from `"ran"` that it already freed the tensor.
+ * `"not-ran"`: the operation was never handed over, or its execution threw (an input carried an
+ * error, the launch failed).
  */
 export type OperationRan = "ran" | "not-ran";
 
@@ -92,12 +101,23 @@ export interface FusionRuntime<H, O extends Optimization<H> = Optimization<H>> {
   fusers(): OperationFuser<O>[];
   /**
    * Runs one operation unfused: borrows its inputs from `ctx.handles`, registers its output.
+   * A `drop` is handed here too (also on an empty segment): a local runtime may remove the handle
+   * (the engine's `freeHandle` then finds nothing to do); a remote one forwards it.
    * Throws when it fails (typed errors: `UnsupportedError`, `ServerError`, …).
    */
   executeOperation(operation: OperationIr, ctx: ExecutionContext<H>): void;
-  /** A cross-stream alias of `handle` to register under a fresh id (seed 001). */
-  aliasHandle(handle: H): H;
-  /** Reclaims a `ReadWrite` (last-use) handle as the engine drains a block (seed 001). */
+  /**
+   * A cross-stream alias of `handle` to register under a fresh id, for use on `stream` (seed 001):
+   * an independent reference over the same memory, so consuming one alias never frees the memory
+   * under the other. A remote runtime mints a fresh server id (a bare copy of the id would collapse
+   * the aliases into one server tensor, freed by the first consume); a router also uses `stream` to
+   * move the tensor to the server that stream lives on.
+   */
+  aliasHandle(handle: H, stream: StreamId): H;
+  /**
+   * Reclaims a `ReadWrite` (last-use) handle as the engine drains a block (seed 001); `ran` says
+   * whether the runtime was handed the operation that used it last (see {@link OperationRan}).
+   */
   freeHandle(handles: HandleContainer<H>, tensor: TensorIr, ran: OperationRan): void;
   /** Gives back one reference on `handle`. */
   releaseHandle(handle: H): void;
@@ -151,7 +171,7 @@ export abstract class BaseFusionRuntime<H, O extends Optimization<H> = Optimizat
   abstract memoryUsage(): MemoryUsage;
 
   /** Default: a new reference over the same memory (the JavaScript form of Rust's `clone`). */
-  aliasHandle(handle: H): H {
+  aliasHandle(handle: H, _stream: StreamId): H {
     return this.retainHandle(handle);
   }
 

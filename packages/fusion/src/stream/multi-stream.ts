@@ -6,7 +6,7 @@ import type { OperationFuser, Optimization } from "../runtime/fusion-runtime.js"
 import { ExplorationBudget } from "./execution/explorer.js";
 import { Processor } from "./execution/processor.js";
 import type { ExecutionEnv } from "./queue/operation-queue.js";
-import { OperationQueue } from "./queue/operation-queue.js";
+import { OperationQueue, runDrop } from "./queue/operation-queue.js";
 import { ExecutionPlanStore } from "./store/execution-plan-store.js";
 
 /**
@@ -32,9 +32,6 @@ export interface MultiStreamOptions {
   /** Explorations allowed on the device before every segment runs unfused (default unbounded). */
   readonly maxExplorations?: number;
 }
-
-/** The `kinds` of a lone `drop` block (shared: logged blocks are never mutated). */
-const DROP_KINDS: readonly OperationIr["kind"][] = ["drop"];
 
 /** Empty streams kept for reuse, so a stream that empties and refills does not rebuild its fusers. */
 const STREAM_POOL_SIZE = 16;
@@ -118,7 +115,7 @@ export class MultiStream<H> {
       this.sharedSources.delete(op.tensor.id);
       const pending = this.#streams.get(stream);
       if (pending === undefined || pending.queue.length === 0) {
-        this.#dropNow(stream, op.tensor, pending, env);
+        this.#dropNow(stream, op, pending, env);
         return;
       }
     }
@@ -132,13 +129,14 @@ export class MultiStream<H> {
   /**
    * A `drop` on an empty segment: no pending operation can use its tensor, so every fuser closes
    * on it and it runs alone, unfused, at once (what the processor would decide after consulting
-   * the plan cache). Done directly: logged as the same one-op block, the handle freed through
-   * `freeHandle`, and the deferred frees flushed (it is a boundary, like any execution).
+   * the plan cache). Done directly: handed to the runtime and logged as the same one-op block
+   * (`runDrop`), the handle freed through `freeHandle` with whether the runtime was handed it, and
+   * the deferred frees flushed (it is a boundary, like any execution).
    * Why: disposing an already computed tensor is the most frequent operation of a `tidy` loop.
    */
-  #dropNow(stream: StreamId, tensor: TensorIr, pending: LazyStream<H> | undefined, env: ExecutionEnv<H>): void {
-    env.onBlock({ stream, fused: false, name: "drop", kinds: DROP_KINDS, ran: "ran" });
-    env.runtime.freeHandle(env.handles, tensor, "ran");
+  #dropNow(stream: StreamId, op: Extract<OperationIr, { kind: "drop" }>, pending: LazyStream<H> | undefined, env: ExecutionEnv<H>): void {
+    const ran = StreamId.executes(stream, () => runDrop(op, { handles: env.handles, stream }, env));
+    env.runtime.freeHandle(env.handles, op.tensor, ran);
     if (pending === undefined) return;
     pending.queue.flushDeferred(env.handles);
     this.#removeIfEmpty(stream);
@@ -159,12 +157,13 @@ export class MultiStream<H> {
   }
 
   /**
-   * Sets up `dst` as a cross-stream alias of `src` (homed on `srcStream`). Drains `srcStream` only
+   * Sets up `dst` (homed on `dstStream`) as a cross-stream alias of `src` (homed on `srcStream`),
+   * through the runtime's `aliasHandle(handle, dstStream)`. Drains `srcStream` only
    * when `src` has no handle yet and was never drained for a share (`sharedSources`); a chained
    * share (a view re-shared onward) finds its handle registered and never drains. A source that
    * carries an error passes it on to `dst`.
    */
-  tagSharedView(srcStream: StreamId, src: TensorId, dst: TensorId, env: ExecutionEnv<H>): void {
+  tagSharedView(srcStream: StreamId, src: TensorId, dst: TensorId, dstStream: StreamId, env: ExecutionEnv<H>): void {
     const { handles } = env;
     if (!this.sharedSources.has(src) && !handles.hasHandle(src) && handles.getError(src) === undefined) {
       this.sharedSources.add(src);
@@ -172,7 +171,7 @@ export class MultiStream<H> {
     }
     const handle = handles.getHandleRef(src);
     if (handle !== undefined) {
-      handles.registerHandle(dst, env.runtime.aliasHandle(handle));
+      handles.registerHandle(dst, env.runtime.aliasHandle(handle, dstStream));
       return;
     }
     const error = handles.getError(src);

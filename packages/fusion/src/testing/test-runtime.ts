@@ -115,6 +115,10 @@ export class TestRuntime extends BaseFusionRuntime<TestHandle> {
 
   executeOperation(op: OperationIr, ctx: ExecutionContext<TestHandle>): void {
     this.checkFault(op);
+    if (op.kind === "drop") {
+      ctx.handles.removeHandle(op.tensor.id);
+      return;
+    }
     const skipped = this.deviceFailureOf(operationInputs(op).map((t) => ctx.handles.getHandle(t)));
     if (skipped !== undefined) {
       // A server skips a launch that reads tainted bytes and taints what it would have written.

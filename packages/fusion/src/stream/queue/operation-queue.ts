@@ -259,11 +259,14 @@ function runOptimization<H>(
 
 function runUnfused<H>(op: OperationIr | undefined, ctx: ExecutionContext<H>, env: ExecutionEnv<H>): OperationRan {
   invariant(op !== undefined, "unfused execution past the segment");
-  // `init` handles are registered out of band; a `drop` is carried out by the drain's freeHandle.
-  if (op.kind === "init" || op.kind === "drop") {
+  // `init` handles are registered out of band: there is nothing to run.
+  if (op.kind === "init") {
     env.onBlock({ stream: ctx.stream, fused: false, name: op.kind, kinds: [op.kind], ran: "ran" });
     return "ran";
   }
+  // A `drop` is handed to the runtime like any operation, even when its tensor carries an error:
+  // `ran` then tells the drain's `freeHandle` that the runtime saw it (seed 001, `OperationRan`).
+  if (op.kind === "drop") return runDrop(op, ctx, env);
   for (const input of operationInputs(op)) {
     const error = env.handles.getError(input.id);
     if (error !== undefined) {
@@ -283,3 +286,25 @@ function runUnfused<H>(op: OperationIr | undefined, ctx: ExecutionContext<H>, en
     return "not-ran";
   }
 }
+
+/**
+ * Hands a lone `drop` to the runtime (`executeOperation`), logs it as a one-op block, and says
+ * whether the runtime was handed it: `"ran"` exactly when `executeOperation` returned. The engine's
+ * `freeHandle` of the dropped tensor receives that answer (seed 001: a remote runtime that forwarded
+ * the drop must not register a second one; one that never saw it must free the handle itself).
+ * @internal
+ */
+export function runDrop<H>(op: Extract<OperationIr, { kind: "drop" }>, ctx: ExecutionContext<H>, env: ExecutionEnv<H>): OperationRan {
+  let ran: OperationRan = "ran";
+  try {
+    env.runtime.executeOperation(op, ctx);
+  } catch (error) {
+    if (isBug(error)) env.onBug(error);
+    ran = "not-ran";
+  }
+  env.onBlock({ stream: ctx.stream, fused: false, name: "drop", kinds: DROP_KINDS, ran });
+  return ran;
+}
+
+/** The `kinds` of a lone `drop` block (shared: logged blocks are never mutated). */
+const DROP_KINDS: readonly OperationIr["kind"][] = ["drop"];
