@@ -19,7 +19,8 @@ export const ALLOWED = {
   "backend-cpu": ["environment", "server", "runtime", "fusion"],
   "backend-webgpu": ["environment", "server", "runtime", "fusion"],
   tensor: ["environment", "server", "runtime", "fusion"],
-  weft: ["environment", "server", "runtime", "fusion", "backend-cpu", "backend-webgpu", "tensor"],
+  remote: ["environment", "server", "runtime", "fusion", "tensor"],
+  weft: ["environment", "server", "runtime", "fusion", "backend-cpu", "backend-webgpu", "tensor", "remote"],
 };
 const nameOf = (spec) => {
   const m = /^@weft\/([a-z-]+)(\/.*)?$/.exec(spec);

@@ -1,0 +1,125 @@
+/**
+ * A user `Device` that computes on `weft serve` servers: `createRemoteDevice({ url, token })`.
+ *
+ * @module
+ */
+import { FusionDevice } from "@weft/fusion";
+import type { DType } from "@weft/fusion";
+import { Device, type MemoryReport } from "@weft/tensor";
+import type { ServerMemory } from "../protocol/messages.js";
+import { type ConnectionOptions, type ConnectionStats, RemoteConnection } from "./connection.js";
+import { RemoteRuntime, type RouterStats } from "./remote-runtime.js";
+
+/** Options of {@link createRemoteDevice}. */
+export interface RemoteDeviceOptions extends ConnectionOptions {
+  /** One server (`ws://host:port`), or several: client streams are spread over them (a router). */
+  readonly url: string | readonly string[];
+  /** The token the servers were started with (`weft serve --token`). */
+  readonly token: string;
+}
+
+/** One server as the client sees it: its session, what the client holds there, what was sent. */
+export interface RemoteServerReport {
+  readonly url: string;
+  /** The server's backend (`"cpu"`, `"webgpu"`). */
+  readonly backend: string;
+  /** Whether the session is alive (`false` once it ended: see `failure`). */
+  readonly alive: boolean;
+  /** Why the session ended, if it did. */
+  readonly failure: string | undefined;
+  /** Server tensors this client holds there, and their bytes. */
+  readonly liveTensors: number;
+  readonly bytesInUse: number;
+  /** Frames, bytes and items sent and received, and tensors moved in. */
+  readonly stats: Readonly<ConnectionStats>;
+}
+
+/** `memory()` of a remote device: the client's report plus one entry per server. */
+export interface RemoteMemoryReport extends MemoryReport {
+  readonly servers: readonly RemoteServerReport[];
+}
+
+/** `stats()` of a remote device: per server, and the router's moves. */
+export interface RemoteStats {
+  readonly servers: readonly RemoteServerReport[];
+  readonly router: Readonly<RouterStats>;
+}
+
+/**
+ * A `Device` whose tensors live on one or several `weft serve` servers.
+ *
+ * @remarks
+ * **What runs where.** The client records lazily like any device (`FusionDevice`), forwards every
+ * operation in order to the server its stream lives on, and reads values back over the network;
+ * the servers fuse and execute. `dataSync()` is not available (reads are asynchronous).
+ * **Reports.** {@link RemoteDevice.memory} is synchronous and adds a client-side entry per server;
+ * {@link RemoteDevice.serverMemory} asks each server (a round trip) for what it holds.
+ * **Invariant.** The connections never change; once a session ends, its tensors fail with its
+ * {@link RemoteSessionError} and a new device (`init` again) is needed.
+ */
+export class RemoteDevice extends Device {
+  /** The runtime (connections, router). */
+  readonly runtime: RemoteRuntime;
+
+  constructor(runtime: RemoteRuntime, dtypes: readonly DType[]) {
+    const first = runtime.connections[0] as RemoteConnection;
+    const where = runtime.connections.length === 1 ? first.url : `${runtime.connections.length} servers`;
+    // No client-side exploration: every operation is forwarded as it is recorded; servers fuse.
+    super(new FusionDevice(runtime, { maxExplorations: 0 }), { backend: "remote", label: `remote (${first.backend} @ ${where})`, dtypes, syncReads: false });
+    this.runtime = runtime;
+  }
+
+  /** One report per server, client-side (no round trip). */
+  servers(): RemoteServerReport[] {
+    return this.runtime.connections.map((c) => ({
+      url: c.url,
+      backend: c.backend,
+      alive: c.failure === undefined,
+      failure: c.failure?.message,
+      liveTensors: c.liveTensors,
+      bytesInUse: c.liveBytes,
+      stats: { ...c.stats },
+    }));
+  }
+
+  /** The client's memory report plus one entry per server. */
+  override memory(): RemoteMemoryReport {
+    return { ...super.memory(), servers: this.servers() };
+  }
+
+  /** Per-server counters and the router's moves. */
+  stats(): RemoteStats {
+    return { servers: this.servers(), router: { ...this.runtime.router } };
+  }
+
+  /** What each server holds for this client and in total (one round trip per server, in `url` order). */
+  serverMemory(): Promise<ServerMemory[]> {
+    for (const c of this.runtime.connections) c.flush();
+    return Promise.all(this.runtime.connections.map((c) => c.memory()));
+  }
+
+  /** Ends every session (the servers free this client's tensors). */
+  close(): void {
+    for (const c of this.runtime.connections) c.close();
+  }
+}
+
+/**
+ * Connects to every server in `options.url`, authenticates, and returns a device that computes
+ * there. The device's dtypes are those every server stores.
+ * @throws RemoteAuthError when a server refuses the token (the other sessions are closed).
+ * @throws RemoteSessionError when a server cannot be reached or refuses the session.
+ */
+export async function createRemoteDevice(options: RemoteDeviceOptions): Promise<RemoteDevice> {
+  const urls = typeof options.url === "string" ? [options.url] : [...options.url];
+  if (urls.length === 0) throw new TypeError("createRemoteDevice: url must name at least one server");
+  const opened = await Promise.allSettled(urls.map((url) => RemoteConnection.open(url, options.token, options)));
+  const connections = opened.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+  const failed = opened.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (failed !== undefined) {
+    for (const c of connections) c.close();
+    throw failed.reason;
+  }
+  const dtypes = (connections[0] as RemoteConnection).dtypes.filter((d) => connections.every((c) => c.dtypes.includes(d)));
+  return new RemoteDevice(new RemoteRuntime(connections), dtypes);
+}

@@ -1,0 +1,233 @@
+/**
+ * The client's `FusionRuntime`: handles are server ids; operations are forwarded, in order, to the
+ * server each stream lives on, and fused there.
+ *
+ * @module
+ */
+import { InvariantError, type StreamId } from "@weft/environment";
+import type { MemoryUsage } from "@weft/server";
+import {
+  type DType,
+  type ExecutionContext,
+  type FusionRuntime,
+  type HandleContainer,
+  type OperationRan,
+  type OperationFuser,
+  type OperationIr,
+  type Optimization,
+  type TensorData,
+  type TensorIr,
+  type TypedArray,
+  deviceBytesPerElement,
+  mapOperation,
+  numElements,
+} from "@weft/fusion";
+import { RemoteLimitError } from "../errors/remote-errors.js";
+import type { Item } from "../protocol/messages.js";
+import { arrayOf, bytesOf, toWireError } from "../protocol/wire-data.js";
+import type { RemoteConnection } from "./connection.js";
+
+/**
+ * A tensor on a server: the session it lives in and its id there. What the client's handle
+ * container holds for every remote tensor (one entry, one server id).
+ */
+export interface RemoteHandle {
+  /** The server (session) holding the tensor. */
+  readonly connection: RemoteConnection;
+  /** The tensor's id in that session. */
+  readonly id: number;
+  /** The client stream it lives on server-side. */
+  readonly stream: number;
+  readonly shape: readonly number[];
+  readonly dtype: DType;
+  /** Device bytes (elements × bytes per element), for the memory report. */
+  readonly bytes: number;
+  /**
+   * Whether the server no longer holds this id for the client: a drop was sent, or a forwarded
+   * drop freed it (seed 001's `freeHandle` with `"ran"`). Set once; never cleared.
+   */
+  released: boolean;
+}
+
+/** What a router did: tensors moved between servers because a stream on another server used them. */
+export interface RouterStats {
+  /** Tensors moved, and their bytes. */
+  moves: number;
+  bytesMoved: number;
+}
+
+/**
+ * A `FusionRuntime` whose handles are remote ids, over one server or several (a router).
+ *
+ * @remarks
+ * **Where work runs.** The client fuses nothing (`fusers()` is empty): every operation is handed to
+ * {@link RemoteRuntime.executeOperation} in stream order and queued, with the ids of its server,
+ * on the connection of the server its stream lives on; the server's own fusion engine fuses it.
+ * A stream lives on one server, chosen from its id (`stream mod servers`): stateless, so nothing
+ * grows with the number of streams.
+ * **Seed 001.** `aliasHandle` mints a fresh server id aliasing the same server tensor (an `alias`
+ * item), or, when the alias is for a stream on another server, moves the tensor there (read from
+ * its server, uploaded to the other; counted in {@link RemoteRuntime.router}). A bare copy of the
+ * handle would share one server id between the aliases, and the first consume would free it for
+ * both. `executeOperation` forwards every `drop` it is handed; `freeHandle` with `"ran"` then only
+ * forgets the handle (the server already freed it), and with `"not-ran"` sends the drop itself.
+ * Every other release of a handle (a consuming read, a foreign drop) sends one drop, once.
+ * **Bounds.** One handle per live client tensor; queued items are bounded by each connection.
+ */
+export class RemoteRuntime implements FusionRuntime<RemoteHandle> {
+  readonly name = "remote";
+  /** The servers, in the order of the `url` list. */
+  readonly connections: readonly RemoteConnection[];
+  /** Moves between servers. */
+  readonly router: RouterStats = { moves: 0, bytesMoved: 0 };
+
+  constructor(connections: readonly RemoteConnection[]) {
+    if (connections.length === 0) throw new InvariantError("a remote runtime needs at least one server");
+    this.connections = connections;
+  }
+
+  /** The server `stream` lives on. */
+  serverFor(stream: StreamId | number): RemoteConnection {
+    return this.connections[Number(stream) % this.connections.length] as RemoteConnection;
+  }
+
+  /** No client-side fusion: the servers fuse. */
+  fusers(): OperationFuser<Optimization<RemoteHandle>>[] {
+    return [];
+  }
+
+  /** Forwards `op` to the server of `ctx.stream` (a `drop` to the server holding the tensor). */
+  executeOperation(op: OperationIr, ctx: ExecutionContext<RemoteHandle>): void {
+    if (op.kind === "init") return;
+    if (op.kind === "drop") {
+      const handle = ctx.handles.getHandleRef(op.tensor.id);
+      // Forwarded; the drain's `freeHandle(…, "ran")` then forgets the handle without a second drop.
+      if (handle !== undefined && !handle.released) handle.connection.enqueue({ k: "drop", id: handle.id });
+      return;
+    }
+    const connection = this.serverFor(ctx.stream);
+    connection.checkAlive();
+    const out = op.out;
+    const id = connection.mintId();
+    const wire = mapOperation(
+      op,
+      (t) => {
+        if (t.id === out.id) return { id: id as TensorIr["id"], shape: t.shape, dtype: t.dtype, status: "NotInit" };
+        const handle = ctx.handles.getHandle(t);
+        if (handle.connection !== connection) {
+          throw new InvariantError(`tensor #${t.id} lives on ${handle.connection.url}, but stream ${ctx.stream} runs on ${connection.url} (a foreign tensor must arrive through aliasHandle)`);
+        }
+        return { id: handle.id as TensorIr["id"], shape: t.shape, dtype: t.dtype, status: t.status };
+      },
+      (v) => v,
+    );
+    connection.enqueue({ k: "op", s: Number(ctx.stream), op: wire });
+    ctx.handles.registerHandle(out.id, this.#handle(connection, id, Number(ctx.stream), out.shape, out.dtype));
+  }
+
+  /**
+   * A fresh server id on `stream`'s server for the same value as `handle` (seed 001): an `alias`
+   * on the same server, or a counted move (read there, upload here) to another.
+   */
+  aliasHandle(handle: RemoteHandle, stream: StreamId): RemoteHandle {
+    const target = this.serverFor(stream);
+    const id = target.mintId();
+    const s = Number(stream);
+    if (target === handle.connection) {
+      target.enqueue({ k: "alias", s, src: handle.id, id });
+    } else {
+      this.router.moves++;
+      this.router.bytesMoved += handle.bytes;
+      target.stats.movesIn++;
+      target.stats.bytesMovedIn += handle.bytes;
+      const { shape, dtype } = handle;
+      target.gate(
+        handle.connection.read(handle.id).then(
+          (bytes): Item => ({ k: "upload", s, id, shape, dtype, bytes }),
+          (error: unknown): Item => ({ k: "poison", id, shape, dtype, error: toWireError(error) }),
+        ),
+      );
+    }
+    return this.#handle(target, id, s, handle.shape, handle.dtype);
+  }
+
+  /**
+   * Seed 001's override: `"ran"` means the runtime was handed the drop and forwarded it (the server
+   * freed the id), so the handle is only forgotten; `"not-ran"` lets the release send the drop.
+   */
+  freeHandle(handles: HandleContainer<RemoteHandle>, tensor: TensorIr, ran: OperationRan): void {
+    if (tensor.status !== "ReadWrite") return;
+    if (ran === "ran") {
+      const handle = handles.getHandleRef(tensor.id);
+      if (handle !== undefined) this.#forget(handle);
+    }
+    handles.free(tensor);
+  }
+
+  /** Sends the drop of `handle`'s id unless the server already freed it. */
+  releaseHandle(handle: RemoteHandle): void {
+    if (handle.released) return;
+    handle.connection.enqueue({ k: "drop", id: handle.id });
+    this.#forget(handle);
+  }
+
+  /** Never: nothing is written in place on the client. */
+  canMut(_handle: RemoteHandle): boolean {
+    return false;
+  }
+
+  /**
+   * Queues the values for upload to `stream`'s server.
+   * @throws RemoteLimitError when they do not fit in one frame of that server.
+   * @throws RemoteSessionError when the session is over.
+   */
+  upload(data: TensorData, stream: StreamId): RemoteHandle {
+    const connection = this.serverFor(stream);
+    connection.checkAlive();
+    const view = bytesOf(data.data);
+    if (view.byteLength + 1024 > connection.limits.maxFrameBytes) {
+      throw new RemoteLimitError(connection.url, "maxFrameBytes", `upload of ${view.byteLength} bytes ([${data.shape.join(", ")}] ${data.dtype}) does not fit in one ${connection.limits.maxFrameBytes}-byte frame`);
+    }
+    const id = connection.mintId();
+    const s = Number(stream);
+    connection.enqueue({ k: "upload", s, id, shape: [...data.shape], dtype: data.dtype, bytes: view.slice() });
+    return this.#handle(connection, id, s, data.shape, data.dtype);
+  }
+
+  /** Sends what is queued, asks the server for the values, and resolves when they arrive. */
+  async read(handle: RemoteHandle, tensor: TensorIr, _stream: StreamId): Promise<TypedArray> {
+    const bytes = await handle.connection.read(handle.id);
+    return arrayOf(bytes, tensor.dtype);
+  }
+
+  /** Sends what every server has queued, then waits until `stream`'s server ran the stream's work. */
+  async sync(stream: StreamId): Promise<void> {
+    for (const c of this.connections) c.flush();
+    await this.serverFor(stream).sync(Number(stream));
+  }
+
+  /** Bytes of the live server tensors this client holds, over every server. */
+  memoryUsage(): MemoryUsage {
+    let bytes = 0;
+    let live = 0;
+    for (const c of this.connections) {
+      bytes += c.liveBytes;
+      live += c.liveTensors;
+    }
+    return { bytesInUse: bytes, bytesReserved: bytes, pages: 0, slices: 0, liveAllocations: live };
+  }
+
+  #handle(connection: RemoteConnection, id: number, stream: number, shape: readonly number[], dtype: DType): RemoteHandle {
+    const bytes = numElements(shape) * deviceBytesPerElement(dtype);
+    connection.liveTensors++;
+    connection.liveBytes += bytes;
+    return { connection, id, stream, shape, dtype, bytes, released: false };
+  }
+
+  #forget(handle: RemoteHandle): void {
+    if (handle.released) return;
+    handle.released = true;
+    handle.connection.liveTensors--;
+    handle.connection.liveBytes -= handle.bytes;
+  }
+}
