@@ -17,3 +17,13 @@ export type { BackendRequest, ChoiceReason } from "./device/backend-choice.js";
 export { createCpuDevice, createWebGpuDevice, probeAdapter } from "./device/backends.js";
 export type { AdapterProbe, BackendName } from "./device/backends.js";
 export { warmup } from "./device/warmup.js";
+export {
+  createRemoteDevice,
+  RemoteDevice,
+  RemoteError,
+  RemoteAuthError,
+  RemoteLimitError,
+  RemoteSessionError,
+  RemoteComputationError,
+} from "@weft/remote";
+export type { RemoteDeviceOptions, RemoteMemoryReport, RemoteServerReport, RemoteStats, RemoteFailure } from "@weft/remote";

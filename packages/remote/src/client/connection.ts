@@ -19,7 +19,11 @@ export interface ConnectionOptions {
   readonly connectTimeoutMs?: number;
   /** Milliseconds between liveness pings while a request waits. Default 1 000. */
   readonly heartbeatMs?: number;
-  /** Milliseconds of silence from the server, while a request waits, after which the session is declared lost. Default 10 000. */
+  /**
+   * Milliseconds of silence from the server, while a request waits, after which the session is
+   * declared lost. Default 20 000 (a server busy with a long synchronous computation cannot answer
+   * pings meanwhile). A server that dies closes the connection and is noticed at once.
+   */
   readonly timeoutMs?: number;
   /** Items the outgoing batch holds before it is sent without a read or sync (the queue limit). Default 1 024. */
   readonly maxBatchItems?: number;
@@ -120,7 +124,7 @@ export class RemoteConnection {
     this.dtypes = welcome.dtypes;
     this.limits = welcome.limits;
     this.#heartbeatMs = options.heartbeatMs ?? 1_000;
-    this.#timeoutMs = options.timeoutMs ?? 10_000;
+    this.#timeoutMs = options.timeoutMs ?? 20_000;
     this.#maxBatchItems = options.maxBatchItems ?? 1_024;
     socket.onmessage = (event) => this.#receive(event.data);
     socket.onclose = (event) => this.#fail(this.#closeError(event.code, event.reason));

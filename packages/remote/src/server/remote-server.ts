@@ -39,11 +39,17 @@ export interface RemoteServerOptions {
   readonly limits?: Partial<RemoteLimits>;
   /** Milliseconds a new connection has to send a valid hello. Default 5 000. */
   readonly handshakeTimeoutMs?: number;
-  /** Milliseconds between WebSocket pings; a session that missed a pong by the next one is closed. Default 10 000. */
+  /** Milliseconds between WebSocket pings; a session that answered none of 3 in a row is closed. Default 10 000. */
   readonly heartbeatMs?: number;
   /** Where the server logs one line per session event (default: nothing). */
   readonly log?: (line: string) => void;
 }
+
+/**
+ * Pings in a row a session may leave unanswered before it is closed: a client whose event loop is
+ * busy for a while (a long synchronous computation) is not mistaken for a dead one.
+ */
+const MISSED_PINGS = 3;
 
 /** A bounded byte count of replies a slow client may leave unread before its session is closed. */
 const MAX_BUFFERED_REPLY_BYTES = 1024 * 1024 * 1024;
@@ -61,8 +67,8 @@ function digest(token: string): Buffer {
  * first message (a hello carrying the token, compared in constant time) within the handshake
  * timeout, and then owns its tensors and streams until it closes. A session that breaks the
  * protocol or a limit is answered `fatal` and closed; the other sessions and the server go on.
- * **Liveness.** The server pings every session (`heartbeatMs`) and closes one that did not answer
- * the previous ping; a closed session's tensors are all disposed.
+ * **Liveness.** The server pings every session (`heartbeatMs`) and closes one that answered none
+ * of the last three pings (nor sent anything); a closed session's tensors are all disposed.
  * **State and bounds.** At most `maxSessions` sessions; each bounded by its limits.
  */
 export class RemoteServer {
@@ -75,7 +81,8 @@ export class RemoteServer {
   readonly #log: (line: string) => void;
   readonly #handshakeTimeoutMs: number;
   readonly #heartbeat: ReturnType<typeof setInterval>;
-  readonly #alive = new WeakMap<WebSocket, boolean>();
+  /** Pings each socket left unanswered in a row (reset by a pong or any message); ended at {@link MISSED_PINGS}. */
+  readonly #missed = new WeakMap<WebSocket, number>();
   #serial = 0;
   #closed = false;
 
@@ -90,11 +97,13 @@ export class RemoteServer {
     wss.on("connection", (socket) => this.#accept(socket));
     this.#heartbeat = setInterval(() => {
       for (const socket of wss.clients) {
-        if (this.#alive.get(socket) === false) {
+        const missed = this.#missed.get(socket) ?? 0;
+        if (missed >= MISSED_PINGS) {
+          this.#log("weft serve: a session stopped answering pings; closing it");
           socket.terminate();
           continue;
         }
-        this.#alive.set(socket, false);
+        this.#missed.set(socket, missed + 1);
         socket.ping();
       }
     }, options.heartbeatMs ?? 10_000);
@@ -130,8 +139,8 @@ export class RemoteServer {
   }
 
   #accept(socket: WebSocket): void {
-    this.#alive.set(socket, true);
-    socket.on("pong", () => this.#alive.set(socket, true));
+    this.#missed.set(socket, 0);
+    socket.on("pong", () => this.#missed.set(socket, 0));
     socket.binaryType = "nodebuffer";
     let session: Session | undefined;
     /** Set once the connection is being closed: later frames are ignored. */
@@ -164,6 +173,7 @@ export class RemoteServer {
     });
     socket.on("message", (data, isBinary) => {
       if (this.#closed || ended) return;
+      this.#missed.set(socket, 0);
       const frame = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
       let message: unknown;
       try {

@@ -18,6 +18,11 @@ export interface DescribeBackendOptions extends CaseSelection, ConformanceCatalo
   readonly oracle: () => Promise<Device> | Device;
   /** Cleans the devices up after the suite (destroy a GPU device). */
   readonly teardown?: (device: Device, oracle: Device) => Promise<void> | void;
+  /**
+   * Runs each case inside a context of the caller's choosing (default: as is) — e.g. on its own
+   * stream (`(run) => Stream.run(StreamId.allocate(), run)`), so a router spreads cases over servers.
+   */
+  readonly eachCase?: <T>(run: () => Promise<T>) => Promise<T>;
 }
 
 /**
@@ -56,7 +61,8 @@ export function describeBackend(name: string, factory: () => Promise<Device> | D
       const title = plan === "expect-unsupported" ? `${c.name} (unsupported here: must throw UnsupportedError)` : c.name;
       test(title, async () => {
         if (device === undefined || oracle === undefined) throw new Error("conformance: the devices did not start");
-        const result = await runConformanceCase(c, device, oracle, { expectUnsupported: plan === "expect-unsupported" });
+        const run = (): Promise<Awaited<ReturnType<typeof runConformanceCase>>> => runConformanceCase(c, device as Device, oracle as Device, { expectUnsupported: plan === "expect-unsupported" });
+        const result = await (options.eachCase === undefined ? run() : options.eachCase(run));
         expect(result.message, `"${c.name}" must match the oracle within its tolerance`).toBeUndefined();
         expect(result.ok).toBe(true);
       });

@@ -16,9 +16,10 @@ import { runBench } from "./bench.js";
 import { runDemo } from "./demo.js";
 import { runDoctor } from "./doctor.js";
 import type { Output } from "./progress.js";
+import { SERVE_HELP, ServeUsageError, parseServeArgs, runServe } from "./serve.js";
 
 /** The commands of the CLI. */
-export type CommandName = "demo" | "doctor" | "bench";
+export type CommandName = "demo" | "doctor" | "bench" | "serve";
 
 /** What `--help` says about one command. */
 interface CommandHelp {
@@ -56,6 +57,7 @@ export const COMMANDS: Readonly<Record<CommandName, CommandHelp>> = {
       "--no-svg                    write no chart",
     ],
   },
+  serve: SERVE_HELP,
 };
 
 function isCommand(name: string | undefined): name is CommandName {
@@ -176,6 +178,7 @@ export function version(): string {
 
 /** Runs the CLI; resolves with the process exit code. */
 export async function main(argv: readonly string[], out: Output, err: Output): Promise<number> {
+  if (argv[0] === "serve" && !argv.includes("--help")) return serve(argv.slice(1), out, err);
   if (argv[0] === "help") {
     const topic = argv[1];
     out.write(`${isCommand(topic) ? commandUsage(topic) : USAGE}\n`);
@@ -218,11 +221,24 @@ export async function main(argv: readonly string[], out: Output, err: Output): P
         await runBench({ fused: choice.device, unfused, out, size: args.size, runs: args.runs, svg: args.svg });
         return 0;
       }
+      case "serve":
+        return await serve(argv.slice(1), out, err);
       default:
         return args.command satisfies never;
     }
   } catch (error) {
     err.write(`weft ${args.command}: ${error instanceof Error ? error.message : String(error)}\n`);
     return 1;
+  }
+}
+
+/** `weft serve …`: its own options (see `serve.ts`); runs until SIGINT/SIGTERM. */
+async function serve(argv: readonly string[], out: Output, err: Output): Promise<number> {
+  try {
+    await runServe({ args: parseServeArgs(argv, process.env), out });
+    return 0;
+  } catch (error) {
+    err.write(`${error instanceof Error ? error.message : String(error)}\n`);
+    return error instanceof ServeUsageError ? 2 : 1;
   }
 }

@@ -7,14 +7,16 @@ import { WeftError } from "@weft/environment";
 import { type Device, setDevice } from "@weft/tensor";
 import { type AdapterProbe, type BackendName, createCpuDevice, createWebGpuDevice, probeAdapter } from "./backends.js";
 import { type BackendRequest, type ChoiceReason, decideBackend, describeReason } from "./backend-choice.js";
+import { type RemoteInitOptions, connectRemote } from "./remote.js";
 
 /** Options of {@link init}. */
-export interface InitOptions {
+export interface InitOptions extends RemoteInitOptions {
   /**
    * `"auto"` (default): WebGPU on a hardware adapter, else the CPU (also when the only adapter is
    * a software one: see {@link ChoiceReason}). An explicit backend must work.
+   * `"remote"`: compute on `weft serve` servers (`url`, `token`; see `@weft/remote`).
    */
-  readonly backend?: BackendRequest;
+  readonly backend?: BackendRequest | "remote";
   /** Replaces the adapter probe (tests, embedding). */
   readonly probe?: () => Promise<AdapterProbe>;
   /** Where the one-line choice is printed (default `console.log`); `null` prints nothing. */
@@ -24,7 +26,7 @@ export interface InitOptions {
 /** The result of the device choice: the device, the reason as printed, and the reason as data. */
 export interface DeviceChoice {
   readonly device: Device;
-  readonly backend: BackendName;
+  readonly backend: BackendName | "remote";
   /** {@link describeReason} of {@link DeviceChoice.why}: what `init` prints after the backend. */
   readonly reason: string;
   /** Why this backend (see {@link ChoiceReason}). */
@@ -52,6 +54,10 @@ export class BackendUnavailableError extends WeftError {
  */
 export async function chooseDevice(options: InitOptions = {}): Promise<DeviceChoice> {
   const wanted = options.backend ?? "auto";
+  if (wanted === "remote") {
+    const device = await connectRemote(options);
+    return { device, backend: "remote", reason: device.label, why: { kind: "requested" } };
+  }
   const probe = wanted === "cpu" ? undefined : await (options.probe ?? probeAdapter)();
   const decision = decideBackend(wanted, probe);
   switch (decision.backend) {
