@@ -16,14 +16,41 @@ import type { FaultSpec } from "@weft/server";
 import type { CpuRuntime } from "@weft/backend-cpu";
 import type { FusionDevice, FusionInspector } from "@weft/fusion";
 import type { Device } from "@weft/tensor";
+import { RemoteDevice, createRemoteDevice } from "@weft/remote";
 import { createCpuDevice, createWebGpuDevice } from "../device/backends.js";
+import { SERVE_TOKEN, type ServeProcess, startServe } from "../remote/serve-process.js";
 
 /** One backend the integration suites run on. */
 export interface IntegrationBackend {
-  /** `"cpu"` or `"webgpu"`, used in suite names. */
-  readonly name: "cpu" | "webgpu";
+  /** `"cpu"`, `"webgpu"` or `"remote"`, used in suite names. */
+  readonly name: "cpu" | "webgpu" | "remote";
   /** Creates a fresh device (one per suite file: a Dawn device costs most of a second). */
   readonly create: () => Promise<Device>;
+  /** Stops what `create` started (the remote backend's servers); call it in `afterAll`. */
+  readonly teardown?: () => Promise<void>;
+}
+
+/**
+ * The remote backend: a router over two real `weft serve` processes (CPU) on 127.0.0.1, started on
+ * the first `create` (once per suite file) and stopped by `teardown`. Streams alternate between the
+ * two servers, so tensors shared across streams are aliased on one server or moved to the other.
+ */
+export function remoteBackend(): IntegrationBackend {
+  let servers: Promise<ServeProcess[]> | undefined;
+  const devices: RemoteDevice[] = [];
+  return {
+    name: "remote",
+    create: async () => {
+      servers ??= Promise.all([startServe(), startServe()]);
+      const device = await createRemoteDevice({ url: (await servers).map((s) => s.url), token: SERVE_TOKEN });
+      devices.push(device);
+      return device;
+    },
+    teardown: async () => {
+      for (const d of devices) d.close();
+      if (servers !== undefined) await Promise.all((await servers).map((s) => s.stop()));
+    },
+  };
 }
 
 /** The CPU backend (fused) and WebGPU (Dawn, on Mesa's GLES here). */
@@ -102,10 +129,19 @@ export async function quiescentDevice(device: Device, backend: IntegrationBacken
   return backend.create();
 }
 
-/** Drains every stream of `device` (and the calling one), then reports {@link leaks}. */
+/**
+ * Drains every stream of `device` (and the calling one), then reports {@link leaks} — for a remote
+ * device also what each server still holds for this client (its session's live tensors).
+ */
 export async function settle(device: Device, baselineBytes: number): Promise<string[]> {
   await device.syncAll();
-  return leaks(device, baselineBytes);
+  const problems = leaks(device, baselineBytes);
+  if (device instanceof RemoteDevice) {
+    for (const [i, m] of (await device.serverMemory()).entries()) {
+      if (m.sessionTensors !== 0) problems.push(`server ${i}: ${m.sessionTensors} live tensors of this session (${m.sessionBytes} bytes)`);
+    }
+  }
+  return problems;
 }
 
 /** The executed-block compositions of `stream` in the inspector's log (`"fused …[…]"`). */

@@ -9,10 +9,11 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { Deferred, Stream, type StreamPolicy, getStreamPolicy, setStreamPolicy } from "@weft/environment";
 import { type Device, type Tensor, setDevice } from "@weft/tensor";
-import { BACKENDS, blocksOn, freshStream, inspectorOf, macrotask, quiescentDevice, settle, snapshot } from "./harness.js";
+import { BACKENDS, blocksOn, freshStream, inspectorOf, macrotask, quiescentDevice, remoteBackend, settle, snapshot } from "./harness.js";
 import { SOURCES, valuesOf } from "./sources.js";
 
-describe.each(BACKENDS)("memory cleaning on $name", (backend) => {
+// Remotely too: a router over two `weft serve` processes; every scenario also ends with nothing on either server.
+describe.each([...BACKENDS, remoteBackend()])("memory cleaning on $name", (backend) => {
   let device: Device;
   let baseline = 0;
   let savedPolicy: StreamPolicy;
@@ -22,6 +23,7 @@ describe.each(BACKENDS)("memory cleaning on $name", (backend) => {
   });
   afterAll(async () => {
     await device.syncAll();
+    await backend.teardown?.();
   });
   beforeEach(async () => {
     setDevice(device);
