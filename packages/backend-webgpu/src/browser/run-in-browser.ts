@@ -29,6 +29,8 @@ export interface RunInBrowserOptions {
   readonly timeoutMs?: number;
   /** Receives the page's console lines (default: dropped). */
   readonly onConsole?: (line: string) => void;
+  /** Query parameters of the page's URL (the page reads them from `location.search`). */
+  readonly query?: Readonly<Record<string, string>>;
 }
 
 /** Whether {@link runInBrowser} can run here (Chromium installed). */
@@ -148,7 +150,8 @@ export async function runInBrowser(entryFile: string, options: RunInBrowserOptio
     const errors: string[] = [];
     tab.on("pageerror", (error) => errors.push(String(error)));
     if (options.onConsole) tab.on("console", (msg) => options.onConsole?.(msg.text()));
-    await tab.goto(`http://127.0.0.1:${port}/`);
+    const search = options.query === undefined ? "" : `?${new URLSearchParams(options.query).toString()}`;
+    await tab.goto(`http://127.0.0.1:${port}/${search}`);
     try {
       await tab.waitForFunction(() => (globalThis as { __weftResults?: unknown }).__weftResults !== undefined, undefined, {
         timeout: options.timeoutMs ?? 120_000,
