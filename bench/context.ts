@@ -14,7 +14,7 @@ import type { TfPeer } from "./peers/tfjs.js";
 import type { WeftVariant } from "./peers/weft.js";
 
 /** The workloads, in the order they run (the names `--only` accepts). */
-export const WORKLOADS = ["chain", "readback", "reduction", "matmul", "host", "small", "memory"] as const;
+export const WORKLOADS = ["chain", "readback", "reduction", "matmul", "host", "small", "memory", "remote"] as const;
 
 /** One workload's name. */
 export type WorkloadName = (typeof WORKLOADS)[number];

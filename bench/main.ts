@@ -26,6 +26,7 @@ import { runMemory } from "./workloads/memory.js";
 import { runReadback } from "./workloads/readback.js";
 import { runReduction } from "./workloads/reduction.js";
 import { runSmallTensors } from "./workloads/small-tensors.js";
+import { runRemoteServing } from "./workloads/remote-serving.js";
 
 async function peer<T>(what: string, make: () => Promise<T>): Promise<Peer<T>> {
   try {
@@ -45,6 +46,7 @@ const RUNNERS: Record<WorkloadName, (ctx: BenchContext) => Promise<void>> = {
   host: runHostOverhead,
   small: runSmallTensors,
   memory: runMemory,
+  remote: runRemoteServing,
 };
 
 async function main(): Promise<void> {

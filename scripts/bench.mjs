@@ -12,7 +12,7 @@
 //   --backend vulkan|opengles|auto|cpu   (cpu: the CPU section, Weft's CPU backend vs TF.js CPU and WebAssembly)
 //   --json <file>               write every result as JSON
 //   --only <name,...>           run only these workloads (chain, readback, reduction, matmul,
-//                               host, small, memory)
+//                               host, small, memory, remote)
 //   --bundle-only               bundle and stop (what you do before carrying .device to a GPU)
 import { spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readdirSync } from "node:fs";
@@ -31,6 +31,7 @@ for (const pkg of readdirSync(join(root, "packages"))) {
   if (existsSync(src)) alias[`@weft/${pkg}`] = src;
 }
 alias["@weft/tensor/testing/core"] = join(root, "packages", "tensor", "src", "testing", "core.ts");
+alias["@weft/remote/server"] = join(root, "packages", "remote", "src", "server", "index.ts");
 
 // The CPU backend's WebAssembly kernels are build outputs (packages/backend-cpu/scripts/build-wasm.mjs).
 const wasm = spawnSync(process.execPath, [join(root, "packages", "backend-cpu", "scripts", "build-wasm.mjs")], { stdio: "inherit" });

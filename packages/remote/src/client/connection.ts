@@ -376,10 +376,14 @@ export class RemoteConnection {
     }
   }
 
-  /** A failed read's error: a `TensorComputationError` rooted in the server's error, as locally. */
+  /**
+   * A failed read's error: always a `TensorComputationError` (one class for every failed read, as
+   * locally) whose `root` is the server's error and whose chain is the server's (or the read).
+   */
   #computationError(error: WireError | undefined): Error {
     const root = new RemoteComputationError(this.url, error?.kind ?? "error", error?.name ?? "Error", error?.message ?? "the server gave no reason");
-    return error?.chain !== undefined && error.chain.length > 0 ? new TensorComputationError(root, error.chain) : root;
+    const chain = error?.chain !== undefined && error.chain.length > 0 ? error.chain : [`read of a tensor on ${this.url}`];
+    return new TensorComputationError(root, chain);
   }
 
   #closeError(code: number, reason: string): RemoteSessionError {

@@ -12,8 +12,7 @@ import { describe, expect, it } from "vitest";
 import { conformanceCases } from "@weft/tensor/testing";
 import { browserAvailable, CHROMIUM_PATH, runInBrowser } from "@weft/backend-webgpu/testing";
 import { SERVE_TOKEN, startServe } from "../remote/serve-process.js";
-import { BROWSER_CATALOGUE } from "./suite.js";
-import { REMOTE_CONNECT_TEST, REMOTE_RELEASE_TEST } from "./remote-suite.js";
+import { REMOTE_BROWSER_CATALOGUE, REMOTE_CONNECT_TEST, REMOTE_RELEASE_TEST } from "./remote-suite.js";
 
 const available = browserAvailable();
 const required = process.env["CI"] === "true";
@@ -24,7 +23,7 @@ describe("remote: a Chromium client through two weft serve processes", () => {
     if (!available) throw new Error(`CI must run the browser suite, but Chromium is not installed at ${CHROMIUM_PATH}`);
     const servers = await Promise.all([startServe(), startServe()]);
     try {
-      const expected = [REMOTE_CONNECT_TEST, ...conformanceCases(BROWSER_CATALOGUE).map((c) => c.name), REMOTE_RELEASE_TEST];
+      const expected = [REMOTE_CONNECT_TEST, ...conformanceCases(REMOTE_BROWSER_CATALOGUE).map((c) => c.name), REMOTE_RELEASE_TEST];
       const results = await runInBrowser(fileURLToPath(new URL("./remote.entry.ts", import.meta.url)), {
         timeoutMs: 280_000,
         query: { urls: servers.map((s) => s.url).join(","), token: SERVE_TOKEN },

@@ -10,8 +10,7 @@ import { check, runRegisteredTests, test } from "@weft/backend-webgpu/testing/co
 import { Stream, StreamId } from "@weft/environment";
 import { type RemoteDevice, createRemoteDevice } from "@weft/remote";
 import { createCpuDevice } from "../device/backends.js";
-import { BROWSER_CATALOGUE } from "./suite.js";
-import { REMOTE_CONNECT_TEST, REMOTE_RELEASE_TEST } from "./remote-suite.js";
+import { REMOTE_BROWSER_CATALOGUE, REMOTE_CONNECT_TEST, REMOTE_RELEASE_TEST } from "./remote-suite.js";
 
 const params = new URLSearchParams((globalThis as { location?: { search: string } }).location?.search ?? "");
 const urls = (params.get("urls") ?? "").split(",").filter((u) => u.length > 0);
@@ -31,7 +30,7 @@ test(REMOTE_CONNECT_TEST, () => {
   check(device.runtime.connections.length === 2, `the device routes over ${device.runtime.connections.length} servers, not 2`);
 });
 
-for (const c of conformanceCases(BROWSER_CATALOGUE)) {
+for (const c of conformanceCases(REMOTE_BROWSER_CATALOGUE)) {
   test(c.name, async () => {
     // The case's synchronous part (uploads, recorded ops) runs on a fresh stream: its server.
     const result = await Stream.run(StreamId.allocate(), () => runConformanceCase(c, remote().device, oracle));
