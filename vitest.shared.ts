@@ -16,5 +16,7 @@ export const sharedConfig: ViteUserConfig = {
       { find: /^@weft\/([a-z-]+)$/, replacement: `${packages}$1/src/index.ts` },
     ],
   },
-  test: { include: ["src/**/*.test.ts"], environment: "node", testTimeout: 60_000 },
+  // Hooks get the tests' budget: a suite's `beforeAll` may start devices or `weft serve` processes,
+  // which take more than vitest's default 10 s on a loaded 2-core machine.
+  test: { include: ["src/**/*.test.ts"], environment: "node", testTimeout: 60_000, hookTimeout: 60_000 },
 };

@@ -37,10 +37,11 @@ async function device(url: string, make: (c: RemoteConnection[]) => RemoteRuntim
 describe("remote runtime (in-process server)", () => {
   let server: RemoteServer;
   let url: string;
+  let serverDevice: Awaited<ReturnType<typeof startTestServer>>["device"];
   let policy: ReturnType<typeof getStreamPolicy>;
 
   beforeAll(async () => {
-    ({ server, url } = await startTestServer());
+    ({ server, url, device: serverDevice } = await startTestServer());
     policy = getStreamPolicy();
     setStreamPolicy("per-task");
   });
@@ -61,8 +62,12 @@ describe("remote runtime (in-process server)", () => {
     const d = await createRemoteDevice({ url, token: TEST_TOKEN });
     setDevice(d);
     const x = tensor([1, 2, 3, 4], { shape: [2, 2] });
+    serverDevice.fusion.inspector?.clearLog();
     const y = tidy(() => x.add(1).mul(2).sum(1));
     expect(Array.from(await y.data())).toEqual([10, 18]);
+    const blocks = serverDevice.fusion.inspector?.executedBlocks ?? [];
+    expect(blocks.some((b) => b.fused && b.kinds.includes("binary-scalar")), "the chain ran fused on the server").toBe(true);
+    expect(d.fusion.inspector?.executedBlocks.some((b) => b.fused), "the client fuses nothing").toBe(false);
     const b = tensor([true, false]);
     const nb = b.not();
     expect(Array.from(await nb.data())).toEqual([0, 1]);

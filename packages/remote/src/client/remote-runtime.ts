@@ -47,6 +47,12 @@ export interface RemoteHandle {
    * drop freed it (seed 001's `freeHandle` with `"ran"`). Set once; never cleared.
    */
   released: boolean;
+  /**
+   * Copies of this tensor moved to other servers (router), one per server, made on first use from
+   * a stream there and aliased for every later one; dropped with this handle. At most one entry
+   * per server.
+   */
+  replicas: Map<RemoteConnection, RemoteHandle> | undefined;
 }
 
 /** What a router did: tensors moved between servers because a stream on another server used them. */
@@ -66,8 +72,10 @@ export interface RouterStats {
  * A stream lives on one server, chosen from its id (`stream mod servers`): stateless, so nothing
  * grows with the number of streams.
  * **Seed 001.** `aliasHandle` mints a fresh server id aliasing the same server tensor (an `alias`
- * item), or, when the alias is for a stream on another server, moves the tensor there (read from
- * its server, uploaded to the other; counted in {@link RemoteRuntime.router}). A bare copy of the
+ * item); when the alias is for a stream on another server, the tensor is first moved there (read
+ * from its server, uploaded to the other; counted in {@link RemoteRuntime.router}) — once per
+ * server: the moved copy is kept with the source handle, aliased for every later stream there,
+ * and dropped with the source (so weights shared by many tasks cross once). A bare copy of the
  * handle would share one server id between the aliases, and the first consume would free it for
  * both. `executeOperation` forwards every `drop` it is handed; `freeHandle` with `"ran"` then only
  * forgets the handle (the server already freed it), and with `"not-ran"` sends the drop itself.
@@ -127,28 +135,40 @@ export class RemoteRuntime implements FusionRuntime<RemoteHandle> {
 
   /**
    * A fresh server id on `stream`'s server for the same value as `handle` (seed 001): an `alias`
-   * on the same server, or a counted move (read there, upload here) to another.
+   * of `handle` on its own server, or of its copy on another (moved there once, counted).
    */
   aliasHandle(handle: RemoteHandle, stream: StreamId): RemoteHandle {
     const target = this.serverFor(stream);
-    const id = target.mintId();
     const s = Number(stream);
-    if (target === handle.connection) {
-      target.enqueue({ k: "alias", s, src: handle.id, id });
-    } else {
-      this.router.moves++;
-      this.router.bytesMoved += handle.bytes;
-      target.stats.movesIn++;
-      target.stats.bytesMovedIn += handle.bytes;
-      const { shape, dtype } = handle;
-      target.gate(
-        handle.connection.read(handle.id).then(
-          (bytes): Item => ({ k: "upload", s, id, shape, dtype, bytes }),
-          (error: unknown): Item => ({ k: "poison", id, shape, dtype, error: toWireError(error) }),
-        ),
-      );
-    }
+    const source = target === handle.connection ? handle : this.#replica(handle, target, s);
+    const id = target.mintId();
+    target.enqueue({ k: "alias", s, src: source.id, id });
     return this.#handle(target, id, s, handle.shape, handle.dtype);
+  }
+
+  /**
+   * `handle`'s copy on `target`: moved there (read from its server, uploaded under a fresh id,
+   * counted) on first use, then reused for every later alias there, and dropped with `handle`.
+   * The copy's upload is a gate in `target`'s queue: nothing queued there after it is sent first.
+   */
+  #replica(handle: RemoteHandle, target: RemoteConnection, stream: number): RemoteHandle {
+    const known = handle.replicas?.get(target);
+    if (known !== undefined) return known;
+    this.router.moves++;
+    this.router.bytesMoved += handle.bytes;
+    target.stats.movesIn++;
+    target.stats.bytesMovedIn += handle.bytes;
+    const id = target.mintId();
+    const { shape, dtype } = handle;
+    target.gate(
+      handle.connection.read(handle.id).then(
+        (bytes): Item => ({ k: "upload", s: stream, id, shape, dtype, bytes }),
+        (error: unknown): Item => ({ k: "poison", id, shape, dtype, error: toWireError(error) }),
+      ),
+    );
+    const replica = this.#handle(target, id, stream, shape, dtype);
+    (handle.replicas ??= new Map()).set(target, replica);
+    return replica;
   }
 
   /**
@@ -164,7 +184,7 @@ export class RemoteRuntime implements FusionRuntime<RemoteHandle> {
     handles.free(tensor);
   }
 
-  /** Sends the drop of `handle`'s id unless the server already freed it. */
+  /** Sends the drop of `handle`'s id unless the server already freed it (and drops its copies). */
   releaseHandle(handle: RemoteHandle): void {
     if (handle.released) return;
     handle.connection.enqueue({ k: "drop", id: handle.id });
@@ -221,13 +241,18 @@ export class RemoteRuntime implements FusionRuntime<RemoteHandle> {
     const bytes = numElements(shape) * deviceBytesPerElement(dtype);
     connection.liveTensors++;
     connection.liveBytes += bytes;
-    return { connection, id, stream, shape, dtype, bytes, released: false };
+    return { connection, id, stream, shape, dtype, bytes, released: false, replicas: undefined };
   }
 
+  /** Marks `handle` freed on its server, and drops its copies on the others (each once). */
   #forget(handle: RemoteHandle): void {
     if (handle.released) return;
     handle.released = true;
     handle.connection.liveTensors--;
     handle.connection.liveBytes -= handle.bytes;
+    const replicas = handle.replicas;
+    if (replicas === undefined) return;
+    handle.replicas = undefined;
+    for (const replica of replicas.values()) this.releaseHandle(replica);
   }
 }

@@ -54,6 +54,20 @@ describe("router (two in-process servers)", () => {
     expect(device.memory()).toMatchObject({ liveTensors: 0, liveHandles: 0 });
   });
 
+  it("a tensor used from many streams of the other server crosses once (then aliased there), and its copy goes with it", async () => {
+    const [a, b] = streamsOnBothServers();
+    const others = [b, ...Array.from({ length: 6 }, () => StreamId.allocate()).filter((s) => device.runtime.serverFor(s) === device.runtime.serverFor(b))];
+    const moves = device.stats().router.moves;
+    const w = Stream.run(a, () => tensor([1, 2, 3]));
+    const ys = others.map((s) => Stream.run(s, () => tidy(() => w.add(1))));
+    expect(device.stats().router.moves - moves, `one move for ${others.length} streams on the other server`).toBe(1);
+    for (const [i, s] of others.entries()) expect(Array.from(await Stream.run(s, () => (ys[i] as ReturnType<typeof tensor>).data()))).toEqual([2, 3, 4]);
+    others.forEach((s, i) => Stream.run(s, () => (ys[i] as ReturnType<typeof tensor>).dispose()));
+    Stream.run(a, () => w.dispose());
+    await device.syncAll();
+    for (const m of await device.serverMemory()) expect(m.sessionTensors, "the copy is dropped with its source").toBe(0);
+  });
+
   it("a move whose source failed delivers the failure to reads of what is computed from it", async () => {
     const [a, b] = streamsOnBothServers();
     const x = Stream.run(a, () => tensor([10, 20, 30]));
