@@ -187,7 +187,14 @@ export async function runRemoteServing(ctx: BenchContext): Promise<void> {
         const r = await runServing(device, shape);
         const diff = maxDiff(r.first, base.first);
         record(`remote, ${urls.length} server${urls.length > 1 ? "s" : ""}`, r, diff <= 1e-3 ? `ok (max diff ${diff.toExponential(1)})` : `WRONG: max diff ${diff}`);
-        ctx.report.ratio("remote", `remote ${urls.length} server(s) / local, requests/s`, ctx.report.find("remote", `remote, ${urls.length} server${urls.length > 1 ? "s" : ""}`, "throughput", size), ctx.report.find("remote", `local (${local.backend})`, "throughput", size), { text: "(report)", min: 0 });
+        ctx.report.ratio(
+          "remote",
+          `remote ${urls.length} server(s) / local, requests/s`,
+          ctx.report.find("remote", `remote, ${urls.length} server${urls.length > 1 ? "s" : ""}`, "throughput", size),
+          ctx.report.find("remote", `local (${local.backend})`, "throughput", size),
+          { text: "(informative)", min: 0 },
+          { info: true, id: `remote-${urls.length}-vs-local` },
+        );
       } finally {
         device.close();
       }
