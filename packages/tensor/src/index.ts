@@ -30,6 +30,7 @@ export {
   zeros,
   ones,
   full,
+  scalar,
   zerosLike,
   onesLike,
   fullLike,
@@ -57,4 +58,8 @@ export {
 } from "./ops/layout.js";
 export type { SliceSpec } from "./ops/layout.js";
 export { tidy, scope, keep, dispose, memory, sync, syncAll } from "./lifetime/lifetime.js";
+// The functional form of every tensor-returning method (`weft.exp(x)`): one list, in that file.
+export * from "./functional/functional.js";
+export { formatValues } from "./format/format.js";
+export type { FormatOptions, PrintOptions } from "./format/format.js";
 export type { Scope } from "@weft/fusion";

@@ -22,6 +22,12 @@ export interface DeviceOptions {
 const DEFAULT_DTYPES: readonly DType[] = ["f32", "i32", "u32", "bool"];
 
 /**
+ * Devices created so far per backend name, for {@link Device.name}. **Bound.** One entry per
+ * backend name (a handful); counts only grow.
+ */
+const created = new Map<string, number>();
+
+/**
  * One backend device as the user API sees it: a `FusionDevice` plus what the backend is.
  *
  * @remarks
@@ -35,8 +41,14 @@ export class Device {
   readonly fusion: FusionDeviceLike;
   /** The backend's name (`"webgpu"`, `"cpu"`). */
   readonly backend: string;
-  /** A human-readable description, used in error messages. */
+  /** A human-readable description (backend and adapter or kernel paths), for logs and reports. */
   readonly label: string;
+  /**
+   * A short name unique in the process: the backend and the device's ordinal among that backend's
+   * devices (`cpu#1`, `cpu#2`, `webgpu#1`). What messages that involve several devices use, so two
+   * devices of one backend are never both "cpu".
+   */
+  readonly name: string;
   /** Whether `dataSync()` may succeed on this device. */
   readonly syncReads: boolean;
   readonly #dtypes: ReadonlySet<DType>;
@@ -45,6 +57,9 @@ export class Device {
     this.fusion = fusion;
     this.backend = options.backend;
     this.label = options.label ?? options.backend;
+    const ordinal = (created.get(options.backend) ?? 0) + 1;
+    created.set(options.backend, ordinal);
+    this.name = `${options.backend}#${ordinal}`;
     this.syncReads = options.syncReads ?? false;
     this.#dtypes = new Set(options.dtypes ?? DEFAULT_DTYPES);
   }
@@ -74,8 +89,9 @@ export class Device {
     return this.fusion.memory();
   }
 
+  /** `Device(cpu#1: cpu (generated kernels, …))`: the name and the label. */
   toString(): string {
-    return `Device(${this.label})`;
+    return `Device(${this.name}: ${this.label})`;
   }
 }
 

@@ -135,6 +135,18 @@ export function full(shape: readonly number[], value: number | boolean, options:
   return fill("full", shape, typeof value === "boolean" ? (value ? 1 : 0) : value, options, typeof value === "boolean" ? "bool" : "f32");
 }
 
+/**
+ * A rank-0 tensor (shape `[]`) holding `value`: `f32` by default, `bool` for a boolean; `{ dtype }`
+ * and `{ device }` as for every creation op. Recorded like `full([], value)` (no upload).
+ * @throws ValueError when `value` is not a number or a boolean (use `tensor` for arrays).
+ */
+export function scalar(value: number | boolean, options: CreationOptions = {}): Tensor {
+  if (typeof value !== "number" && typeof value !== "boolean") {
+    throw new ValueError("scalar", `expects a number or a boolean, got ${value === null ? "null" : typeof value}; use weft.tensor(values) for arrays`);
+  }
+  return fill("scalar", [], typeof value === "boolean" ? (value ? 1 : 0) : value, options, typeof value === "boolean" ? "bool" : "f32");
+}
+
 function likeOptions(op: string, x: Tensor, options: CreationOptions): CreationOptions {
   checkOperands(op, [x]);
   return { dtype: options.dtype ?? x.dtype, device: options.device ?? x.device };

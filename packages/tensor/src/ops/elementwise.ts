@@ -148,7 +148,7 @@ export function powScalar(x: Tensor, exponent: number): Tensor {
  * Integer tensors with a non-integer bound promote to `f32`.
  * @throws ValueError when `lo > hi` or a bound is NaN.
  */
-export function clamp(x: Tensor, lo: number | undefined, hi: number | undefined): Tensor {
+export function clamp(x: Tensor, lo?: number, hi?: number): Tensor {
   checkOperands("clamp", [x]);
   if (lo !== undefined && Number.isNaN(lo)) throw new ValueError("clamp", "the lower bound is NaN; pass a number or undefined");
   if (hi !== undefined && Number.isNaN(hi)) throw new ValueError("clamp", "the upper bound is NaN; pass a number or undefined");

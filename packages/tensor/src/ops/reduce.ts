@@ -129,7 +129,7 @@ export interface VarianceOptions extends ReduceOptions {
  * `Σ (x - mean(x))²` over `axes`, divided by `max(n - correction, 0)` (NumPy's `ddof` rule,
  * `docs/semantics.md`): a divisor of 0 gives NaN for 0/0 and Inf otherwise.
  */
-export function variance(x: Tensor, axesArg: Axes, options: VarianceOptions = {}): Tensor {
+export function variance(x: Tensor, axesArg?: Axes, options: VarianceOptions = {}): Tensor {
   checkOperands("variance", [x]);
   const axes = normalizeAxes("variance", axesArg, x.shape);
   const keepDims = options.keepDims ?? false;
@@ -147,7 +147,7 @@ export function variance(x: Tensor, axesArg: Axes, options: VarianceOptions = {}
 }
 
 /** `sqrt(variance(x))`. */
-export function std(x: Tensor, axes: Axes, options: VarianceOptions = {}): Tensor {
+export function std(x: Tensor, axes?: Axes, options: VarianceOptions = {}): Tensor {
   checkOperands("std", [x]);
   normalizeAxes("std", axes, x.shape);
   const v = variance(x, axes, options);
@@ -182,7 +182,7 @@ function alongAxis(op: string, x: Tensor, axisArg: number, body: (xf: Tensor, ax
 }
 
 /** `log(sum(exp(x)))` over `axes`, computed as `m + log(sum(exp(x - m)))` with `m = max(x)`. */
-export function logSumExp(x: Tensor, axesArg: Axes, options: ReduceOptions = {}): Tensor {
+export function logSumExp(x: Tensor, axesArg?: Axes, options: ReduceOptions = {}): Tensor {
   checkOperands("logSumExp", [x]);
   const axes = normalizeAxes("logSumExp", axesArg, x.shape);
   checkNonEmpty("logSumExp", x, axes);

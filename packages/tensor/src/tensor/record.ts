@@ -46,7 +46,7 @@ export function checkOperands(op: string, tensors: readonly Tensor[], expected?:
   const first = expected ?? tensors[0]?.device;
   invariant(first !== undefined, `${op}: checkOperands needs a tensor or a device`);
   for (const t of tensors) {
-    if (t.device !== first) throw new DeviceMismatchError(op, first.label, t.device.label);
+    if (t.device !== first) throw new DeviceMismatchError(op, first.name, t.device.name);
   }
   return first;
 }

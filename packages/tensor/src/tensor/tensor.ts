@@ -10,6 +10,7 @@ import type { FusionTensorLike } from "../device/fusion-port.js";
 import { halfToFloat } from "../dtype/dtype.js";
 import { ShapeError, SyncReadError, formatShape } from "../errors/tensor-errors.js";
 import { nest } from "../shape/shape.js";
+import { type PrintOptions, formatValues } from "../format/format.js";
 import { cast, clamp, type Operand, binary, powScalar, unary, where } from "../ops/elementwise.js";
 import {
   type Axes,
@@ -39,6 +40,9 @@ import {
   transpose,
   unsqueeze,
 } from "../ops/layout.js";
+
+/** Node's `util.inspect.custom` key (a `Symbol.for`, so no Node import is needed). */
+const INSPECT: unique symbol = Symbol.for("nodejs.util.inspect.custom") as never;
 
 /** What `data()` resolves to per dtype: `f16` is widened to `Float32Array`. */
 export type DataArray = Float32Array | Int32Array | Uint32Array | Uint8Array;
@@ -178,8 +182,29 @@ export class Tensor {
     return this.dtype === "bool" ? v !== 0 : v;
   }
 
+  /**
+   * `Tensor([2, 2], f32, cpu#1)`: shape, dtype and device name (plus `, disposed` after dispose).
+   * Synchronous: reads no data and runs nothing. `console.log(t)` in Node prints the same.
+   */
   toString(): string {
-    return `Tensor(${formatShape(this.shape)}, ${this.dtype}, ${this.device.label}${this.disposed ? ", disposed" : ""})`;
+    return `Tensor(${formatShape(this.shape)}, ${this.dtype}, ${this.device.name}${this.disposed ? ", disposed" : ""})`;
+  }
+
+  /** What Node's `console.log`/`util.inspect` show: {@link Tensor.toString}. */
+  [INSPECT](): string {
+    return this.toString();
+  }
+
+  /**
+   * Prints {@link Tensor.toString} and the values, NumPy-style (nested brackets, aligned columns,
+   * `...` past `threshold` elements), with `console.log` or `options.log`. Waits for the values
+   * like `data()`, and rejects like it when their computation failed.
+   */
+  async print(options: PrintOptions = {}): Promise<void> {
+    if (this.#inner.disposed) this.#inner.intoIr("print");
+    const values = await this.data();
+    const text = `${this.toString()}\n${formatValues(values, this.shape, this.dtype, options)}`;
+    (options.log ?? ((line: string) => console.log(line)))(text);
   }
 
   // ── dtype ───────────────────────────────────────────────────────────────────────────────────
