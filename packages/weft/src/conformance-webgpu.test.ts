@@ -10,7 +10,10 @@
  * nor `WebGpuServer` exposes a way to destroy the `GPUDevice`, which the worker's exit releases.
  */
 import { it } from "vitest";
-import { describeBackend } from "@weft/tensor/testing";
+import { describeBackend, thresholdCases } from "@weft/tensor/testing";
+import { createWebGpuRuntime } from "@weft/backend-webgpu";
+import { FusionDevice } from "@weft/fusion";
+import { Device } from "@weft/tensor";
 import { createCpuDevice, createWebGpuDevice, probeAdapter } from "./device/backends.js";
 
 const probe = await probeAdapter();
@@ -18,6 +21,16 @@ const probe = await probeAdapter();
 if (probe.available) {
   describeBackend("webgpu", () => createWebGpuDevice(), {
     oracle: () => createCpuDevice({ fusion: false }),
+    teardown: async (device, oracle) => {
+      await device.syncAll();
+      await oracle.syncAll();
+    },
+  });
+  // The threshold cases again on 4-invocation workgroups: a second reduction pass from 257
+  // elements, a third from 65,537, and more than 65,535 workgroups (a 2-D dispatch) from 262,141.
+  describeBackend("webgpu (workgroups of 4)", () => createSmallWorkgroupDevice(), {
+    oracle: () => createCpuDevice({ fusion: false }),
+    cases: () => thresholdCases(),
     teardown: async (device, oracle) => {
       await device.syncAll();
       await oracle.syncAll();
@@ -31,4 +44,10 @@ if (probe.available) {
 } else {
   console.warn(`conformance: webgpu skipped — no WebGPU adapter here: ${probe.reason}`);
   it.skip(`conformance: webgpu (no WebGPU adapter here: ${probe.reason})`, () => {});
+}
+
+/** A WebGPU device whose kernels use 4-invocation workgroups (see `WebGpuRuntimeOptions.workgroupSize`). */
+async function createSmallWorkgroupDevice(): Promise<Device> {
+  const runtime = await createWebGpuRuntime({ workgroupSize: 4, autotune: false });
+  return new Device(new FusionDevice(runtime), { backend: "webgpu", label: "webgpu (workgroups of 4)", dtypes: ["f32", "i32", "u32", "bool"] });
 }

@@ -24,6 +24,8 @@ export interface CreateWebGpuRuntimeOptions {
   readonly adapter?: WebGpuAdapterDescription | GPUAdapter;
   /** Autotune options, or `false` for the heuristic matmul configuration only (default: on). */
   readonly autotune?: false | WebGpuAutotuneOptions;
+  /** The 1-D workgroup size (see `WebGpuRuntimeOptions.workgroupSize`); default the preferred one. */
+  readonly workgroupSize?: number;
 }
 
 /** The autotune adapter name: description and backend (`"NVIDIA H200 (vulkan)"`). */
@@ -64,5 +66,6 @@ export async function createWebGpuRuntime(options: CreateWebGpuRuntimeOptions = 
     adapter,
     ...(options.fusion === undefined ? {} : { fusion: options.fusion }),
     ...(options.autotune === undefined ? {} : { autotune: options.autotune }),
+    ...(options.workgroupSize === undefined ? {} : { workgroupSize: options.workgroupSize }),
   });
 }

@@ -75,6 +75,13 @@ export interface WebGpuRuntimeOptions {
   readonly adapter?: string;
   /** Autotune options, or `false` to always use the heuristic configuration (no tuning). */
   readonly autotune?: false | WebGpuAutotuneOptions;
+  /**
+   * The 1-D workgroup size of elementwise, reduce and gather kernels (a power of two, capped by
+   * the device): default `PREFERRED_WORKGROUP_SIZE`. Tests pass a small one so few elements cross
+   * the thresholds that large sizes cross otherwise (a second reduction pass, more workgroups than
+   * one dispatch dimension holds).
+   */
+  readonly workgroupSize?: number;
 }
 
 /** Default {@link WebGpuAutotuneOptions.minWork}. */
@@ -120,7 +127,7 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
   constructor(options: WebGpuRuntimeOptions) {
     super();
     this.server = options.server;
-    this.profile = deviceProfile(options.limits, options.features);
+    this.profile = options.workgroupSize === undefined ? deviceProfile(options.limits, options.features) : deviceProfile(options.limits, options.features, options.workgroupSize);
     this.fusion = options.fusion ?? true;
     this.client = options.client ?? new Client(this.server);
     this.#launcher = new Launcher(this.client, this.profile, this.counters);

@@ -28,7 +28,8 @@ import { arange, eye, full, linspace, ones, rand, randn, zeros } from "../ops/cr
 import { binary, where } from "../ops/elementwise.js";
 import { concat, gather, stack } from "../ops/layout.js";
 import type { Tensor } from "../tensor/tensor.js";
-import { EXACT, type InputKind, type InputSpec, type Tolerance } from "./host-data.js";
+import { thresholdCases } from "./cases-thresholds.js";
+import { APPROX, ELEMENTWISE, EXACT, RANDN, TRANSCENDENTAL, TRIG, reductionTolerance, type InputKind, type InputSpec, type Tolerance } from "./host-data.js";
 
 /** One conformance case: host inputs, what to compute from them, and the tolerance. */
 export interface ConformanceCase {
@@ -62,22 +63,7 @@ export interface ConformanceCatalogueOptions {
   readonly largeReductionLog2?: number;
 }
 
-/** Float add/sub/mul chains: different operation orders inside a fused kernel may round differently. */
-export const ELEMENTWISE: Tolerance = { rtol: 1e-6, atol: 1e-6 };
-/** exp, log, sqrt, div, pow, tanh, …: WGSL allows several ULP of error for these builtins. */
-export const TRANSCENDENTAL: Tolerance = { rtol: 1e-4, atol: 1e-5 };
-/** sin/cos/tan/atan2: WGSL's absolute error bound is 2^-11 on [-π, π]. */
-export const TRIG: Tolerance = { rtol: 1e-4, atol: 2e-3 };
-/** erf/gelu: the implementations use different approximations. */
-export const APPROX: Tolerance = { rtol: 1e-3, atol: 1e-3 };
-
-/** randn: WGSL's absolute `cos` error (2^-11) times the largest Box–Muller radius (≈ 5.7); see the module doc. */
-export const RANDN: Tolerance = { rtol: 1e-4, atol: 3e-3 };
-
-/** The tolerance of a sum-like reduction over `k` elements. */
-export function reductionTolerance(k: number): Tolerance {
-  return { rtol: 1e-4, atol: 1e-6 * k + 1e-5 };
-}
+export { ELEMENTWISE, TRANSCENDENTAL, TRIG, APPROX, RANDN, reductionTolerance } from "./host-data.js";
 
 const x0 = (xs: readonly Tensor[]): Tensor => xs[0] as Tensor;
 const x1 = (xs: readonly Tensor[]): Tensor => xs[1] as Tensor;
@@ -332,9 +318,12 @@ function edgeCases(options: ConformanceCatalogueOptions): ConformanceCase[] {
   ];
 }
 
-/** Every case of the kit, grouped by family; `options` sizes the two large cases (default full size). */
+/**
+ * Every case of the kit, grouped by family, then every family at the sizes that cross each kernel
+ * threshold (`cases-thresholds.ts`); `options` sizes the two large cases (default full size).
+ */
 export function conformanceCases(options: ConformanceCatalogueOptions = {}): ConformanceCase[] {
-  return [...unaryCases(), ...binaryCases(), ...reductionCases(), ...matmulCases(), ...layoutCases(), ...creationCases(), ...edgeCases(options)];
+  return [...unaryCases(), ...binaryCases(), ...reductionCases(), ...matmulCases(), ...layoutCases(), ...creationCases(), ...edgeCases(options), ...thresholdCases()];
 }
 
 /** The dtype each input uploads as (default f32). */

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Device } from "../device/device.js";
-import { conformanceCases, type ConformanceCatalogueOptions } from "./cases.js";
+import { conformanceCases, type ConformanceCase, type ConformanceCatalogueOptions } from "./cases.js";
 import { type CaseSelection, checkReleased, planCase, runConformanceCase } from "./run-case.js";
 
 /** Options of {@link describeBackend}. */
@@ -23,6 +23,11 @@ export interface DescribeBackendOptions extends CaseSelection, ConformanceCatalo
    * stream (`(run) => Stream.run(StreamId.allocate(), run)`), so a router spreads cases over servers.
    */
   readonly eachCase?: <T>(run: () => Promise<T>) => Promise<T>;
+  /**
+   * The cases to run instead of the whole catalogue (e.g. `thresholdCases()` on a device built
+   * with small workgroups, where the same thresholds sit at small sizes).
+   */
+  readonly cases?: () => readonly ConformanceCase[];
 }
 
 /**
@@ -55,7 +60,7 @@ export function describeBackend(name: string, factory: () => Promise<Device> | D
       if (device !== undefined && oracle !== undefined) await options.teardown?.(device, oracle);
     });
 
-    for (const c of conformanceCases(options)) {
+    for (const c of options.cases?.() ?? conformanceCases(options)) {
       const plan = planCase(c.name, options);
       const test = plan === "skip" ? it.skip : it;
       const title = plan === "expect-unsupported" ? `${c.name} (unsupported here: must throw UnsupportedError)` : c.name;

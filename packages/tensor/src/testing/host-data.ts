@@ -41,6 +41,23 @@ export interface Tolerance {
 /** Exact agreement (integers, bools, layout ops, compares, IEEE-exact arithmetic). */
 export const EXACT: Tolerance = { rtol: 0, atol: 0 };
 
+/** Float add/sub/mul chains: different operation orders inside a fused kernel may round differently. */
+export const ELEMENTWISE: Tolerance = { rtol: 1e-6, atol: 1e-6 };
+/** exp, log, sqrt, div, pow, tanh, …: WGSL allows several ULP of error for these builtins. */
+export const TRANSCENDENTAL: Tolerance = { rtol: 1e-4, atol: 1e-5 };
+/** sin/cos/tan/atan2: WGSL's absolute error bound is 2^-11 on [-π, π]. */
+export const TRIG: Tolerance = { rtol: 1e-4, atol: 2e-3 };
+/** erf/gelu: the implementations use different approximations. */
+export const APPROX: Tolerance = { rtol: 1e-3, atol: 1e-3 };
+
+/** randn: WGSL's absolute `cos` error (2^-11) times the largest Box–Muller radius (≈ 5.7); see the module doc. */
+export const RANDN: Tolerance = { rtol: 1e-4, atol: 3e-3 };
+
+/** The tolerance of a sum-like reduction over `k` elements. */
+export function reductionTolerance(k: number): Tolerance {
+  return { rtol: 1e-4, atol: 1e-6 * k + 1e-5 };
+}
+
 /** A small deterministic PRNG (mulberry32): the same seed gives the same inputs on every run. */
 export function prng(seed: number): () => number {
   let a = seed >>> 0;
