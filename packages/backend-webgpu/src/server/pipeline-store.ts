@@ -25,6 +25,22 @@ export interface PipelineEntry {
   readonly ready: Promise<void>;
 }
 
+/** Longest wait for a failed shader module's compilation messages (they only improve the error text). */
+const COMPILATION_INFO_WAIT_MS = 2000;
+
+/** `module`'s compilation info, or `undefined` when it fails or takes longer than {@link COMPILATION_INFO_WAIT_MS}. */
+async function compilationInfo(module: GPUShaderModule): Promise<GPUCompilationInfo | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), COMPILATION_INFO_WAIT_MS);
+  });
+  try {
+    return await Promise.race([module.getCompilationInfo().catch(() => undefined), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** What the WGSL declares at one `@group(0) @binding(i)`. */
 type DeclaredBinding = "read-only-storage" | "storage" | "uniform";
 
@@ -163,32 +179,38 @@ export class PipelineStore {
       state: { kind: "pending" },
       ready: Promise.resolve(),
     };
-    const ready = Promise.all([scope, module.getCompilationInfo().catch(() => undefined)]).then(
-      ([error, info]) => {
-        if (error === null || error === undefined) {
-          entry.state = { kind: "valid" };
-          return;
-        }
-        const messages = (info?.messages ?? [])
-          .filter((m) => m.type === "error")
-          .map((m) => `${m.lineNum}:${m.linePos}: ${m.message}`);
-        const detail = messages.length > 0 ? messages.join("; ") : error.message;
-        entry.state = {
-          kind: "invalid",
-          error: new ValidationError(
-            `WebGPU rejected kernel '${label}' (entry point '${entryPoint}'): ${detail}. ` +
-              "The code generator produced invalid WGSL; report it with the kernel key.",
-            { cause: error },
-          ),
-        };
-      },
-      (reason: unknown) => {
-        entry.state = {
-          kind: "invalid",
-          error: new ValidationError(`validating kernel '${label}' failed: ${String(reason)}`, { cause: reason }),
-        };
-      },
-    );
+    // The scope alone decides validity. The compiler's messages only improve the error's text, so
+    // they are asked for only on failure and waited for at most COMPILATION_INFO_WAIT_MS: a
+    // pipeline's state must always settle, or every launch, read and sync queued behind it waits
+    // forever (a read must settle with its value or a typed error on every adapter).
+    const ready = scope
+      .then(async (error) => [error, error === null || error === undefined ? undefined : await compilationInfo(module)] as const)
+      .then(
+        ([error, info]) => {
+          if (error === null || error === undefined) {
+            entry.state = { kind: "valid" };
+            return;
+          }
+          const messages = (info?.messages ?? [])
+            .filter((m) => m.type === "error")
+            .map((m) => `${m.lineNum}:${m.linePos}: ${m.message}`);
+          const detail = messages.length > 0 ? messages.join("; ") : error.message;
+          entry.state = {
+            kind: "invalid",
+            error: new ValidationError(
+              `WebGPU rejected kernel '${label}' (entry point '${entryPoint}'): ${detail}. ` +
+                "The code generator produced invalid WGSL; report it with the kernel key.",
+              { cause: error },
+            ),
+          };
+        },
+        (reason: unknown) => {
+          entry.state = {
+            kind: "invalid",
+            error: new ValidationError(`validating kernel '${label}' failed: ${String(reason)}`, { cause: reason }),
+          };
+        },
+      );
     (entry as { ready: Promise<void> }).ready = ready;
     this.track(ready);
     return entry;

@@ -14,3 +14,5 @@ export { runConformanceCase, evaluateCase, compareOutputs, planCase, checkReleas
 export type { CaseOutput, ConformanceResult, RunCaseOptions, CaseSelection, CasePlan } from "./run-case.js";
 export { thresholdCases } from "./cases-thresholds.js";
 export type { ThresholdOptions } from "./cases-thresholds.js";
+export { generateProgram, runProgram, compareRuns, minimize, formatProgram, runDifferential, formatFailure, programSeed, stepInputs } from "./random-programs.js";
+export type { Program, Step, Facts, ProgramOptions, ProgramRun, ReadResult, Closeness, InputData, BinaryName, ReduceName, DifferentialOptions, DifferentialTarget, DifferentialFailure, DifferentialReport } from "./random-programs.js";

@@ -31,3 +31,9 @@ export const LIFETIME_TESTS = [
   "a Stream.spawn task disposes what it created",
   "nothing is left alive",
 ] as const;
+
+/** The tests of the random-program page (`fuzz.entry.ts`): WebGPU fused, then unfused. */
+export const FUZZ_TESTS = [
+  "random programs agree with the CPU oracle on WebGPU (fused)",
+  "random programs agree with the CPU oracle on WebGPU (unfused)",
+] as const;
