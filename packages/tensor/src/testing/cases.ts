@@ -61,6 +61,11 @@ export interface ConformanceCatalogueOptions {
    * or the case no longer crosses Mesa's loop bound (DESIGN.md §5) and stops testing it.
    */
   readonly largeReductionLog2?: number;
+  /**
+   * Add the threshold case that crosses 65,535 workgroups at the default workgroup size
+   * (8.4 M elements; `thresholdCases({ large: true })`): for a real GPU, not a 2-core CI box.
+   */
+  readonly largeThresholds?: boolean;
 }
 
 export { ELEMENTWISE, TRANSCENDENTAL, TRIG, APPROX, RANDN, reductionTolerance } from "./host-data.js";
@@ -323,7 +328,7 @@ function edgeCases(options: ConformanceCatalogueOptions): ConformanceCase[] {
  * threshold (`cases-thresholds.ts`); `options` sizes the two large cases (default full size).
  */
 export function conformanceCases(options: ConformanceCatalogueOptions = {}): ConformanceCase[] {
-  return [...unaryCases(), ...binaryCases(), ...reductionCases(), ...matmulCases(), ...layoutCases(), ...creationCases(), ...edgeCases(options), ...thresholdCases()];
+  return [...unaryCases(), ...binaryCases(), ...reductionCases(), ...matmulCases(), ...layoutCases(), ...creationCases(), ...edgeCases(options), ...thresholdCases({ large: options.largeThresholds ?? false })];
 }
 
 /** The dtype each input uploads as (default f32). */
