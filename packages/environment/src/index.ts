@@ -14,3 +14,5 @@ export { Deferred } from "./sync/deferred.js";
 export { Mutex } from "./sync/mutex.js";
 export { ReentrancyGuard, ReentrancyError } from "./sync/reentrancy-guard.js";
 export { WeftError, UnsupportedError, InvariantError, invariant } from "./errors/weft-error.js";
+export { LruCache } from "./cache/lru-cache.js";
+export type { CacheStats, LruCacheOptions } from "./cache/lru-cache.js";
