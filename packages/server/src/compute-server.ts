@@ -43,6 +43,12 @@ export interface MemoryUsage {
   readonly slices: number;
   /** Number of live allocations. */
   readonly liveAllocations: number;
+  /**
+   * Stream slots holding reserved memory (at least one page). Bounded by the server's slots
+   * (seed 002: stream ids map onto `maxStreams` slots), and back to 0 once every page was given
+   * back, however many task streams ran.
+   */
+  readonly streams: number;
 }
 
 /** Whether a launch runs (`execute`) or only compiles its kernel and is dropped (`discard`). */

@@ -154,7 +154,7 @@ export class DirectGpuServer implements ComputeServer<WgslKernel> {
   }
 
   memoryUsage(): MemoryUsage {
-    return { bytesInUse: this.#bytesInUse, bytesReserved: this.#bytesInUse, pages: this.#buffers.size, slices: this.#buffers.size, liveAllocations: this.#buffers.size };
+    return { bytesInUse: this.#bytesInUse, bytesReserved: this.#bytesInUse, pages: this.#buffers.size, slices: this.#buffers.size, liveAllocations: this.#buffers.size, streams: this.#buffers.size > 0 ? 1 : 0 };
   }
 
   #buffer(binding: BufferBinding): GPUBuffer {

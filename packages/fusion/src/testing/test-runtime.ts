@@ -182,6 +182,6 @@ export class TestRuntime extends BaseFusionRuntime<TestHandle> {
   memoryUsage(): MemoryUsage {
     let bytes = 0;
     for (const m of this.#live) bytes += m.data.length * 4;
-    return { bytesInUse: bytes, bytesReserved: bytes, pages: this.#live.size, slices: this.#live.size, liveAllocations: this.#live.size };
+    return { bytesInUse: bytes, bytesReserved: bytes, pages: this.#live.size, slices: this.#live.size, liveAllocations: this.#live.size, streams: this.#live.size > 0 ? 1 : 0 };
   }
 }

@@ -137,7 +137,7 @@ export class RecordingServer implements ComputeServer<HostTestKernel> {
   memoryUsage(): MemoryUsage {
     let bytes = 0;
     for (const buffer of this.#memory.values()) bytes += buffer.byteLength;
-    return { bytesInUse: bytes, bytesReserved: bytes, pages: this.#memory.size, slices: this.#memory.size, liveAllocations: this.#memory.size };
+    return { bytesInUse: bytes, bytesReserved: bytes, pages: this.#memory.size, slices: this.#memory.size, liveAllocations: this.#memory.size, streams: this.#memory.size > 0 ? 1 : 0 };
   }
 
   #bytes(binding: BufferBinding): Uint8Array {

@@ -57,12 +57,26 @@ export class LaunchError extends ServerError {
 }
 
 /**
- * The device had no memory left *right now*. Transient: frees may not have reached the device
- * yet, so one reclaim-and-retry is valid. Unlike {@link BufferTooBigError}.
+ * The device had no memory left *right now*, or the allocation would pass the device's
+ * `memoryLimit`. Transient: frees may not have reached the device yet, and memory freed by the
+ * caller makes the same call succeed; the memory manager already reclaimed every free page of
+ * the device and retried once before this reached the caller. Unlike {@link BufferTooBigError}.
  */
 export class OutOfMemoryError extends ServerError {
-  constructor(readonly size: number, options?: ErrorOptions) {
-    super("out-of-memory", `out of device memory allocating ${size} bytes`, { ...options, transient: true });
+  constructor(
+    readonly size: number,
+    options?: ErrorOptions & {
+      /** What refused, e.g. `"memoryLimit 64 MiB: 60 MiB reserved"` (part of the message). */
+      readonly detail?: string;
+    },
+  ) {
+    const detail = options?.detail === undefined ? "" : ` (${options.detail})`;
+    super(
+      "out-of-memory",
+      `out of device memory allocating ${size} bytes${detail}; free memory (dispose tensors, ` +
+        "weft.releaseUnused()) or raise the limit, then retry",
+      { ...options, transient: true },
+    );
   }
 }
 

@@ -222,4 +222,65 @@ describe("HostComputeServer", () => {
     a.release();
     c.release();
   });
+
+  it("memoryLimit: allocation beyond it is a typed, transient OutOfMemoryError after reclaim; freeing recovers", () => {
+    const MiB = 1024 * 1024;
+    const server = new HostComputeServer({ capacity: 64 * MiB });
+    const a = server.empty(40 * MiB, S0);
+    const other = StreamId.of(1);
+    server.empty(8 * MiB, other).release(); // a free page on another stream: reclaimed first
+    let error: unknown;
+    try {
+      server.empty(40 * MiB, S0);
+    } catch (e) {
+      error = e;
+    }
+    expect(error, "typed").toBeInstanceOf(OutOfMemoryError);
+    expect((error as OutOfMemoryError).transient, "transient: freeing makes it work").toBe(true);
+    expect((error as Error).message, "names the limit and the fix").toMatch(/memoryLimit 64 MiB.*free memory/);
+    expect(server.device.stats().reclaims, "every stream's free pages were reclaimed before it").toBe(1);
+    expect(server.memoryUsage().streams, "the other stream gave its page back").toBe(1);
+    a.release();
+    const b = server.empty(40 * MiB, S0);
+    expect(server.memoryUsage().bytesInUse).toBe(40 * MiB);
+    b.release();
+  });
+
+  it("a buffer the JavaScript engine refuses is the same typed OutOfMemoryError, not a RangeError", () => {
+    const server = new HostComputeServer({ memory: { maxAllocation: 2 ** 53 - 1 } });
+    let error: unknown;
+    try {
+      server.empty(2 ** 52, S0);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(OutOfMemoryError);
+    expect((error as OutOfMemoryError).cause).toBeInstanceOf(RangeError);
+    expect(server.device.stats().reclaims, "the refusal went through the reclaim-and-retry path").toBe(1);
+  });
+
+  it("1,000 task streams map onto 32 slots: at most 32 streams hold memory, and every page goes back when idle", () => {
+    const server = new DummyServer();
+    for (let i = 0; i < 1000; i++) {
+      const stream = StreamId.of(1000 + i);
+      const a = server.createF32([i], stream);
+      expect(server.readF32(a.binding(), stream)).toEqual([i]);
+      a.release();
+    }
+    const usage = server.memoryUsage();
+    expect(usage.streams, "bounded by the slots (and idle slots gave their pages back)").toBeLessThanOrEqual(32);
+    expect(usage.bytesReserved, "a small page per slot at most").toBeLessThanOrEqual(32 * 64 * 1024);
+    server.releaseUnused();
+    expect(server.memoryUsage()).toMatchObject({ bytesReserved: 0, pages: 0, streams: 0 });
+  });
+
+  it("compiled kernel keys are bounded: least recently used forgotten first, evictions counted", () => {
+    const server = new HostComputeServer({ maxCompiledKernels: 8 });
+    const out = server.empty(4, S0);
+    for (let i = 0; i < 100; i++) {
+      server.launch({ key: `k${i}`, run: () => undefined }, [1, 1, 1], [writes(out.binding())], S0, "execute");
+    }
+    expect(server.stats()).toMatchObject({ compiled: 8, compilations: 100, compiledEvictions: 92, compiledCapacity: 8 });
+    out.release();
+  });
 });

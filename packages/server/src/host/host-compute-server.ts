@@ -1,4 +1,4 @@
-import { ReentrancyGuard, type StreamId } from "@weft/environment";
+import { LruCache, ReentrancyGuard, type StreamId } from "@weft/environment";
 import type { BufferBinding } from "../binding.js";
 import type { ComputeServer, CubeCount, KernelBinding, LaunchMode, MemoryUsage } from "../compute-server.js";
 import { FailureStore } from "../errors/failure-store.js";
@@ -13,6 +13,7 @@ import {
   ValidationError,
   describeError,
 } from "../errors/server-error.js";
+import { type DeallocPolicy, DeviceMemory } from "../memory/device-memory.js";
 import type { ManagedMemoryHandle } from "../memory/managed-memory-handle.js";
 import type { MemoryConfiguration } from "../memory/memory-configuration.js";
 import type { MemoryManagement } from "../memory/memory-management.js";
@@ -38,11 +39,18 @@ export interface HostComputeServerOptions {
   readonly memory?: Partial<MemoryConfiguration>;
   /** Regular stream slots; default 32. */
   readonly maxStreams?: number;
-  /** Total host bytes pages may take; beyond it allocations throw `OutOfMemoryError`. */
+  /**
+   * Total host bytes pages may take (the device's `memoryLimit`); beyond it, once every free page
+   * was reclaimed, allocations throw a typed, transient `OutOfMemoryError`. Default: unlimited.
+   */
   readonly capacity?: number;
+  /** When free pages go back (see `DeallocPolicy`); default 5 checks, one per 200 reserves. */
+  readonly dealloc?: Partial<DeallocPolicy>;
+  /** Kernel keys remembered as compiled (least recently used forgotten first); default 1024. */
+  readonly maxCompiledKernels?: number;
 }
 
-/** Counters of what the server did, for tests of the layers above. Only grow. */
+/** Counters of what the server did, for tests of the layers above. Only grow, except the gauges. */
 export interface HostServerStats {
   /** Launches whose kernel ran (successfully or not). */
   readonly launched: number;
@@ -52,13 +60,27 @@ export interface HostServerStats {
   readonly failed: number;
   /** Launches in `discard` mode (compiled only). */
   readonly discarded: number;
-  /** Distinct kernel keys compiled. */
+  /** Gauge: kernel keys held as compiled now (at most `maxCompiledKernels`). */
   readonly compiled: number;
+  /** Kernel compilations (misses of the compiled-key cache, re-compilations after eviction included). */
+  readonly compilations: number;
+  /** Compiled keys forgotten to stay within `maxCompiledKernels`. */
+  readonly compiledEvictions: number;
+  /** Capacity of the compiled-key cache. */
+  readonly compiledCapacity: number;
+  /** Compiles and launches that found their key compiled. */
+  readonly compiledHits: number;
 }
 
-/** Defaults for host memory: 4 MiB pages, 16-byte alignment, 2 GiB largest buffer. */
+/**
+ * Defaults for host memory: pages from 64 KiB growing to 4 MiB, 16-byte alignment, 2 GiB largest
+ * buffer. With the default 32 stream slots, at most 32 × 4 MiB = 128 MiB of regular pages exist
+ * at once however many task streams run (seed 002's per-slot memory), and free pages go back
+ * under the dealloc policy.
+ */
 export const HOST_MEMORY_CONFIGURATION: MemoryConfiguration = {
   pageSize: 4 * 1024 * 1024,
+  minPageSize: 64 * 1024,
   alignment: 16,
   maxAllocation: 2 ** 31,
 };
@@ -93,8 +115,10 @@ export class HostComputeServer implements ComputeServer<HostKernel> {
   readonly pool: StreamPool<HostStream>;
   readonly failures: FailureStore<HostStream>;
   readonly #guard: ReentrancyGuard;
-  /** Keys compiled successfully; grows with the distinct kernels launched or compiled. */
-  readonly #compiled = new Set<string>();
+  /** Keys compiled successfully; at most `maxCompiledKernels`, least recently used forgotten first. */
+  readonly #compiled: LruCache<string, true>;
+  /** The device's memory: every stream's pages, the dealloc clock, reclaim across streams. */
+  readonly device: DeviceMemory;
   /** Ordinals (of `#launchOrdinal`) of launches to fail; each removed when reached. */
   readonly #launchFaults = new Set<number>();
   /** Ordinals (of `#allocationOrdinal`) of allocations to fail; each removed when reached. */
@@ -107,11 +131,15 @@ export class HostComputeServer implements ComputeServer<HostKernel> {
 
   constructor(options: HostComputeServerOptions = {}) {
     this.name = options.name ?? "host";
-    this.config = { ...HOST_MEMORY_CONFIGURATION, ...options.memory };
+    const config = { ...HOST_MEMORY_CONFIGURATION, ...options.memory };
+    // A smaller page size given alone caps the first page too.
+    this.config = { ...config, minPageSize: Math.min(config.minPageSize ?? config.pageSize, config.pageSize) };
     this.storage = new HostStorage(options.capacity);
+    this.device = new DeviceMemory(options.dealloc);
+    this.#compiled = new LruCache(options.maxCompiledKernels ?? 1024);
     const graph = new ErrorGraph();
     this.pool = new StreamPool<HostStream>(
-      { create: (slot) => new HostStream(slot, this.storage, this.config, graph) },
+      { create: (slot) => new HostStream(slot, this.storage, this.config, graph, this.device) },
       options.maxStreams ?? 32,
       0,
     );
@@ -204,7 +232,7 @@ export class HostComputeServer implements ComputeServer<HostKernel> {
   }
 
   memoryUsage(): MemoryUsage {
-    const total = { bytesInUse: 0, bytesReserved: 0, pages: 0, slices: 0, liveAllocations: 0 };
+    const total = { bytesInUse: 0, bytesReserved: 0, pages: 0, slices: 0, liveAllocations: 0, streams: 0 };
     for (const s of this.pool.streams()) {
       const usage = s.memory.usage();
       total.bytesInUse += usage.bytesInUse;
@@ -212,13 +240,23 @@ export class HostComputeServer implements ComputeServer<HostKernel> {
       total.pages += usage.pages;
       total.slices += usage.slices;
       total.liveAllocations += usage.liveAllocations;
+      total.streams += usage.streams;
     }
     return total;
   }
 
-  /** Gives free pages back on every stream (see `MemoryManagement.cleanup`). */
+  /**
+   * One dealloc-policy check of every stream (`force = false`), or every free page given back
+   * (`force = true`, what {@link HostComputeServer.releaseUnused} does).
+   */
   memoryCleanup(force: boolean): void {
-    for (const s of this.pool.streams()) s.memory.cleanup(force);
+    if (force) this.device.releaseUnused();
+    else this.device.check();
+  }
+
+  /** Gives every free page of every stream back (`weft.releaseUnused()`). */
+  releaseUnused(): void {
+    this.#guard.enter(() => this.device.releaseUnused());
   }
 
   /**
@@ -252,7 +290,15 @@ export class HostComputeServer implements ComputeServer<HostKernel> {
 
   /** What the server did so far. */
   stats(): HostServerStats {
-    return { ...this.#stats, compiled: this.#compiled.size };
+    const compiled = this.#compiled.stats();
+    return {
+      ...this.#stats,
+      compiled: compiled.size,
+      compilations: compiled.misses,
+      compiledEvictions: compiled.evictions,
+      compiledCapacity: compiled.capacity,
+      compiledHits: compiled.hits,
+    };
   }
 
   #reserve(size: number, stream: StreamId): ManagedMemoryHandle {
@@ -277,14 +323,14 @@ export class HostComputeServer implements ComputeServer<HostKernel> {
   }
 
   #compile(kernel: HostKernel): void {
-    if (this.#compiled.has(kernel.key)) return;
+    if (this.#compiled.get(kernel.key) !== undefined) return;
     try {
       kernel.validate?.();
     } catch (error) {
       if (error instanceof ServerError) throw error;
       throw new ValidationError(`kernel "${kernel.key}" failed to compile: ${describeError(error)}`, { cause: error });
     }
-    this.#compiled.add(kernel.key);
+    this.#compiled.set(kernel.key, true);
   }
 
   #launch(

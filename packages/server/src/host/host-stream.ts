@@ -2,6 +2,7 @@ import type { StreamId } from "@weft/environment";
 import type { BufferBinding } from "../binding.js";
 import type { ErrorGraph, FailureId } from "../errors/error-graph.js";
 import type { ComputeStorage } from "../memory/compute-storage.js";
+import type { DeviceMemory } from "../memory/device-memory.js";
 import { MemoryManagement } from "../memory/memory-management.js";
 import type { MemoryConfiguration } from "../memory/memory-configuration.js";
 import { ByteRangeClaims, type StreamMemory } from "../stream/stream-memory.js";
@@ -19,9 +20,10 @@ export class HostStream implements StreamMemory {
   readonly claims = new ByteRangeClaims();
   readonly memory: MemoryManagement<ArrayBuffer>;
 
-  constructor(slot: StreamId, storage: ComputeStorage<ArrayBuffer>, config: MemoryConfiguration, graph: ErrorGraph) {
+  constructor(slot: StreamId, storage: ComputeStorage<ArrayBuffer>, config: MemoryConfiguration, graph: ErrorGraph, device?: DeviceMemory) {
     this.memory = new MemoryManagement(storage, config, slot, {
       onFree: (allocation) => this.claims.forget(allocation, graph),
+      ...(device === undefined ? {} : { device }),
     });
   }
 

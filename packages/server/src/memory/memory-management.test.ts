@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { AllocationId } from "../binding.js";
 import { BufferTooBigError, InvalidBindingError, OutOfMemoryError, ReleasedHandleError } from "../errors/server-error.js";
 import type { ComputeStorage } from "./compute-storage.js";
+import { DeviceMemory } from "./device-memory.js";
 import { MemoryManagement } from "./memory-management.js";
 
 /** Storage handing out numbered resources, with a byte capacity. */
@@ -10,10 +11,13 @@ class FakeStorage implements ComputeStorage<{ id: number; size: number }> {
   next = 0;
   held = 0;
   deallocs = 0;
+  /** Sizes of every alloc, in order. */
+  readonly sizes: number[] = [];
   constructor(public capacity = Number.POSITIVE_INFINITY) {}
   alloc(size: number) {
     if (this.held + size > this.capacity) throw new OutOfMemoryError(size);
     this.held += size;
+    this.sizes.push(size);
     return { id: this.next++, size };
   }
   dealloc(resource: { size: number }) {
@@ -38,7 +42,7 @@ describe("MemoryManagement", () => {
     expect(ra.resource, "both fit one page").toBe(rb.resource);
     expect(ra.offset).toBe(0);
     expect(rb.offset, "slices start at multiples of the alignment").toBe(16);
-    expect(memory.usage()).toEqual({ bytesInUse: 30, bytesReserved: 256, pages: 1, slices: 3, liveAllocations: 2 });
+    expect(memory.usage()).toEqual({ bytesInUse: 30, bytesReserved: 256, pages: 1, slices: 3, liveAllocations: 2, streams: 1 });
   });
 
   it("a slice is reused only when no handle and no binding refers to it", () => {
@@ -97,19 +101,20 @@ describe("MemoryManagement", () => {
     expect(() => memory.resolve({ ...h.binding(), allocation: 999_999 as AllocationId })).toThrow(/not live/);
   });
 
-  it("allocations larger than pageSize get a dedicated page; cleanup(false) frees it, not regular pages", () => {
+  it("allocations larger than pageSize get a dedicated page; cleanup(true) gives back every free page", () => {
     const { memory, storage } = setup();
     const small = memory.reserve(16);
     const big = memory.reserve(1000);
     expect(memory.usage().pages).toBe(2);
     expect(memory.usage().bytesReserved, "a dedicated page has the aligned size").toBe(256 + 1008);
     big.release();
-    small.release();
+    small.release(); // the stream is idle now: one check, which spares pages created since the last
+    expect(memory.usage().pages, "fresh pages survive the first idle check").toBe(2);
     memory.cleanup(false);
-    expect(memory.usage().pages, "only the dedicated page went").toBe(1);
+    expect(memory.usage().pages, "a page used once is given back at the next check that finds it free").toBe(0);
+    memory.reserve(16).release();
     memory.cleanup(true);
-    expect(memory.usage().pages, "force frees every fully free page").toBe(0);
-    expect(storage.held).toBe(0);
+    expect(storage.held, "cleanup(true) gives back every free page").toBe(0);
   });
 
   it("cleanup keeps pages that still hold a live slice", () => {
@@ -158,6 +163,100 @@ describe("MemoryManagement", () => {
     expect(storage.held).toBe(256 + 304);
     a.release();
     c.release();
+  });
+
+  it("pages are sized to the work: small first, doubling up to pageSize", () => {
+    const storage = new FakeStorage();
+    const memory = new MemoryManagement(storage, { pageSize: 4096, minPageSize: 256, alignment: 16, maxAllocation: 1 << 20 }, StreamId.of(0));
+    const held = [memory.reserve(12)];
+    expect(memory.usage().bytesReserved, "12 bytes in use reserve one minimum page").toBe(256);
+    for (let i = 0; i < 30; i++) held.push(memory.reserve(200));
+    const sizes = storage.sizes;
+    expect(sizes.slice(0, 6), "each new page doubles what the stream holds").toEqual([256, 256, 512, 1024, 2048, 4096]);
+    expect(Math.max(...sizes), "never beyond pageSize").toBe(4096);
+    for (const h of held) h.release();
+  });
+
+  it("a regular slice larger than the current pages gets a page that fits it, not a dedicated one", () => {
+    const storage = new FakeStorage();
+    const memory = new MemoryManagement(storage, { pageSize: 4096, minPageSize: 256, alignment: 16, maxAllocation: 1 << 20 }, StreamId.of(0));
+    const h = memory.reserve(1500);
+    expect(storage.sizes).toEqual([2048]);
+    h.release();
+  });
+
+  it("dealloc policy: a page reused by many reserves survives that many checks; a page used once goes at the first", () => {
+    const storage = new FakeStorage();
+    const device = new DeviceMemory({ checks: 3, period: 1_000_000 });
+    const memory = new MemoryManagement(storage, { pageSize: 256, alignment: 16, maxAllocation: 4096 }, StreamId.of(0), { device });
+    const keep = memory.reserve(16); // the stream never goes idle in this test
+    for (let i = 0; i < 10; i++) memory.reserve(16).release(); // nine reserves served by the existing page
+    const once = memory.reserve(1000); // a dedicated page, used once
+    once.release();
+    device.check();
+    expect(memory.usage().pages, "the page used once went at the first check").toBe(1);
+    keep.release(); // idle: one more check, but the shared page is in use-credit
+    expect(memory.usage().pages, "the busy page stays").toBe(1);
+    for (let i = 0; i < 3; i++) device.check();
+    expect(memory.usage().pages, "…until checks found it free `checks` times more than it was used").toBe(0);
+    expect(device.stats()).toMatchObject({ pagesReleased: 2 });
+  });
+
+  it("a loop that frees everything at each step keeps its page warm: no page created after the first step", () => {
+    const storage = new FakeStorage();
+    const memory = new MemoryManagement(storage, { pageSize: 256, alignment: 16, maxAllocation: 4096 }, StreamId.of(0), {
+      device: new DeviceMemory({ period: 1_000_000 }),
+    });
+    for (let step = 0; step < 100; step++) memory.reserve(16).release();
+    expect(storage.sizes.length, "one page for a hundred idle steps").toBe(1);
+  });
+
+  it("the dealloc clock counts reserves of every stream of the device: an idle stream's free pages age while others work", () => {
+    const storage = new FakeStorage();
+    const device = new DeviceMemory({ checks: 2, period: 10 });
+    const config = { pageSize: 256, alignment: 16, maxAllocation: 4096 };
+    const idle = new MemoryManagement(storage, config, StreamId.of(1), { device });
+    const busy = new MemoryManagement(storage, config, StreamId.of(2), { device });
+    const k = idle.reserve(16);
+    for (let i = 0; i < 5; i++) idle.reserve(16).release();
+    k.release();
+    expect(idle.usage().pages, "a page reused five times stays after the idle check").toBe(1);
+    const live = busy.reserve(16);
+    for (let i = 0; i < 40; i++) busy.reserve(16).release();
+    expect(device.stats().checks, "one check per 10 reserves of the device").toBe(4);
+    expect(idle.usage().pages, "the idle stream's page was given back by the device's checks").toBe(0);
+    expect(busy.usage().pages, "the busy stream keeps its page").toBe(1);
+    live.release();
+  });
+
+  it("an out-of-memory reclaims the free pages of every stream of the device before the one retry", () => {
+    const storage = new FakeStorage(768);
+    const device = new DeviceMemory({ period: 1_000_000 });
+    const config = { pageSize: 256, alignment: 16, maxAllocation: 4096 };
+    const other = new MemoryManagement(storage, config, StreamId.of(1), { device });
+    const mine = new MemoryManagement(storage, config, StreamId.of(2), { device });
+    const a = other.reserve(16);
+    const b = other.reserve(250); // a second page of the other stream
+    b.release();
+    const c = mine.reserve(16);
+    expect(storage.held, "full").toBe(768);
+    const d = mine.reserve(250);
+    expect(other.usage().pages, "the other stream's free page made room").toBe(1);
+    expect(device.stats().reclaims).toBe(1);
+    for (const h of [a, c, d]) h.release();
+  });
+
+  it("dispose gives every page back and leaves the device", () => {
+    const storage = new FakeStorage();
+    const device = new DeviceMemory();
+    const memory = new MemoryManagement(storage, { pageSize: 256, alignment: 16, maxAllocation: 4096 }, StreamId.of(0), { device });
+    const h = memory.reserve(16);
+    h.retain();
+    h.release();
+    expect(device.stats().streams).toBe(1);
+    h.release();
+    memory.dispose();
+    expect([storage.held, device.stats().streams]).toEqual([0, 0]);
   });
 
   it("random reserves and releases never hand out overlapping bytes, and freeing everything merges each page back to one slice", () => {

@@ -4,7 +4,8 @@ import type { MemoryUsage } from "../compute-server.js";
 import { BufferTooBigError, InvalidBindingError, OutOfMemoryError, ReleasedHandleError } from "../errors/server-error.js";
 import type { ComputeStorage } from "./compute-storage.js";
 import { type AllocationState, type HandleOwner, ManagedMemoryHandle } from "./managed-memory-handle.js";
-import { type MemoryConfiguration, checkMemoryConfiguration } from "./memory-configuration.js";
+import { DeviceMemory } from "./device-memory.js";
+import { type MemoryConfiguration, checkMemoryConfiguration, minPageSizeOf } from "./memory-configuration.js";
 
 /** Process-wide allocation counter: ids are never reused, across every manager. */
 let nextAllocation = 1;
@@ -39,6 +40,16 @@ interface Page<R> {
   readonly free: Slice[];
   /** How many slices tile the page. */
   sliceCount: number;
+  /**
+   * The dealloc policy's count (`DeallocPolicy`): checks that found the page free since it last
+   * served a reserve, minus reserves it served; given back when it reaches `policy.checks`.
+   */
+  freeChecks: number;
+  /**
+   * Created since this stream's last idle check: that check skips it once, so a loop that frees
+   * everything at each step keeps the page it allocated instead of re-creating it every step.
+   */
+  fresh: boolean;
 }
 
 /** Where a binding's bytes live in storage. */
@@ -56,6 +67,11 @@ export interface MemoryManagementOptions {
    * so the stream drops the allocation's taint claims.
    */
   readonly onFree?: (allocation: AllocationId) => void;
+  /**
+   * The device's memory, shared by every stream of a server: the dealloc clock and reclaiming
+   * across streams (default: a private one, for a manager used alone).
+   */
+  readonly device?: DeviceMemory;
 }
 
 /**
@@ -65,16 +81,27 @@ export interface MemoryManagementOptions {
  *
  * @remarks
  * **Reserve.** Sizes are rounded up to `alignment`. Up to `pageSize`: the first free slice that
- * fits, in page order, split (the remainder stays free); else a new page. Larger: a free dedicated
- * page of at most twice the size, else a new dedicated page. Over `maxAllocation`:
- * `BufferTooBigError`. When storage throws `OutOfMemoryError`, every fully free page is given
- * back (`cleanup(true)`) and the allocation retried once; a second failure is rethrown.
+ * fits, in page order, split (the remainder stays free); else a new page *sized to the work*: the
+ * next power of two at least as large as the request and as the regular pages held so far, from
+ * `minPageSize` up to `pageSize`. Larger: a free dedicated page of at most twice the size, else a
+ * new dedicated page. Over `maxAllocation`: `BufferTooBigError`. When storage throws
+ * `OutOfMemoryError` (a device, or a `memoryLimit`, refused), every fully free page of *every*
+ * stream of the device is given back (`DeviceMemory.releaseUnused`) and the allocation retried
+ * once; a second failure is rethrown, typed and transient.
+ * **Give back** (CubeCL's dealloc policy, `DeallocPolicy`): a fully free page goes back to
+ * storage once checks found it free `policy.checks` times without a reserve on it in between.
+ * Checks run every `policy.period` reserves of the device, and on this stream whenever its last
+ * live allocation is freed (the stream went idle); an idle check skips pages created since the
+ * stream's previous one, so a loop that allocates and frees everything at each step keeps its
+ * pages warm, while a finished task's pages go at the next check. `cleanup(true)` gives back
+ * every free page.
  * **Reuse.** A slice is reused only when no handle reference *and* no pin (binding ref) remains.
  * Pins cover in-flight launches and cross-stream readers: a binding read by another stream stays
  * pinned until that stream's work is done, and the backend calls `unpin` then (P14).
  * **Free.** A freed slice merges with free neighbours, so a page's slices always tile it.
  * **Bounded.** `#live` holds exactly the allocations with a reference or a pin; pages only grow on
- * a reserve nothing free could serve and shrink on `cleanup`.
+ * a reserve nothing free could serve, and every fully free page is given back within
+ * `policy.checks` checks unless reserves keep using it.
  */
 export class MemoryManagement<R> implements HandleOwner {
   /** Pages in allocation order; removed only by `cleanup`. */
@@ -82,6 +109,13 @@ export class MemoryManagement<R> implements HandleOwner {
   /** Live allocations (a reference or a pin) and their slices. Removed when freed. */
   readonly #live = new Map<AllocationId, { state: AllocationState; slice: Slice; page: Page<R> }>();
   readonly #onFree: ((allocation: AllocationId) => void) | undefined;
+  readonly #minPageSize: number;
+  /** Set by `dispose`: every page is given back as soon as it is free. */
+  #disposed = false;
+  /** Detaches this manager from the device's memory. */
+  readonly #detach: () => void;
+  /** The device's memory this stream's pages belong to. */
+  readonly device: DeviceMemory;
 
   constructor(
     readonly storage: ComputeStorage<R>,
@@ -92,6 +126,19 @@ export class MemoryManagement<R> implements HandleOwner {
   ) {
     checkMemoryConfiguration(config);
     this.#onFree = options.onFree;
+    this.#minPageSize = minPageSizeOf(config);
+    this.device = options.device ?? new DeviceMemory();
+    this.#detach = this.device.attach(this);
+  }
+
+  /**
+   * Gives every free page back and leaves the device's memory (a destroyed stream or server);
+   * pages still holding live allocations go back as soon as their last allocation is freed.
+   */
+  dispose(): void {
+    this.#disposed = true;
+    this.cleanup(true);
+    this.#detach();
   }
 
   /**
@@ -129,7 +176,11 @@ export class MemoryManagement<R> implements HandleOwner {
     }
     slice.allocation = state;
     this.#live.set(state.id, { state, slice, page });
-    return new ManagedMemoryHandle(state, this);
+    if (!found.created) page.freeChecks = Math.max(0, page.freeChecks - 1);
+    const handle = new ManagedMemoryHandle(state, this);
+    // After the slice is taken: a check run now cannot give its page back.
+    this.device.reserved();
+    return handle;
   }
 
   /** Where `binding`'s bytes live. Throws {@link InvalidBindingError} when they are not live here. */
@@ -192,21 +243,35 @@ export class MemoryManagement<R> implements HandleOwner {
       page.free.splice(insertionIndex(page.free, slice.offset), 0, slice);
     }
     this.#onFree?.(state.id);
+    // The stream went idle: one policy check of its pages (see the type doc).
+    if (this.#disposed) this.cleanup(true);
+    else if (this.#live.size === 0) this.#check(false, true);
   }
 
   /**
-   * Gives fully free pages back to storage: every one when `force`, else only dedicated (large)
-   * pages, which are rarely reused and costly to keep.
+   * `force`: gives every fully free page back to storage. Else one check of the dealloc policy:
+   * each fully free page gains a free check and is given back once it has `policy.checks`.
    */
   cleanup(force: boolean): void {
+    this.#check(force, false);
+  }
+
+  /** See {@link MemoryManagement.cleanup}; an `idle` check skips (and un-marks) fresh pages. */
+  #check(force: boolean, idle: boolean): void {
+    const checks = this.device.policy.checks;
+    let released = 0;
     for (let i = this.#pages.length - 1; i >= 0; i--) {
       const page = this.#pages[i] as Page<R>;
+      const fresh = page.fresh;
+      if (idle) page.fresh = false;
       const free = page.sliceCount === 1 && page.first.allocation === undefined;
-      if (free && (force || page.dedicated)) {
-        this.#pages.splice(i, 1);
-        this.storage.dealloc(page.resource);
-      }
+      if (!free) continue;
+      if (!force && (idle && fresh ? page.freeChecks : ++page.freeChecks) < checks) continue;
+      this.#pages.splice(i, 1);
+      this.storage.dealloc(page.resource);
+      released++;
     }
+    if (released > 0) this.device.released(released);
   }
 
   /** The memory report of this manager. `bytesInUse` counts requested sizes of live allocations. */
@@ -219,7 +284,14 @@ export class MemoryManagement<R> implements HandleOwner {
       bytesReserved += page.size;
       slices += page.sliceCount;
     }
-    return { bytesInUse, bytesReserved, pages: this.#pages.length, slices, liveAllocations: this.#live.size };
+    return {
+      bytesInUse,
+      bytesReserved,
+      pages: this.#pages.length,
+      slices,
+      liveAllocations: this.#live.size,
+      streams: this.#pages.length > 0 ? 1 : 0,
+    };
   }
 
   #align(size: number): number {
@@ -227,32 +299,52 @@ export class MemoryManagement<R> implements HandleOwner {
     return Math.ceil(size / a) * a;
   }
 
-  #findFree(sliceSize: number): { page: Page<R>; index: number } | undefined {
+  #findFree(sliceSize: number): { page: Page<R>; index: number; created: false } | undefined {
     const dedicated = sliceSize > this.config.pageSize;
     for (const page of this.#pages) {
       if (page.dedicated !== dedicated) continue;
       if (dedicated && (page.size < sliceSize || page.size > 2 * sliceSize)) continue;
       const free = page.free;
-      for (let index = 0; index < free.length; index++) if ((free[index] as Slice).size >= sliceSize) return { page, index };
+      for (let index = 0; index < free.length; index++) if ((free[index] as Slice).size >= sliceSize) return { page, index, created: false };
     }
     return undefined;
   }
 
-  #newPage(sliceSize: number): { page: Page<R>; index: number } {
+  /** The size of a new regular page for a slice of `sliceSize` (see the type doc). */
+  #regularPageSize(sliceSize: number): number {
+    let held = 0;
+    for (const page of this.#pages) if (!page.dedicated) held += page.size;
+    const wanted = Math.max(sliceSize, held, this.#minPageSize);
+    let size = this.#minPageSize;
+    while (size < wanted && size < this.config.pageSize) size *= 2;
+    return Math.min(this.#align(size), this.config.pageSize);
+  }
+
+  #newPage(sliceSize: number): { page: Page<R>; index: number; created: true } {
     const dedicated = sliceSize > this.config.pageSize;
-    const size = dedicated ? sliceSize : this.config.pageSize;
+    const size = dedicated ? sliceSize : this.#regularPageSize(sliceSize);
     let resource: R;
     try {
       resource = this.storage.alloc(size);
     } catch (error) {
       if (!(error instanceof OutOfMemoryError)) throw error;
-      this.cleanup(true);
+      // Free pages of every stream of the device, then one retry; a second refusal is the answer.
+      this.device.releaseUnused();
       resource = this.storage.alloc(size);
     }
     const first: Slice = { offset: 0, size, allocation: undefined, prev: undefined, next: undefined };
-    const page: Page<R> = { resource, size, dedicated, first, free: [first], sliceCount: 1 };
+    const page: Page<R> = {
+      resource,
+      size,
+      dedicated,
+      first,
+      free: [first],
+      sliceCount: 1,
+      freeChecks: this.device.policy.checks - 1,
+      fresh: true,
+    };
     this.#pages.push(page);
-    return { page, index: 0 };
+    return { page, index: 0, created: true };
   }
 
   #entry(op: string, binding: BufferBinding): { state: AllocationState; slice: Slice; page: Page<R> } {
