@@ -24,4 +24,5 @@ export type { TuneCacheOptions } from "./tune/tune-cache.js";
 export { FileTuneStore, IndexedDbTuneStore, MemoryTuneStore, defaultTuneStore } from "./tune/tune-store.js";
 export type { TuneRecord, TuneStore } from "./tune/tune-store.js";
 export { LIBRARY_VERSION } from "./tune/version.js";
-export { PipelineCache } from "./pipeline/pipeline-cache.js";
+export { PipelineCache, DEFAULT_PIPELINE_CAPACITY } from "./pipeline/pipeline-cache.js";
+export type { PipelineCacheOptions } from "./pipeline/pipeline-cache.js";

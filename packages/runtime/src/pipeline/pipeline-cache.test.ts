@@ -38,4 +38,17 @@ describe("PipelineCache", () => {
     await expect(cache.getOrCreateAsync("bad", [], () => Promise.reject(new Error("rejected")))).rejects.toThrow("rejected");
     expect(cache.has("bad", []), "a rejected creation is removed").toBe(false);
   });
+
+  it("holds at most `capacity` pipelines: the least recently used is evicted, counted, and created again on its next request", () => {
+    const evicted: string[] = [];
+    const cache = new PipelineCache<string>({ capacity: 2, onEvict: (p) => evicted.push(p) });
+    for (const k of ["a", "b", "a", "c"]) cache.getOrCreate(k, [], () => `pipeline ${k}`);
+    expect(evicted, "b was the least recently used").toEqual(["pipeline b"]);
+    expect(cache.stats()).toEqual({ size: 2, capacity: 2, hits: 1, misses: 3, evictions: 1 });
+    cache.getOrCreate("b", [], () => "pipeline b again");
+    expect(cache.stats(), "a re-creation is a miss; the size stays at the capacity").toMatchObject({ size: 2, misses: 4, evictions: 2 });
+    for (let i = 0; i < 1000; i++) cache.getOrCreate(`shape ${i}`, [], () => `p${i}`);
+    expect(cache.size, "a thousand new kernels hold two pipelines").toBe(2);
+  });
 });
+

@@ -3,6 +3,21 @@
  *
  * @module
  */
+import { type CacheStats, LruCache } from "@weft/environment";
+
+/** Options of a {@link PipelineCache}. */
+export interface PipelineCacheOptions<P> {
+  /** Pipelines kept; the least recently used beyond it are evicted. Default {@link DEFAULT_PIPELINE_CAPACITY}. */
+  readonly capacity?: number;
+  /**
+   * Called with each evicted pipeline (never an in-flight creation). The pipeline may still be
+   * used by launches that fetched it before: release only what they do not need.
+   */
+  readonly onEvict?: (pipeline: P) => void;
+}
+
+/** Default {@link PipelineCacheOptions.capacity}. */
+export const DEFAULT_PIPELINE_CAPACITY = 512;
 
 /**
  * Compiled pipelines by the canonical source of their kernel and the device features they were
@@ -13,7 +28,10 @@
  * — never tensor ids or buffer identities); `features` are the device features the compiled code
  * depends on (`shader-f16`, subgroup sizes, limits). Feature order does not matter: they are
  * sorted and deduplicated into the key.
- * **Bound.** One entry per distinct `(key, features)` created; entries leave only by {@link clear}.
+ * **Bound.** At most `capacity` entries (default {@link DEFAULT_PIPELINE_CAPACITY}); beyond it the
+ * least recently used pipeline is evicted (`onEvict`) and counted ({@link evictions}), so a
+ * program that runs ever new kernels (new shapes) holds a bounded number of pipelines. An evicted
+ * pipeline stays valid for whoever fetched it; the next request of its key creates it again.
  * A failing `create` caches nothing (the next call tries again) and rethrows.
  * **Async creation.** {@link getOrCreateAsync} stores the in-flight promise, so concurrent callers
  * of one key share a single creation; a rejected creation is removed.
@@ -22,9 +40,20 @@
  */
 export class PipelineCache<P> {
   /** Pipelines (or in-flight creations) by canonical key; see the type doc for the bound. */
-  readonly #entries = new Map<string, P | Promise<P>>();
+  readonly #entries: LruCache<string, P | Promise<P>>;
   #hits = 0;
   #misses = 0;
+  #evictions = 0;
+
+  constructor(options: PipelineCacheOptions<P> = {}) {
+    const onEvict = options.onEvict;
+    this.#entries = new LruCache(options.capacity ?? DEFAULT_PIPELINE_CAPACITY, {
+      onEvict: (_key, value) => {
+        this.#evictions++;
+        if (!(value instanceof Promise)) onEvict?.(value);
+      },
+    });
+  }
 
   /** The canonical cache key of `key` compiled for `features`. */
   static canonicalKey(key: string, features: readonly string[] | string): string {
@@ -68,10 +97,10 @@ export class PipelineCache<P> {
     this.#entries.set(full, pending);
     try {
       const pipeline = await pending;
-      if (this.#entries.get(full) === pending) this.#entries.set(full, pipeline);
+      if (this.#entries.peek(full) === pending) this.#entries.set(full, pipeline);
       return pipeline;
     } catch (error) {
-      if (this.#entries.get(full) === pending) this.#entries.delete(full);
+      if (this.#entries.peek(full) === pending) this.#entries.delete(full);
       throw error;
     }
   }
@@ -96,10 +125,26 @@ export class PipelineCache<P> {
     return this.#misses;
   }
 
+  /** How many pipelines were evicted to stay within the capacity. */
+  get evictions(): number {
+    return this.#evictions;
+  }
+
+  /** The most pipelines kept. */
+  get capacity(): number {
+    return this.#entries.capacity;
+  }
+
+  /** Size, capacity, hits, misses and evictions (see `CacheStats`). */
+  stats(): CacheStats {
+    return { size: this.#entries.size, capacity: this.#entries.capacity, hits: this.#hits, misses: this.#misses, evictions: this.#evictions };
+  }
+
   /** Forgets every pipeline (a lost device) and resets the counters. */
   clear(): void {
     this.#entries.clear();
     this.#hits = 0;
     this.#misses = 0;
+    this.#evictions = 0;
   }
 }

@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { type CacheStats, LruCache } from "@weft/environment";
 import type { AutotuneKey } from "./autotune-key.js";
 import { defaultTuneStore } from "./tune-store.js";
 import type { TuneRecord, TuneStore } from "./tune-store.js";
@@ -18,6 +19,8 @@ export interface TuneCacheOptions {
   readonly store?: TuneStore;
   /** The cache folder for the default Node file store; default `$WEFT_CACHE_DIR` or the OS temp folder. */
   readonly directory?: string;
+  /** Results kept in memory (least recently used dropped first; the store keeps them all). Default 1024. */
+  readonly capacity?: number;
 }
 
 /**
@@ -31,15 +34,16 @@ export interface TuneCacheOptions {
  * another adapter or by another release is never returned.
  * **Loading.** {@link load} reads the store once (later calls share the first); {@link get} answers
  * from memory only, so a result persisted by an earlier process is visible once `load` settled.
- * **Bound.** One entry per `(kernel, key)` tuned or loaded for this adapter and version; entries
- * leave only by {@link clear}.
+ * **Bound.** At most `capacity` results in memory (default 1024; least recently used dropped first,
+ * counted as evictions): a program with ever new matmul shapes holds a bounded set. A dropped
+ * result stays in the store; `get` answers from memory only, so its key tunes again if needed.
  */
 export class TuneCache {
   readonly adapter: string;
   readonly version: string;
   readonly store: TuneStore;
   /** Results of this adapter and version, by `storeKey`; see the type doc for the bound. */
-  readonly #memory = new Map<string, TuneRecord>();
+  readonly #memory: LruCache<string, TuneRecord>;
   #loading: Promise<void> | undefined;
   #loaded = false;
 
@@ -47,6 +51,12 @@ export class TuneCache {
     this.adapter = options.adapter;
     this.version = options.version ?? LIBRARY_VERSION;
     this.store = options.store ?? defaultTuneStore(options.directory);
+    this.#memory = new LruCache(options.capacity ?? 1024);
+  }
+
+  /** Results in memory, capacity, hits, misses and evictions. */
+  stats(): CacheStats {
+    return this.#memory.stats();
   }
 
   /** The key a result is stored under: adapter, library version, kernel and autotune key. */

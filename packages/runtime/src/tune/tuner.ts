@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { Mutex, StreamId } from "@weft/environment";
+import { LruCache, Mutex, StreamId } from "@weft/environment";
 import type { KernelDefinition } from "@weft/server";
 import type { Client } from "../client/client.js";
 import { StreamModeOverride } from "../mode/stream-mode.js";
@@ -69,7 +69,8 @@ export interface TunerOptions {
  * throws, rejects, or gives a result `validation.equal` refuses is rejected; if the reference itself
  * fails nothing can be validated and tuning fails with an {@link AutotuneError}.
  * **State bounds.** `#pending` holds one entry per tuning in flight, removed when it settles;
- * `#failed` one entry per key whose tuning failed, cleared by {@link forget}.
+ * `#failed` at most 1024 keys whose tuning failed (least recently failed forgotten first, so such a
+ * key may be tried again), cleared by {@link forget}; results in memory are bounded by the cache.
  */
 export class Tuner<K extends KernelDefinition = KernelDefinition> {
   readonly client: Client<K>;
@@ -82,8 +83,8 @@ export class Tuner<K extends KernelDefinition = KernelDefinition> {
   readonly #lock = new Mutex();
   /** Tunings in flight, by cache key; an entry leaves when its tuning settles. */
   readonly #pending = new Map<string, Promise<TuneRecord>>();
-  /** Keys whose tuning failed; `choose` keeps their fallback. Cleared by {@link forget}. */
-  readonly #failed = new Set<string>();
+  /** Keys whose tuning failed; `choose` keeps their fallback. At most 1024 (oldest forgotten); cleared by {@link forget}. */
+  readonly #failed = new LruCache<string, true>(1024);
 
   constructor(client: Client<K>, options: TunerOptions = {}) {
     this.client = client;
@@ -185,7 +186,7 @@ export class Tuner<K extends KernelDefinition = KernelDefinition> {
           return record;
         },
         (error: unknown) => {
-          this.#failed.add(id);
+          this.#failed.set(id, true);
           this.#onProgress?.({ kind: "failed", set: set.name, key, error });
           throw error;
         },
