@@ -29,15 +29,16 @@ export type {
   FuserProperties,
   ExecutionContext,
   OperationRan,
+  RuntimeStats,
 } from "./runtime/fusion-runtime.js";
-export { TensorComputationError, DisposedTensorError, ScopeSettledError, describeOperation } from "./errors/tensor-errors.js";
+export { TensorComputationError, DisposedTensorError, DisposedDeviceError, ScopeSettledError, describeOperation } from "./errors/tensor-errors.js";
 export { FusionTensor, FUSION_TENSOR } from "./tensor/fusion-tensor.js";
 export type { SharedRef } from "./tensor/fusion-tensor.js";
 export { tidy } from "./tensor/tidy.js";
 export { scope, keep, dispose } from "./tensor/scope.js";
 export type { Scope } from "./tensor/scope.js";
 export { FusionDevice } from "./device/fusion-device.js";
-export type { FusionDeviceOptions, FusionMemory } from "./device/fusion-device.js";
+export type { FusionDeviceOptions, FusionMemory, DeviceStats } from "./device/fusion-device.js";
 export { FusionInspector } from "./inspector/fusion-inspector.js";
 export { MultiStream } from "./stream/multi-stream.js";
 export type { ReadPlan, MultiStreamOptions } from "./stream/multi-stream.js";
@@ -50,7 +51,7 @@ export { Explorer, ExplorationBudget } from "./stream/execution/explorer.js";
 export type { Exploration } from "./stream/execution/explorer.js";
 export { OperationsValidator } from "./stream/execution/validator.js";
 export type { ValidatorState } from "./stream/execution/validator.js";
-export { ExecutionPlanStore } from "./stream/store/execution-plan-store.js";
+export { ExecutionPlanStore, DEFAULT_MAX_PLANS } from "./stream/store/execution-plan-store.js";
 export type {
   ExecutionPlan,
   ExecutionPlanId,

@@ -1,3 +1,4 @@
+import { DisposedDeviceError } from "../errors/tensor-errors.js";
 import { ReentrancyError, StreamId } from "@weft/environment";
 import { describe, expect, it } from "vitest";
 import { DisposedTensorError } from "../errors/tensor-errors.js";
@@ -155,7 +156,7 @@ describe("FusionDevice", () => {
     device = new FusionDevice<TestHandle>(new Reentrant());
     const x = fromValues(device, [1]);
     expect(() => unary(device, "neg", x), "a kernel calling back must not corrupt the engine silently").toThrow(ReentrancyError);
-    expect(device.memory().streams, "the engine state stayed consistent: the block was drained").toBe(0);
+    expect(device.memory().pendingStreams, "the engine state stayed consistent: the block was drained").toBe(0);
   });
 
   it("every execution runs inside StreamId.executes(stream, …)", async () => {
@@ -185,7 +186,7 @@ describe("FusionDevice", () => {
     expect(device.inspector.composition(), "the drop is logged as the one-op block it always was").toEqual(["unfused drop[drop]"]);
     expect(runtime.liveMemories, "y's memory is released by the drop itself").toBe(live - 1);
     expect(device.inspector.explorations, "a lone drop never needs the explorer").toBe(explored);
-    expect(device.memory().streams, "no stream entry is left behind").toBe(0);
+    expect(device.memory().pendingStreams, "no stream entry is left behind").toBe(0);
     x.dispose();
     expect(device.memory()).toMatchObject({ liveTensors: 0, liveHandles: 0, streams: 0 });
   });
@@ -222,4 +223,20 @@ describe("FusionDevice", () => {
     expect(() => device.upload({ data: new Float32Array(3), shape: [2, 2], dtype: "f32" })).toThrow(/3 values do not fill shape \[2, 2\]/);
     expect(device.memory().liveHandles).toBe(0);
   });
+
+  it("dispose releases the backend once; later uses of the device or its tensors throw DisposedDeviceError", async () => {
+    const { device, runtime } = createTestDevice("elementwise");
+    let disposed = 0;
+    (runtime as { dispose?: () => void }).dispose = () => void disposed++;
+    const x = fromValues(device, [1, 2]);
+    device.dispose();
+    device.dispose();
+    expect(disposed, "the runtime is released exactly once").toBe(1);
+    expect(() => unary(device, "neg", x)).toThrow(DisposedDeviceError);
+    expect(() => fromValues(device, [1])).toThrow(/was disposed/);
+    await expect(x.read()).rejects.toThrow(DisposedDeviceError);
+    x.dispose();
+    expect(device.memory(), "the tensor count still balances").toMatchObject({ liveTensors: 0 });
+  });
 });
+

@@ -1,10 +1,11 @@
-import { ReentrancyGuard, StreamId, WeftError, invariant } from "@weft/environment";
+import { type CacheStats, ReentrancyGuard, StreamId, WeftError, invariant } from "@weft/environment";
+import { DisposedDeviceError } from "../errors/tensor-errors.js";
 import type { OperationIr } from "../ir/operation-ir.js";
 import type { DType, TensorData, TensorId, TensorIr, TypedArray } from "../ir/tensor-ir.js";
 import { numElements } from "../ir/tensor-ir.js";
 import { FusionInspector } from "../inspector/fusion-inspector.js";
 import { HandleContainer } from "../runtime/handle-container.js";
-import type { FusionRuntime, Optimization } from "../runtime/fusion-runtime.js";
+import type { FusionRuntime, Optimization, RuntimeStats } from "../runtime/fusion-runtime.js";
 import { MultiStream } from "../stream/multi-stream.js";
 import type { ExecutionEnv } from "../stream/queue/operation-queue.js";
 import type { SharedRef } from "../tensor/fusion-tensor.js";
@@ -23,6 +24,8 @@ export interface FusionDeviceOptions {
   readonly queueLimit?: number;
   /** Explorations allowed before segments run unfused (default unbounded). */
   readonly maxExplorations?: number;
+  /** Execution plans kept (least recently used evicted first); default 1024. */
+  readonly maxPlans?: number;
   /** Executed blocks the inspector's log keeps (default 10 000). */
   readonly maxLoggedBlocks?: number;
 }
@@ -33,12 +36,34 @@ export interface FusionMemory {
   readonly liveTensors: number;
   /** Live handle-container entries (buffers or errors standing in for them). */
   readonly liveHandles: number;
-  /** Streams that currently hold pending work or deferred frees. */
+  /**
+   * Backend stream slots holding device memory now: bounded by the server's slots (32 by default,
+   * task streams share them: seed 002), back to 0 once every page was given back.
+   */
   readonly streams: number;
+  /** Lazy streams holding pending operations, deferred frees or borrowed views: 0 at quiescence. */
+  readonly pendingStreams: number;
   /** Bytes held by live allocations. */
   readonly bytesInUse: number;
   /** Bytes reserved from the device (pages), used or not. */
   readonly bytesReserved: number;
+}
+
+/**
+ * What `weft.stats()` reports for one device: the backend's {@link RuntimeStats} plus the fusion
+ * engine's plan cache and cross-stream views. Plain numbers (caches as `CacheStats`).
+ */
+export interface DeviceStats extends RuntimeStats {
+  /** Execution plans held now (bounded: `maxPlans`). */
+  readonly plans: number;
+  /** Cached plans executed without exploring. */
+  readonly planHits: number;
+  /** Explorations run (a repeated graph adds none). */
+  readonly explorations: number;
+  /** Views of foreign tensors held by borrowing streams now. */
+  readonly borrowedViews: number;
+  /** Views freed from the borrowing side so far. */
+  readonly viewsReleased: number;
 }
 
 /**
@@ -91,6 +116,8 @@ export class FusionDevice<H> {
   readonly inspector: FusionInspector;
   readonly #guard: ReentrancyGuard;
   readonly #env: ExecutionEnv<H>;
+  /** Set by `dispose()`: every later engine call throws `DisposedDeviceError`. */
+  #disposed = false;
   /** Bug errors caught during execution, rethrown at the end of the engine call (at most a few). */
   #bugs: Error[] = [];
   #liveTensors = 0;
@@ -129,6 +156,7 @@ export class FusionDevice<H> {
    * in `operationOutputs` order. Inputs must come from {@link FusionTensor.intoIr}.
    */
   register(op: OperationIr): FusionTensor[] {
+    this.#checkAlive(op.kind);
     const stream = StreamId.current();
     if (op.kind === "drop") {
       this.#registerOn(stream, op);
@@ -142,6 +170,7 @@ export class FusionDevice<H> {
 
   /** Uploads host values as a new tensor on the current stream (an `init` op). */
   upload(data: TensorData): FusionTensor {
+    this.#checkAlive("upload");
     const expected = numElements(data.shape);
     if (data.data.length !== expected) {
       throw new WeftError(
@@ -162,12 +191,14 @@ export class FusionDevice<H> {
 
   /** Drains `stream` (default: the current one), then waits for its device work. */
   async sync(stream: StreamId = StreamId.current()): Promise<void> {
+    this.#checkAlive("sync");
     this.#call(() => this.streams.drain(stream, this.#env));
     await this.runtime.sync(stream);
   }
 
   /** Drains every stream, then waits for all their device work. */
   async syncAll(): Promise<void> {
+    this.#checkAlive("syncAll");
     const drained = new Set<StreamId>([StreamId.DEFAULT, StreamId.current()]);
     this.#call(() => {
       for (const s of this.streams.streamIds()) {
@@ -180,14 +211,65 @@ export class FusionDevice<H> {
 
   /** The memory report. */
   memory(): FusionMemory {
-    const usage = this.runtime.memoryUsage();
+    const usage = this.#disposed
+      ? { bytesInUse: 0, bytesReserved: 0, streams: 0 }
+      : this.runtime.memoryUsage();
     return {
       liveTensors: this.#liveTensors,
       liveHandles: this.handles.size,
-      streams: this.streams.streamIds().length,
+      streams: usage.streams,
+      pendingStreams: this.streams.streamIds().length,
       bytesInUse: usage.bytesInUse,
       bytesReserved: usage.bytesReserved,
     };
+  }
+
+  /** What the backend and the engine hold and did (`weft.stats()`). */
+  stats(): DeviceStats {
+    const runtime: RuntimeStats = (!this.#disposed && this.runtime.resourceStats?.()) || {
+      pipelines: 0,
+      kernelsGenerated: 0,
+      launches: 0,
+      submits: 0,
+      caches: {},
+    };
+    const plans: CacheStats = this.streams.store.stats();
+    return {
+      ...runtime,
+      caches: { ...runtime.caches, executionPlans: plans },
+      plans: plans.size,
+      planHits: plans.hits,
+      explorations: this.streams.budget.count,
+      borrowedViews: this.streams.borrowedViews,
+      viewsReleased: this.streams.viewsReleased,
+    };
+  }
+
+  /** Gives every free page of the device back (`weft.releaseUnused()`); tensors are untouched. */
+  releaseUnused(): void {
+    this.#checkAlive("releaseUnused");
+    this.#call(() => this.runtime.releaseUnused?.());
+  }
+
+  /** Whether {@link FusionDevice.dispose} was called. */
+  get disposed(): boolean {
+    return this.#disposed;
+  }
+
+  /**
+   * Releases the device: the backend's memory, caches and (where the runtime owns it) the device
+   * itself. Every later use of the device or of its tensors throws {@link DisposedDeviceError};
+   * `dispose()` of its tensors stays allowed (and does nothing). Idempotent.
+   */
+  dispose(): void {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    this.#registerLeaks();
+    this.runtime.dispose?.();
+  }
+
+  #checkAlive(op: string): void {
+    if (this.#disposed) throw new DisposedDeviceError(op, this.runtime.name);
   }
 
   /**
@@ -215,6 +297,7 @@ export class FusionDevice<H> {
 
   /** @internal See {@link FusionTensor.clone}. */
   _clone(tensor: FusionTensor): FusionTensor {
+    this.#checkAlive("clone");
     const current = StreamId.current();
     if (current === tensor.stream) {
       tensor._ref.count++;
@@ -226,13 +309,20 @@ export class FusionDevice<H> {
 
   /** @internal See {@link FusionTensor.intoIr}. */
   _intoIr(tensor: FusionTensor): TensorIr {
+    this.#checkAlive("intoIr");
     const current = StreamId.current();
     if (current === tensor.stream) return tensor.toIr("ReadOnly");
     const ref = tensor._ref;
     let view = ref.views?.get(current);
     if (view === undefined) {
-      view = this.#sharedView(tensor, current);
-      (ref.views ??= new Map()).set(current, view);
+      const minted = this.#sharedView(tensor, current);
+      const views = (ref.views ??= new Map());
+      views.set(current, minted);
+      // Freed from the borrowing side at `current`'s next boundary once no pending op uses it.
+      this.streams.borrow(current, minted.id, () => {
+        if (views.get(current) === minted) views.delete(current);
+      });
+      view = minted;
     }
     return view;
   }
@@ -242,11 +332,14 @@ export class FusionDevice<H> {
     if (!tensor._markDisposed()) return;
     this.#forgetLeak(tensor);
     this.#liveTensors--;
+    // The device and all its memory are gone: nothing to free.
+    if (this.#disposed) return;
     this.#release(tensor._ref, tensor.toIr("ReadWrite"), tensor.stream, foreign);
   }
 
   /** @internal See {@link FusionTensor.read}. */
   _read(tensor: FusionTensor): Promise<TypedArray> {
+    if (this.#disposed) return Promise.reject(new DisposedDeviceError("read", this.runtime.name));
     const { handle, ir, error } = this.#prepareRead(tensor);
     if (error !== undefined) return Promise.reject(error);
     try {
@@ -258,6 +351,7 @@ export class FusionDevice<H> {
 
   /** @internal See {@link FusionTensor.readSync}. */
   _readSync(tensor: FusionTensor): TypedArray | undefined {
+    this.#checkAlive("readSync");
     const { handle, ir, error } = this.#prepareRead(tensor);
     if (error !== undefined) throw error;
     return this.runtime.readSync?.(handle as H, ir, tensor.stream);
@@ -360,7 +454,10 @@ export class FusionDevice<H> {
     const entries = [...views.entries()];
     ref.views = undefined;
     this.#call(() => {
-      for (const [viewStream, view] of entries) this.#drop(viewStream, { ...view, status: "ReadWrite" }, foreign);
+      for (const [viewStream, view] of entries) {
+        this.streams.unborrow(viewStream, view.id);
+        this.#drop(viewStream, { ...view, status: "ReadWrite" }, foreign);
+      }
       this.#drop(stream, ir, foreign);
     });
   }
@@ -374,6 +471,7 @@ export class FusionDevice<H> {
   /** The finalizer of a leaked wrapper: always the foreign path (§11.4). */
   #finalize(token: LeakToken): void {
     this.#liveTensors--;
+    if (this.#disposed) return;
     if (this.#guard.busy) {
       queueMicrotask(() => this.#release(token.ref, token.ir, token.stream, true));
       return;

@@ -19,6 +19,20 @@ export function describeOperation(op: OperationIr): string {
 }
 
 /**
+ * A tensor or device used after its device was disposed (`device.dispose()`, or `weft.init()`
+ * replacing the device it was created on). Thrown at the call; nothing was recorded.
+ */
+export class DisposedDeviceError extends WeftError {
+  constructor(readonly op: string, readonly device: string) {
+    super(
+      "device-disposed",
+      `${op}: device ${device} was disposed (weft.init() replaces the current device and releases the old one); ` +
+        "its tensors are gone — create tensors on the current device instead",
+    );
+  }
+}
+
+/**
  * The error a tensor carries when the operation that was to compute it failed, or did not run
  * because one of its inputs carried an error. Delivered by the read of that tensor (or of anything
  * computed from it), never by an unrelated drain or read.

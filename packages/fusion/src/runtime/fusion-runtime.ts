@@ -1,4 +1,4 @@
-import type { StreamId } from "@weft/environment";
+import type { CacheStats, StreamId } from "@weft/environment";
 import type { MemoryUsage } from "@weft/server";
 import type { OperationIr } from "../ir/operation-ir.js";
 import type { TensorData, TensorIr, TypedArray } from "../ir/tensor-ir.js";
@@ -83,6 +83,23 @@ export interface OperationFuser<O> {
 }
 
 /**
+ * What a backend reports about itself for `weft.stats()`: plain numbers a user can watch to see
+ * that nothing grows with the number of requests, scalars, seeds, shapes or streams.
+ */
+export interface RuntimeStats {
+  /** Compiled pipelines held now (the CPU backend: kernel keys held as compiled). */
+  readonly pipelines: number;
+  /** Kernels generated (code generation runs), since the runtime was created. */
+  readonly kernelsGenerated: number;
+  /** Kernel launches requested, since the runtime was created. */
+  readonly launches: number;
+  /** Submissions to the device's queue (0 where launches run when recorded, as on the CPU). */
+  readonly submits: number;
+  /** Every bounded cache of the backend, by name: size, capacity, hits, misses, evictions. */
+  readonly caches: Readonly<Record<string, CacheStats>>;
+}
+
+/**
  * What a backend gives the fusion engine: its fusers, how to run one operation unfused, and how
  * its handles are aliased, freed, uploaded and read. Burn's `FusionRuntime` (seed 001), plus the
  * data paths Burn reaches through the inner backend.
@@ -151,6 +168,15 @@ export interface FusionRuntime<H, O extends Optimization<H> = Optimization<H>> {
   handleError?(handle: H): Error | undefined;
   /** The device memory report. */
   memoryUsage(): MemoryUsage;
+  /** What the backend holds and did (`weft.stats()`). Optional; a runtime without it reports zeros. */
+  resourceStats?(): RuntimeStats;
+  /** Gives every free page (and other reclaimable device memory) back (`weft.releaseUnused()`). Optional. */
+  releaseUnused?(): void;
+  /**
+   * Releases the device: its memory, caches and, where the runtime owns it, the device itself.
+   * Every later call may throw. Optional; called once, by `FusionDevice.dispose`.
+   */
+  dispose?(): void;
 }
 
 /**

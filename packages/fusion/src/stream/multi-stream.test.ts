@@ -14,12 +14,12 @@ import { binary, createTestDevice, fromValues, reduce, scalar, unary } from "../
 
 async function expectQuiescent(device: FusionDevice<TestHandle>, runtime: TestRuntime, why: string): Promise<void> {
   await device.syncAll();
-  expect(device.memory(), `${why}: nothing may leak`).toMatchObject({ liveHandles: 0, streams: 0, liveTensors: 0 });
+  expect(device.memory(), `${why}: nothing may leak`).toMatchObject({ liveHandles: 0, streams: 0, pendingStreams: 0, liveTensors: 0 });
   expect(runtime.liveMemories, `${why}: every buffer is freed`).toBe(0);
   expect(device.inspector.sharedSources, `${why}: sharedSources is bounded`).toBe(0);
 }
 
-type Injection = "foreign-drop" | "foreign-read" | "finalizer" | "home-finalizer";
+type Injection = "foreign-drop" | "foreign-read" | "finalizer" | "home-finalizer" | "foreign-borrow";
 
 /** Runs a fixed sequence on `home`; `inject` lands before operation `at`. Returns the composition. */
 async function compose(inject?: { kind: Injection; at: number }): Promise<{ composition: string[]; values: number[] }> {
@@ -56,6 +56,19 @@ async function compose(inject?: { kind: Injection; at: number }): Promise<{ comp
       case "home-finalizer":
         StreamId.executes(home, () => device.simulateFinalization(victim));
         break;
+      case "foreign-borrow": {
+        // A short task on its own stream uses the home's (materialised) `base` in an op and reads
+        // the result: its view is minted and then freed at the task's own boundary.
+        const task = StreamId.allocate();
+        const out = StreamId.executes(task, () => scalar(device, "mul", base, 3));
+        reads.push(
+          Stream.run(task, async () => {
+            expect(Array.from(await out.read())).toEqual([9, 12]);
+            out.dispose();
+          }),
+        );
+        break;
+      }
     }
     expect(device.streams.queueLength(home), `${inject.kind} before op ${inject.at} must neither drain nor enqueue`).toBe(queued);
   };
@@ -87,6 +100,13 @@ describe("MultiStream: composition is independent of foreign events", () => {
       }
     });
   }
+
+  it("a task borrowing a home tensor injected before each operation never changes the composition", async () => {
+    const baseline = await compose();
+    for (let at = 0; at <= 6; at++) {
+      expect(await compose({ kind: "foreign-borrow", at }), `borrow injected before op ${at}`).toEqual(baseline);
+    }
+  });
 
   it("a foreign read of a materialised tensor injected before each operation never changes the composition", async () => {
     const baseline = await compose();
@@ -271,6 +291,89 @@ describe("MultiStream: cross-stream sharing", () => {
     }
     expect(device.streams.streamIds().length, "empty streams are removed without a sync").toBe(0);
     await expectQuiescent(device, runtime, "short-lived streams");
+  });
+});
+
+describe("MultiStream: borrowed views are freed from the borrowing side", () => {
+  it("a view is freed at the borrowing stream's next boundary once no pending op uses it", async () => {
+    const { device, runtime } = createTestDevice("never-ready");
+    const weights = fromValues(device, [1, 2]);
+    await device.sync();
+    const task = StreamId.allocate();
+    const y = StreamId.executes(task, () => unary(device, "neg", weights));
+    expect(device.streams.borrowedViews, "the pending op uses the view").toBe(1);
+    const view = weights._ref.views?.get(task)?.id;
+    expect(view !== undefined && device.handles.hasHandle(view), "the view aliases the weights").toBe(true);
+    expect(Array.from(await Stream.run(task, () => y.read()))).toEqual([-1, -2]);
+    expect(device.streams.borrowedViews, "the read drained the task: its boundary freed the view").toBe(0);
+    expect(view !== undefined && device.handles.hasHandle(view), "the view's handle went with it").toBe(false);
+    expect(device.memory().liveHandles, "the weights and y").toBe(2);
+    expect(weights._ref.views?.size ?? 0, "the owner forgot it").toBe(0);
+    // A later use from the same stream mints a new view and computes the same.
+    const z = StreamId.executes(task, () => scalar(device, "add", weights, 1));
+    expect(Array.from(await Stream.run(task, () => z.read()))).toEqual([2, 3]);
+    StreamId.executes(task, () => [y, z].forEach((t) => t.dispose()));
+    weights.dispose();
+    await expectQuiescent(device, runtime, "borrowed view");
+  });
+
+  it("a view still used by a pending op survives a boundary that ran only an earlier prefix", async () => {
+    const { device, runtime } = createTestDevice("never-ready");
+    const weights = fromValues(device, [3]);
+    const other = fromValues(device, [5]);
+    await device.sync();
+    const task = StreamId.allocate();
+    const [a, b] = StreamId.executes(task, () => {
+      const local = fromValues(device, [7]);
+      const a = unary(device, "neg", local);
+      local.dispose();
+      return [a, binary(device, "add", weights, other)];
+    }) as [FusionTensor, FusionTensor];
+    // Only `a` is needed: the drain runs the whole segment, so both views go at that boundary.
+    expect(Array.from(await Stream.run(task, () => a.read()))).toEqual([-7]);
+    expect(device.streams.borrowedViews).toBe(0);
+    expect(Array.from(await Stream.run(task, () => b.read()))).toEqual([8]);
+    StreamId.executes(task, () => [a, b].forEach((t) => t.dispose()));
+    weights.dispose();
+    other.dispose();
+    await expectQuiescent(device, runtime, "prefix boundary");
+  });
+
+  it("the source dying while a view is borrowed and pending frees each side exactly once", async () => {
+    for (const order of ["source-first", "view-first"] as const) {
+      const { device, runtime } = createTestDevice("never-ready");
+      const weights = fromValues(device, [4]);
+      await device.sync();
+      const task = StreamId.allocate();
+      const y = StreamId.executes(task, () => unary(device, "neg", weights));
+      if (order === "source-first") weights.dispose();
+      expect(Array.from(await Stream.run(task, () => y.read()))).toEqual([-4]);
+      if (order === "view-first") weights.dispose();
+      StreamId.executes(task, () => y.dispose());
+      expect(device.streams.borrowedViews, order).toBe(0);
+      await expectQuiescent(device, runtime, order);
+    }
+  });
+
+  it("5,000 short tasks borrowing the same weights leave live handles flat", async () => {
+    const { device, runtime } = createTestDevice("elementwise");
+    const weights = fromValues(device, [1, 2, 3]);
+    await device.sync();
+    const baseline = device.memory().liveHandles;
+    let peak = 0;
+    for (let i = 0; i < 5000; i++) {
+      const task = StreamId.allocate();
+      const y = StreamId.executes(task, () => tidy(() => scalar(device, "add", unary(device, "neg", weights), i)));
+      peak = Math.max(peak, device.memory().liveHandles);
+      expect((await Stream.run(task, () => y.read()))[0]).toBe(i - 1);
+      StreamId.executes(task, () => y.dispose());
+    }
+    expect(device.memory().liveHandles, "nothing piles up").toBe(baseline);
+    expect(peak, "at most the live task's handles on top of the weights").toBeLessThanOrEqual(baseline + 3);
+    expect(device.streams.viewsReleased, "one view per task, freed by the task").toBe(5000);
+    expect(weights._ref.views?.size ?? 0).toBe(0);
+    weights.dispose();
+    await expectQuiescent(device, runtime, "5,000 tasks");
   });
 });
 

@@ -31,6 +31,8 @@ export interface MultiStreamOptions {
   readonly queueLimit?: number;
   /** Explorations allowed on the device before every segment runs unfused (default unbounded). */
   readonly maxExplorations?: number;
+  /** Execution plans kept on the device (least recently used evicted first); default 1024. */
+  readonly maxPlans?: number;
 }
 
 /** Empty streams kept for reuse, so a stream that empties and refills does not rebuild its fusers. */
@@ -51,7 +53,14 @@ const STREAM_POOL_SIZE = 16;
  *   a read), so thousands of short-lived task streams do not accumulate.
  * - `sharedSources`: ids whose share needed a drain; removed when the id's last wrapper dies
  *   (its `drop` or foreign drop).
- * - `store`: the device's plans, shared by all streams.
+ * - `borrowed`: the views a stream minted to use foreign tensors in its ops (`FusionTensor.intoIr`
+ *   from another stream). Burn frees such a copy from the borrowing side: each view is freed at
+ *   its stream's next boundary (an execution, a drain — even of an empty queue —, a drop run at
+ *   once) where no pending operation of that stream references it, and its owner forgets it, so
+ *   the next use mints a new one. A stream therefore holds at most the views its pending segment
+ *   uses, and 20,000 short tasks borrowing the same weights leave nothing behind. Freed from the
+ *   source side instead (the source's last reference died first) a view leaves `borrowed` too.
+ * - `store`: the device's plans, shared by all streams (bounded, see `ExecutionPlanStore`).
  * **Errors.** Execution never throws for a failed operation: its error is put on the tensors it
  * would have written (`setOutputErrors`) and delivered by their reads.
  */
@@ -60,11 +69,18 @@ export class MultiStream<H> {
   readonly #pool: LazyStream<H>[] = [];
   readonly #fusers: () => OperationFuser<Optimization<H>>[];
   /** The device's execution plans. */
-  readonly store = new ExecutionPlanStore<Optimization<H>>();
+  readonly store: ExecutionPlanStore<Optimization<H>>;
   /** The device's exploration budget and count. */
   readonly budget: ExplorationBudget;
   /** Sources whose share required draining their stream (bounded, see the type doc). */
   readonly sharedSources = new Set<TensorId>();
+  /**
+   * Per borrowing stream, its views of foreign tensors and how their owner forgets each (bounded,
+   * see the type doc). A stream's entry goes with its last view.
+   */
+  readonly #borrowed = new Map<StreamId, Map<TensorId, () => void>>();
+  /** Views freed from the borrowing side so far (`weft.stats()`). */
+  #viewsReleased = 0;
   readonly #queueLimit: number;
 
   constructor(fusers: () => OperationFuser<Optimization<H>>[], options: MultiStreamOptions = {}) {
@@ -72,6 +88,52 @@ export class MultiStream<H> {
     this.#queueLimit = options.queueLimit ?? 128;
     invariant(this.#queueLimit >= 1, "queueLimit must be at least 1");
     this.budget = new ExplorationBudget(options.maxExplorations ?? Infinity);
+    this.store = new ExecutionPlanStore<Optimization<H>>(options.maxPlans);
+  }
+
+  /** Views of foreign tensors held by borrowing streams now. */
+  get borrowedViews(): number {
+    let n = 0;
+    for (const views of this.#borrowed.values()) n += views.size;
+    return n;
+  }
+
+  /** Views freed from the borrowing side so far. */
+  get viewsReleased(): number {
+    return this.#viewsReleased;
+  }
+
+  /**
+   * Records `view` as borrowed by `stream`: freed at the stream's next boundary where no pending
+   * operation uses it; `forget` then tells its owner (which mints a new view on the next use).
+   */
+  borrow(stream: StreamId, view: TensorId, forget: () => void): void {
+    let views = this.#borrowed.get(stream);
+    if (views === undefined) this.#borrowed.set(stream, (views = new Map()));
+    views.set(view, forget);
+  }
+
+  /** Forgets `view` as borrowed by `stream` (its owner frees it another way). */
+  unborrow(stream: StreamId, view: TensorId): void {
+    const views = this.#borrowed.get(stream);
+    if (views === undefined) return;
+    views.delete(view);
+    if (views.size === 0) this.#borrowed.delete(stream);
+  }
+
+  /** A boundary of `stream`: frees every view it borrowed that no pending operation uses. */
+  #releaseBorrowed(stream: StreamId, handles: HandleContainer<H>): void {
+    const views = this.#borrowed.get(stream);
+    if (views === undefined) return;
+    const queue = this.#streams.get(stream)?.queue;
+    for (const [view, forget] of views) {
+      if (queue?.referencesTensor(view) === true) continue;
+      views.delete(view);
+      handles.removeHandle(view);
+      forget();
+      this.#viewsReleased++;
+    }
+    if (views.size === 0) this.#borrowed.delete(stream);
   }
 
   /** The streams holding pending work or deferred frees. */
@@ -121,9 +183,12 @@ export class MultiStream<H> {
     }
     const s = this.#getOrCreate(stream);
     s.queue.add(op);
-    s.processor.process(s.queue, this.store, "lazy", stream, env);
+    const executed = s.processor.process(s.queue, this.store, "lazy", stream, env);
     if (s.queue.length >= this.#queueLimit) this.drain(stream, env);
-    else this.#removeIfEmpty(stream);
+    else {
+      if (executed > 0) this.#releaseBorrowed(stream, env.handles);
+      this.#removeIfEmpty(stream);
+    }
   }
 
   /**
@@ -137,6 +202,7 @@ export class MultiStream<H> {
   #dropNow(stream: StreamId, op: Extract<OperationIr, { kind: "drop" }>, pending: LazyStream<H> | undefined, env: ExecutionEnv<H>): void {
     const ran = StreamId.executes(stream, () => runDrop(op, { handles: env.handles, stream }, env));
     env.runtime.freeHandle(env.handles, op.tensor, ran);
+    this.#releaseBorrowed(stream, env.handles);
     if (pending === undefined) return;
     pending.queue.flushDeferred(env.handles);
     this.#removeIfEmpty(stream);
@@ -149,10 +215,15 @@ export class MultiStream<H> {
    */
   drain(stream: StreamId, env: ExecutionEnv<H>): void {
     const s = this.#streams.get(stream);
-    if (s === undefined) return;
+    if (s === undefined) {
+      // Still a boundary: views the stream borrowed for operations that already ran go now.
+      this.#releaseBorrowed(stream, env.handles);
+      return;
+    }
     StreamId.executes(stream, () => s.processor.process(s.queue, this.store, "sync", stream, env));
     invariant(s.queue.length === 0, () => `a drain of stream ${stream} left ${s.queue.length} operations`);
     s.queue.flushDeferred(env.handles);
+    this.#releaseBorrowed(stream, env.handles);
     this.#removeIfEmpty(stream);
   }
 

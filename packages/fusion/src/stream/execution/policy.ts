@@ -63,6 +63,8 @@ export class Policy<O> {
   #availables: Available[] = [];
   #found: { plan: ExecutionPlanId; size: number } | undefined;
   #numOperations = 0;
+  /** The store's eviction count when this policy last dropped evicted plans. */
+  #seenEvictions = 0;
 
   /** Forgets the segment (after an execution; the caller re-feeds the remaining operations). */
   reset(): void {
@@ -91,7 +93,8 @@ export class Policy<O> {
       const state = candidate.validator.state;
       if (state.kind === "validating") candidates[kept++] = candidate;
       else if (state.kind === "found") {
-        const plan = store.get(candidate.plan);
+        const plan = store.tryGet(candidate.plan);
+        if (plan === undefined) continue;
         const triggers: WatchedTrigger[] = [];
         for (let t = 0; t < plan.triggers.length; t++) {
           const trigger = plan.triggers[t];
@@ -114,8 +117,12 @@ export class Policy<O> {
     }
   }
 
-  /** The advice for a segment of `numOperations` operations in `mode`. */
-  action(numOperations: number, mode: ExecutionMode): Action {
+  /**
+   * The advice for a segment of `numOperations` operations in `mode`. Plans `store` no longer
+   * holds (evicted while this segment was matching them) are never advised.
+   */
+  action(numOperations: number, mode: ExecutionMode, store?: ExecutionPlanStore<O>): Action {
+    if (store !== undefined) this.#dropEvicted(store);
     if (this.#found !== undefined && this.#found.size <= numOperations) return { kind: "execute", plan: this.#found.plan };
     if (mode === "lazy") {
       if (this.#candidates.length > 0) return DEFER;
@@ -127,5 +134,18 @@ export class Policy<O> {
     }
     for (const available of this.#availables) if (available.size === numOperations) return { kind: "execute", plan: available.plan };
     return EXPLORE;
+  }
+
+  /** Forgets candidates, availables and the found plan that `store` evicted (free unless it evicted since). */
+  #dropEvicted(store: ExecutionPlanStore<O>): void {
+    if (store.evictions === this.#seenEvictions) return;
+    this.#seenEvictions = store.evictions;
+    if (this.#found !== undefined && !store.has(this.#found.plan)) this.#found = undefined;
+    let kept = 0;
+    for (const c of this.#candidates) if (store.has(c.plan)) this.#candidates[kept++] = c;
+    this.#candidates.length = kept;
+    kept = 0;
+    for (const a of this.#availables) if (store.has(a.plan)) this.#availables[kept++] = a;
+    this.#availables.length = kept;
   }
 }

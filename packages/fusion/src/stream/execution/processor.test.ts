@@ -174,4 +174,39 @@ describe("Processor, Policy, Explorer and ExecutionPlanStore", () => {
       "unfused reduce[reduce]",
     ]);
   });
+
+  it("the plan store is bounded: ever new graph structures evict the least recently used plan and results stay right", async () => {
+    const { device } = createTestDevice("elementwise", { maxPlans: 4 });
+    const structures = 40;
+    for (let round = 0; round < 2; round++) {
+      for (let k = 1; k <= structures; k++) {
+        // A chain of k `add`s: a distinct relative structure per k.
+        let t = fromValues(device, [1, 2]);
+        for (let i = 0; i < k; i++) {
+          const next = scalar(device, "add", t, 1);
+          t.dispose();
+          t = next;
+        }
+        expect(Array.from(await t.read()), `chain of ${k}`).toEqual([1 + k, 2 + k]);
+        t.dispose();
+        expect(device.streams.store.size, "never more plans than the capacity").toBeLessThanOrEqual(4);
+      }
+    }
+    const stats = device.streams.store.stats();
+    expect(stats.evictions, "old structures were evicted").toBeGreaterThan(0);
+    // A structure used again right away hits its plan.
+    const before = device.inspector.explorations;
+    for (let i = 0; i < 3; i++) {
+      const x = fromValues(device, [1]);
+      const n = unary(device, "neg", x);
+      const y = scalar(device, "mul", n, 2);
+      n.dispose();
+      expect(Array.from(await y.read())).toEqual([-2]);
+      x.dispose();
+      y.dispose();
+    }
+    expect(device.inspector.explorations - before, "explored once, then found in the store").toBeLessThanOrEqual(2);
+    expect(device.memory()).toMatchObject({ liveHandles: 0 });
+  });
 });
+

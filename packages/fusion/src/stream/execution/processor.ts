@@ -44,13 +44,14 @@ export class Processor<H> {
       if (last !== undefined) this.#policy.update(store, last.key);
     }
     while (queue.length > 0) {
-      const action = this.#policy.action(queue.length, mode);
+      const action = this.#policy.action(queue.length, mode, store);
       if (action.kind === "defer") {
         invariant(mode === "lazy", "the policy deferred during a sync");
         break;
       }
       if (action.kind === "execute") {
         if (mode === "sync") store.addTrigger(action.plan, { kind: "on-sync" });
+        store.use(action.plan);
         executed += queue.execute(store.get(action.plan), stream, env);
         this.#reset(queue, store);
         continue;

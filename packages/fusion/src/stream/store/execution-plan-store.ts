@@ -1,3 +1,4 @@
+import type { CacheStats } from "@weft/environment";
 import type { Optimization } from "../../runtime/fusion-runtime.js";
 import type { RelativeOperation } from "../../ir/relative.js";
 
@@ -60,6 +61,9 @@ function sameTrigger(a: ExecutionTrigger, b: ExecutionTrigger): boolean {
   return a.keys.length === b.keys.length && a.keys.every((k, i) => k === b.keys[i]);
 }
 
+/** Default {@link ExecutionPlanStore} capacity: plans kept per device. */
+export const DEFAULT_MAX_PLANS = 1024;
+
 /**
  * The execution plans of one device, shared by all of its streams. Burn's `ExecutionPlanStore`.
  *
@@ -69,45 +73,106 @@ function sameTrigger(a: ExecutionTrigger, b: ExecutionTrigger): boolean {
  * **Interned keys.** Every relative key a plan or trigger names gets a small integer id
  * ({@link ExecutionPlanStore.keyId}); the policy resolves each incoming operation's key once and
  * its validators compare integers. A key no plan names resolves to `-1`, which matches nothing.
- * **Bound.** One plan per distinct explored relative sequence; plans are never evicted (a model
- * has finitely many graph shapes). The index holds one list per distinct first operation; the
- * interned keys are exactly the keys the plans and their triggers name.
+ * Ids are never reused, so a validator of an evicted plan can never match another key.
+ * **Bound.** At most `capacity` plans (default {@link DEFAULT_MAX_PLANS}); relative keys hold no
+ * shapes or scalar values, so plans grow only with distinct graph *structures*, and a program
+ * that keeps producing new ones (generated code, ever-changing control flow) evicts the least
+ * recently used plan (its optimizations and their launch caches with it). An evicted plan's id
+ * is gone: {@link ExecutionPlanStore.tryGet} answers `undefined` and the policy of a stream that
+ * was matching it drops it (the segment explores again). The index holds one list per distinct
+ * first key of a held plan; the interned keys are exactly the keys held plans and their
+ * triggers name (reference-counted).
  */
 export class ExecutionPlanStore<O> {
-  readonly #plans: ExecutionPlan<O>[] = [];
-  /** First relative op key → ids of the plans starting with it. */
+  /** Held plans by id, least recently used first (a use re-inserts). */
+  readonly #plans = new Map<ExecutionPlanId, ExecutionPlan<O>>();
+  /** First relative op key → ids of the held plans starting with it. */
   readonly #index = new Map<string, ExecutionPlanId[]>();
-  /** Relative key → interned id; one entry per distinct key named by a plan or trigger. */
-  readonly #keyIds = new Map<string, number>();
+  /** Relative key → interned id and how many plan keys/trigger keys name it. */
+  readonly #keyIds = new Map<string, { readonly id: number; refs: number }>();
+  readonly #capacity: number;
+  #nextId = 0;
+  #nextKeyId = 0;
+  #hits = 0;
+  #added = 0;
+  #evictions = 0;
+
+  constructor(capacity: number = DEFAULT_MAX_PLANS) {
+    if (!Number.isSafeInteger(capacity) || capacity < 1) {
+      throw new RangeError(`ExecutionPlanStore: capacity must be a positive integer, got ${capacity}`);
+    }
+    this.#capacity = capacity;
+  }
 
   /** The interned id of `key`, or `-1` when no plan or trigger names it (it matches nothing). */
   keyId(key: string): number {
-    return this.#keyIds.get(key) ?? -1;
+    return this.#keyIds.get(key)?.id ?? -1;
   }
 
   #intern(key: string): number {
-    let id = this.#keyIds.get(key);
-    if (id === undefined) {
-      id = this.#keyIds.size;
-      this.#keyIds.set(key, id);
+    let entry = this.#keyIds.get(key);
+    if (entry === undefined) {
+      entry = { id: this.#nextKeyId++, refs: 0 };
+      this.#keyIds.set(key, entry);
     }
-    return id;
+    entry.refs++;
+    return entry.id;
+  }
+
+  #unintern(key: string): void {
+    const entry = this.#keyIds.get(key);
+    if (entry === undefined) return;
+    if (--entry.refs <= 0) this.#keyIds.delete(key);
   }
 
   #triggerKeyIds(trigger: ExecutionTrigger): readonly number[] | undefined {
     return trigger.kind === "on-operations" ? trigger.keys.map((k) => this.#intern(k)) : undefined;
   }
 
-  /** Number of plans stored. */
+  /** Number of plans held. */
   get size(): number {
-    return this.#plans.length;
+    return this.#plans.size;
   }
 
-  /** The plan `id`. */
+  /** Plans evicted so far (a policy re-checks its plans only when this changed). */
+  get evictions(): number {
+    return this.#evictions;
+  }
+
+  /** Interned relative keys held (bounded by the held plans' keys). */
+  get internedKeys(): number {
+    return this.#keyIds.size;
+  }
+
+  /** The plan `id`; throws a `RangeError` when it does not exist (never did, or was evicted). */
   get(id: ExecutionPlanId): ExecutionPlan<O> {
-    const plan = this.#plans[id];
-    if (plan === undefined) throw new RangeError(`no execution plan ${id}`);
+    const plan = this.#plans.get(id);
+    if (plan === undefined) throw new RangeError(`no execution plan ${id} (never stored, or evicted)`);
     return plan;
+  }
+
+  /** The plan `id`, or `undefined` when it was evicted. */
+  tryGet(id: ExecutionPlanId): ExecutionPlan<O> | undefined {
+    return this.#plans.get(id);
+  }
+
+  /** Whether plan `id` is held. */
+  has(id: ExecutionPlanId): boolean {
+    return this.#plans.has(id);
+  }
+
+  /** Records that the cached plan `id` runs (without exploring): a hit, and its most recent use. */
+  use(id: ExecutionPlanId): void {
+    const plan = this.#plans.get(id);
+    if (plan === undefined) return;
+    this.#hits++;
+    this.#plans.delete(id);
+    this.#plans.set(id, plan);
+  }
+
+  /** Plans held, capacity, hits (cached plans run), misses (plans stored) and evictions. */
+  stats(): CacheStats {
+    return { size: this.#plans.size, capacity: this.#capacity, hits: this.#hits, misses: this.#added, evictions: this.#evictions };
   }
 
   /** Ids of the plans whose first operation has key `firstKey`. */
@@ -125,7 +190,7 @@ export class ExecutionPlanStore<O> {
     });
   }
 
-  /** Stores a new plan; returns its id. */
+  /** Stores a new plan (evicting the least recently used beyond the capacity); returns its id. */
   add(
     operations: readonly RelativeOperation[],
     strategy: ExecutionStrategy<O>,
@@ -141,8 +206,9 @@ export class ExecutionPlanStore<O> {
         if (own !== undefined) max = Math.max(max, own);
       }
     }
-    const id = this.#plans.length;
-    this.#plans.push({
+    const id = this.#nextId++;
+    this.#added++;
+    this.#plans.set(id, {
       id,
       operations,
       triggers: [trigger],
@@ -154,6 +220,11 @@ export class ExecutionPlanStore<O> {
     const list = this.#index.get(first.key);
     if (list === undefined) this.#index.set(first.key, [id]);
     else list.push(id);
+    while (this.#plans.size > this.#capacity) {
+      const oldest = this.#plans.keys().next();
+      if (oldest.done === true) break;
+      this.#evict(oldest.value);
+    }
     return id;
   }
 
@@ -163,5 +234,21 @@ export class ExecutionPlanStore<O> {
     if (plan.triggers.some((t) => sameTrigger(t, trigger))) return;
     plan.triggers.push(trigger);
     plan.triggerKeyIds.push(this.#triggerKeyIds(trigger));
+  }
+
+  #evict(id: ExecutionPlanId): void {
+    const plan = this.#plans.get(id);
+    if (plan === undefined) return;
+    this.#plans.delete(id);
+    this.#evictions++;
+    const firstKey = plan.operations[0]?.key;
+    if (firstKey !== undefined) {
+      const list = this.#index.get(firstKey);
+      const at = list?.indexOf(id) ?? -1;
+      if (list !== undefined && at >= 0) list.splice(at, 1);
+      if (list !== undefined && list.length === 0) this.#index.delete(firstKey);
+    }
+    for (const op of plan.operations) this.#unintern(op.key);
+    for (const trigger of plan.triggers) if (trigger.kind === "on-operations") for (const k of trigger.keys) this.#unintern(k);
   }
 }
