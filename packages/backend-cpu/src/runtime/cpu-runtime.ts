@@ -11,6 +11,7 @@ import {
   type OperationFuser,
   type OperationIr,
   type Optimization,
+  type RuntimeStats,
   type TensorData,
   type TensorIr,
   type TypedArray,
@@ -34,6 +35,12 @@ import { CpuFusionStats } from "./cpu-stats.js";
 export interface CpuRuntimeOptions {
   /** `false`: no fusers — every operation runs alone (the unfused oracle mode). Default `true`. */
   readonly fusion?: boolean;
+  /**
+   * Host bytes the device's pages may take (`weft.init({ memoryLimit })`); beyond it, once every
+   * free page was reclaimed, an allocation fails with a typed, transient `OutOfMemoryError`.
+   * Ignored when `server` is given. Default: unlimited.
+   */
+  readonly memoryLimit?: number;
   /** The host server to run on; default a fresh `HostComputeServer({ name: "cpu" })`. */
   readonly server?: HostComputeServer;
   /**
@@ -50,7 +57,10 @@ export interface CpuRuntimeOptions {
  * `HostComputeServer`. Hand it to `new FusionDevice(runtime)`.
  */
 export function createCpuRuntime(options: CpuRuntimeOptions = {}): CpuRuntime {
-  return new CpuRuntime(options.server ?? new HostComputeServer({ name: "cpu" }), options);
+  return new CpuRuntime(
+    options.server ?? new HostComputeServer({ name: "cpu", ...(options.memoryLimit === undefined ? {} : { capacity: options.memoryLimit }) }),
+    options,
+  );
 }
 
 /**
@@ -78,6 +88,8 @@ export class CpuRuntime extends BaseFusionRuntime<CpuHandle> {
   /** The host server the client forwards to (fault injection, stats). */
   readonly server: HostComputeServer;
   readonly #fusion: boolean;
+  /** Kernel launches requested (`resourceStats().launches`). */
+  #launches = 0;
 
   /** Which way elementwise programs run in this runtime (fixed at creation). */
   readonly kernelPath: KernelPath;
@@ -93,6 +105,40 @@ export class CpuRuntime extends BaseFusionRuntime<CpuHandle> {
     this.#fusion = options.fusion ?? true;
     this.kernelPath = resolveKernelPath(options.kernels ?? "auto");
     this.runner = { path: this.kernelPath, cache: this.elementwiseCache };
+  }
+
+  /**
+   * What the CPU backend holds and did (`weft.stats()`): `pipelines` is the number of kernel keys
+   * the host server holds as compiled (bounded, LRU), `launches` every kernel launch requested,
+   * `submits` 0 (host kernels run when launched).
+   */
+  resourceStats(): RuntimeStats {
+    const server = this.server.stats();
+    return {
+      pipelines: server.compiled,
+      kernelsGenerated: server.compilations,
+      launches: this.#launches,
+      submits: 0,
+      caches: {
+        compiledKernels: {
+          size: server.compiled,
+          capacity: server.compiledCapacity,
+          hits: server.compiledHits,
+          misses: server.compilations,
+          evictions: server.compiledEvictions,
+        },
+      },
+    };
+  }
+
+  /** Gives every free page of every stream back to the host (`weft.releaseUnused()`). */
+  releaseUnused(): void {
+    this.server.releaseUnused();
+  }
+
+  /** Gives every free page back; the pages of live tensors go with their last reference. */
+  dispose(): void {
+    this.server.releaseUnused();
   }
 
   /** `[ElementwiseFuser]`, or none in the unfused oracle mode. */
@@ -190,6 +236,7 @@ export class CpuRuntime extends BaseFusionRuntime<CpuHandle> {
 
   /** Launches one CPU kernel on the current stream. */
   launch(kernel: CpuKernel, bindings: BindingSet | ReturnType<BindingSet["bindings"]>, uniforms?: Uint8Array): void {
+    this.#launches++;
     const list = bindings instanceof BindingSet ? bindings.bindings() : bindings;
     if (uniforms === undefined) this.client.launch(kernel, [1, 1, 1], list);
     else this.client.launch(kernel, [1, 1, 1], list, uniforms);

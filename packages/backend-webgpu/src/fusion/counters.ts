@@ -18,11 +18,13 @@ export interface RuntimeCounters {
   pipelineCacheHits: number;
   /** Kernels generated (cache misses). */
   kernelsGenerated: number;
+  /** Replayable launch signatures dropped by the per-optimization launch caches (each holds 8). */
+  launchCacheEvictions: number;
 }
 
 /** Fresh zeroed counters. */
 export function newCounters(): RuntimeCounters {
-  return { launches: 0, fusedLaunches: 0, elidedWrites: 0, inPlaceWrites: 0, pipelineCacheHits: 0, kernelsGenerated: 0 };
+  return { launches: 0, fusedLaunches: 0, elidedWrites: 0, inPlaceWrites: 0, pipelineCacheHits: 0, kernelsGenerated: 0, launchCacheEvictions: 0 };
 }
 
 /** Sets every counter back to zero. */

@@ -2,7 +2,7 @@
 import { describeAdapter, requestWebGpuDevice, type WebGpuAdapterDescription } from "../device/request-device.js";
 import type { ComputeServer } from "@weft/server";
 import type { WgslKernel } from "../kernel.js";
-import { WebGpuServer } from "../server/webgpu-server.js";
+import { WebGpuServer, type WebGpuServerOptions } from "../server/webgpu-server.js";
 import { DirectGpuServer } from "./direct-gpu-server.js";
 import { WebGpuRuntime, type WebGpuAutotuneOptions } from "./webgpu-runtime.js";
 
@@ -26,6 +26,19 @@ export interface CreateWebGpuRuntimeOptions {
   readonly autotune?: false | WebGpuAutotuneOptions;
   /** The 1-D workgroup size (see `WebGpuRuntimeOptions.workgroupSize`); default the preferred one. */
   readonly workgroupSize?: number;
+  /**
+   * The device's memory cap for the default server (`weft.init({ memoryLimit })`): beyond it an
+   * allocation fails with a typed, transient `OutOfMemoryError` after every free page was
+   * reclaimed, before the native allocator is asked. Default: none.
+   */
+  readonly memoryLimit?: number;
+  /** Server tuning for the default server (`maxPipelines`, page sizes, dealloc policy…). */
+  readonly serverOptions?: WebGpuServerOptions;
+  /**
+   * Whether `runtime.dispose()` destroys the `GPUDevice`. Default: true when this function
+   * requested the device, false for a given one (its creator owns it).
+   */
+  readonly ownsDevice?: boolean;
 }
 
 /** The autotune adapter name: description and backend (`"NVIDIA H200 (vulkan)"`). */
@@ -48,6 +61,7 @@ function deviceAdapter(device: GPUDevice): string {
  */
 export async function createWebGpuRuntime(options: CreateWebGpuRuntimeOptions = {}): Promise<WebGpuRuntime> {
   let device = options.device;
+  const owns = options.ownsDevice ?? device === undefined;
   const given = options.adapter;
   let adapter =
     given === undefined ? undefined : "requestDevice" in given ? `${describeAdapter(given, "browser").description} (given adapter)` : adapterName(given);
@@ -58,7 +72,12 @@ export async function createWebGpuRuntime(options: CreateWebGpuRuntimeOptions = 
   }
   adapter ??= deviceAdapter(device);
   const choice = options.server ?? "webgpu";
-  const server = choice === "webgpu" ? new WebGpuServer(device) : choice === "direct" ? new DirectGpuServer(device) : choice;
+  const serverOptions: WebGpuServerOptions = {
+    ...options.serverOptions,
+    ...(options.memoryLimit === undefined ? {} : { memoryLimit: options.memoryLimit }),
+  };
+  const server = choice === "webgpu" ? new WebGpuServer(device, serverOptions) : choice === "direct" ? new DirectGpuServer(device) : choice;
+  const gpu = device;
   return new WebGpuRuntime({
     server,
     limits: device.limits,
@@ -67,5 +86,6 @@ export async function createWebGpuRuntime(options: CreateWebGpuRuntimeOptions = 
     ...(options.fusion === undefined ? {} : { fusion: options.fusion }),
     ...(options.autotune === undefined ? {} : { autotune: options.autotune }),
     ...(options.workgroupSize === undefined ? {} : { workgroupSize: options.workgroupSize }),
+    ...(owns ? { onDispose: () => gpu.destroy() } : {}),
   });
 }

@@ -103,7 +103,7 @@ export class ElementwiseLaunchCache {
     if (entry === undefined) {
       handles.length = 0;
       const decision = runElementwiseBlockUncached(launcher, ctx, ops, fused);
-      if (!decision.copied) this.#remember(signature, decision, structure.inputs.length);
+      if (!decision.copied && this.#remember(signature, decision, structure.inputs.length)) launcher.counters.launchCacheEvictions++;
       return;
     }
     const params = this.#params;
@@ -125,11 +125,14 @@ export class ElementwiseLaunchCache {
     return undefined;
   }
 
-  #remember(signature: readonly number[], decision: ElementwiseDecision, inputs: number): void {
+  /** Stores an execution; returns whether the oldest one was dropped to make room. */
+  #remember(signature: readonly number[], decision: ElementwiseDecision, inputs: number): boolean {
     const readWrite = new Array<boolean>(inputs).fill(false);
     for (const slot of decision.inPlace) if (slot !== undefined) readWrite[slot] = true;
     this.#entries.push({ signature: signature.slice(), decision, readWrite });
-    if (this.#entries.length > MAX_LAUNCH_ENTRIES) this.#entries.shift();
+    if (this.#entries.length <= MAX_LAUNCH_ENTRIES) return false;
+    this.#entries.shift();
+    return true;
   }
 
   /** The structure of `ops` (derived on first use), or `undefined` when `ops` does not match it. */

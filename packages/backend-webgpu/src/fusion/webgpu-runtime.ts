@@ -9,9 +9,12 @@ import {
   type TensorData,
   type TensorIr,
   type TypedArray,
+  type RuntimeStats,
 } from "@weft/fusion";
 import { Client, TuneCache, Tuner, type TuneProgress, type TuneStore, type TunableSet } from "@weft/runtime";
 import type { ComputeServer, MemoryUsage } from "@weft/server";
+import type { CacheStats } from "@weft/environment";
+import { WebGpuServer } from "../server/webgpu-server.js";
 import { matmulTunableSet, type MatmulTuneInputs, type MatmulTuneOutput } from "../autotune/matmul-tunable.js";
 import { configName, MATMUL_CONFIGS, type MatmulConfig } from "../kernels/matmul.js";
 import { ExprGraph } from "../codegen/wgsl/expr.js";
@@ -32,7 +35,7 @@ import { elementwiseKernel, elementwiseKey, elementwiseUniforms, type Elementwis
 import { newCounters, resetCounters, type RuntimeCounters } from "./counters.js";
 import { ElementwiseFuser, MatmulFuser, ReduceFuser } from "./fusers.js";
 import { copyInto, denseCopy } from "./distinct-bindings.js";
-import type { ElementwiseLaunchCache } from "./elementwise-launch-cache.js";
+import { MAX_LAUNCH_ENTRIES, type ElementwiseLaunchCache } from "./elementwise-launch-cache.js";
 import { Launcher } from "./launcher.js";
 import { bindingOf, bytesOf, runElementwiseBlock } from "./run-elementwise.js";
 import { chooseMatmulConfig, runMatmulBlock, type MatmulChooser } from "./run-matmul.js";
@@ -82,6 +85,8 @@ export interface WebGpuRuntimeOptions {
    * one dispatch dimension holds).
    */
   readonly workgroupSize?: number;
+  /** Called once by {@link WebGpuRuntime.dispose} after the server was destroyed (e.g. `device.destroy()`). */
+  readonly onDispose?: () => void;
 }
 
 /** Default {@link WebGpuAutotuneOptions.minWork}. */
@@ -123,6 +128,8 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
    */
   readonly #matmulSets = new Map<string, TunableSet<MatmulTuneInputs, MatmulTuneOutput, number[], WgslKernel>>();
   readonly #chooseMatmul: MatmulChooser;
+  readonly #onDispose: (() => void) | undefined;
+  #disposed = false;
 
   constructor(options: WebGpuRuntimeOptions) {
     super();
@@ -149,6 +156,7 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
       void cache.load();
     }
     this.#chooseMatmul = (lhs, rhs, dtype, outShape) => this.#matmulConfig(lhs, rhs, dtype, outShape);
+    this.#onDispose = options.onDispose;
   }
 
   /**
@@ -198,6 +206,51 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
       outShape,
     });
     return MATMUL_CONFIGS.find((c) => configName(c) === chosen.name) ?? heuristic;
+  }
+
+  /**
+   * What the backend holds and did (`weft.stats()`): pipelines held by the server now, kernels
+   * generated, launches, submits and every bounded cache (pipelines, bind groups, generated
+   * plans, autotune results).
+   */
+  resourceStats(): RuntimeStats {
+    const caches: Record<string, CacheStats> = { kernelPlans: this.#launcher.planStats() };
+    let pipelines = 0;
+    let submits = 0;
+    const server = this.server;
+    if (server instanceof WebGpuServer) {
+      const st = server.stats();
+      pipelines = st.pipelinesHeld;
+      submits = st.submits;
+      caches["pipelines"] = server.pipelineStats();
+      caches["bindGroups"] = server.bindGroupStats();
+    }
+    const tune = this.tuner?.cache.stats();
+    if (tune !== undefined) caches["autotune"] = tune;
+    caches["launchSignatures"] = {
+      size: 0,
+      capacity: MAX_LAUNCH_ENTRIES,
+      hits: 0,
+      misses: 0,
+      evictions: this.counters.launchCacheEvictions,
+    };
+    return { pipelines, kernelsGenerated: this.counters.kernelsGenerated, launches: this.counters.launches, submits, caches };
+  }
+
+  /** Gives every free page, retained buffer and kept staging buffer back (`weft.releaseUnused()`). */
+  releaseUnused(): void {
+    if (this.server instanceof WebGpuServer) this.server.releaseUnused();
+  }
+
+  /**
+   * Destroys the server (every page, pipeline and bind group; later calls throw
+   * `DeviceLostError`), then runs `onDispose` (the owner destroys the `GPUDevice`). Idempotent.
+   */
+  dispose(): void {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    if (this.server instanceof WebGpuServer) this.server.destroy();
+    this.#onDispose?.();
   }
 
   /** Zeroes {@link WebGpuRuntime.counters}. */

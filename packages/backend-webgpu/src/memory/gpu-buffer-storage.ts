@@ -1,6 +1,6 @@
 /// <reference types="@webgpu/types" />
 import { invariant } from "@weft/environment";
-import { OutOfMemoryError, BufferTooBigError, InjectedFaultError, type ComputeStorage } from "@weft/server";
+import { OutOfMemoryError, BufferTooBigError, InjectedFaultError, formatBytes, type ComputeStorage } from "@weft/server";
 import { BufferUsage } from "../device/gpu-constants.js";
 
 /** Hooks a {@link GpuBufferStorage} calls around page creation and destruction. */
@@ -24,10 +24,19 @@ export interface GpuBufferStorageHooks {
 export interface GpuBufferStorageOptions {
   /**
    * Bytes of freed buffers kept for reuse (the oldest are destroyed beyond it). Default
-   * `min(4 GiB, 4 × maxBufferSize)`.
+   * {@link DEFAULT_RETAINED_BYTES} (at most `maxBufferSize`).
    */
   readonly retainedBytes?: number;
+  /**
+   * The device's `memoryLimit`: bytes of page buffers (handed out and retained) never exceed it.
+   * A creation that would is refused with a typed, transient `OutOfMemoryError` (after retained
+   * buffers were destroyed to make room), before the native allocator is asked. Default: none.
+   */
+  readonly capacity?: number;
 }
+
+/** Default {@link GpuBufferStorageOptions.retainedBytes}: 128 MiB of freed pages kept for reuse. */
+export const DEFAULT_RETAINED_BYTES = 128 * 1024 * 1024;
 
 /** Counters of a {@link GpuBufferStorage}; they only grow, except the two gauges. */
 export interface GpuBufferStorageStats {
@@ -41,6 +50,8 @@ export interface GpuBufferStorageStats {
   readonly liveBuffers: number;
   /** Gauge: bytes of retained buffers waiting for reuse. */
   readonly retainedBytes: number;
+  /** Gauge: bytes of every live buffer (handed out or retained): what `capacity` bounds. */
+  readonly liveBytes: number;
 }
 
 /**
@@ -58,18 +69,19 @@ export function bufferSizeClass(bytes: number, max: number): number {
 }
 
 /**
- * The device buffers behind one stream's `MemoryManagement`: pages are `GPUBuffer`s with
- * `STORAGE | COPY_SRC | COPY_DST` usage, recycled through a pool of freed buffers.
+ * The device buffers behind every stream's `MemoryManagement` of one server: pages are
+ * `GPUBuffer`s with `STORAGE | COPY_SRC | COPY_DST` usage, recycled through a pool of freed
+ * buffers shared by the streams, under one optional `capacity` (the device's `memoryLimit`).
  *
  * @remarks
- * **Why a pool below the manager.** `MemoryManagement` gives a fully free dedicated (large) page
- * back at every flush; creating a 64 MiB–1 GiB buffer again each iteration costs far more than the
- * kernel that fills it. So `dealloc` does not destroy: it *retains* the buffer under its size class
+ * **Why a pool below the manager.** `MemoryManagement` gives free pages back under its dealloc
+ * policy, and another stream (or size) may need one right after; creating a 64 MiB–1 GiB buffer
+ * again costs far more than the kernel that fills it. So `dealloc` does not destroy: it *retains* the buffer under its size class
  * ({@link bufferSizeClass}), and `alloc` takes a retained buffer of the same class before creating
  * one. A steady-state loop (allocate, run, free) therefore creates no buffer after warm-up.
- * **Destruction** happens only under pressure: when retained bytes exceed `retainedBytes` (oldest
- * first), when the device reports out-of-memory, and on {@link GpuBufferStorage.purge} (explicit
- * cleanup). It first lets the owner submit its pending encoder; already-submitted work still
+ * **Destruction** happens when retained bytes exceed `retainedBytes` (oldest first), when a
+ * creation would pass `capacity`, when the device reports out-of-memory, and on
+ * {@link GpuBufferStorage.purge} (`releaseUnused`, explicit cleanup). It first lets the owner submit its pending encoder; already-submitted work still
  * completes (WebGPU keeps the memory alive until then).
  * **Reuse is ordered by the queue.** A retained buffer may still be read or written by submitted
  * work; its next user's commands are submitted after that work, on the same `GPUQueue`.
@@ -88,8 +100,11 @@ export class GpuBufferStorage implements ComputeStorage<GPUBuffer> {
   readonly #retainOrder: GPUBuffer[] = [];
   /** Buffers the device failed to allocate, with the error. Entries die with their buffer (weak). */
   readonly #failed = new WeakMap<GPUBuffer, OutOfMemoryError>();
-  readonly #retainLimit: number;
+  #retainLimit: number;
   #retainedBytes = 0;
+  readonly #capacity: number;
+  /** Bytes of every live buffer (handed out or retained); at most `#capacity`. */
+  #liveBytes = 0;
   #live = 0;
   #created = 0;
   #reused = 0;
@@ -101,7 +116,8 @@ export class GpuBufferStorage implements ComputeStorage<GPUBuffer> {
     private readonly label: string,
     options: GpuBufferStorageOptions = {},
   ) {
-    this.#retainLimit = options.retainedBytes ?? Math.min(4 * 1024 ** 3, 4 * device.limits.maxBufferSize);
+    this.#retainLimit = options.retainedBytes ?? Math.min(DEFAULT_RETAINED_BYTES, device.limits.maxBufferSize);
+    this.#capacity = options.capacity ?? Number.POSITIVE_INFINITY;
   }
 
   /** Number of buffers currently alive (handed out or retained). */
@@ -111,7 +127,14 @@ export class GpuBufferStorage implements ComputeStorage<GPUBuffer> {
 
   /** Counters (see {@link GpuBufferStorageStats}). */
   stats(): GpuBufferStorageStats {
-    return { created: this.#created, reused: this.#reused, destroyed: this.#destroyed, liveBuffers: this.#live, retainedBytes: this.#retainedBytes };
+    return {
+      created: this.#created,
+      reused: this.#reused,
+      destroyed: this.#destroyed,
+      liveBuffers: this.#live,
+      retainedBytes: this.#retainedBytes,
+      liveBytes: this.#liveBytes,
+    };
   }
 
   /** The out-of-memory error the device reported for `buffer`, if any. */
@@ -136,6 +159,15 @@ export class GpuBufferStorage implements ComputeStorage<GPUBuffer> {
       this.#reused++;
       return retained;
     }
+    if (this.#liveBytes + bytes > this.#capacity) {
+      // Retained buffers are the first to go: they hold memory nothing uses.
+      this.purge();
+      if (this.#liveBytes + bytes > this.#capacity) {
+        throw new OutOfMemoryError(size, {
+          detail: `memoryLimit ${formatBytes(this.#capacity)}: ${formatBytes(this.#liveBytes)} of pages held`,
+        });
+      }
+    }
     this.device.pushErrorScope("validation");
     this.device.pushErrorScope("out-of-memory");
     const buffer = this.device.createBuffer({
@@ -145,6 +177,7 @@ export class GpuBufferStorage implements ComputeStorage<GPUBuffer> {
     });
     this.#created++;
     this.#live++;
+    this.#liveBytes += buffer.size;
     const oom = this.device.popErrorScope();
     const validation = this.device.popErrorScope();
     this.hooks.track(
@@ -188,6 +221,15 @@ export class GpuBufferStorage implements ComputeStorage<GPUBuffer> {
     this.#destroy(evicted);
   }
 
+  /**
+   * Destroys every retained buffer and keeps none from now on: every later `dealloc` destroys its
+   * buffer (a destroyed server, whose live pages are destroyed as their handles are released).
+   */
+  destroyAll(): void {
+    this.#retainLimit = 0;
+    this.purge();
+  }
+
   /** Destroys every retained buffer (explicit cleanup, memory pressure). */
   purge(): void {
     const all = this.#retainOrder.splice(0);
@@ -203,6 +245,7 @@ export class GpuBufferStorage implements ComputeStorage<GPUBuffer> {
       this.hooks.onDestroy?.(buffer);
       buffer.destroy();
       this.#live--;
+      this.#liveBytes -= buffer.size;
       this.#destroyed++;
     }
   }

@@ -22,19 +22,23 @@ export const BIND_GROUP_CACHE_LIMIT = 4096;
  * so a key can never name a different buffer than the one it was built from.
  * **Invalidation.** {@link BindGroupCache.forget} drops every group that binds a buffer; the
  * storage calls it right before destroying that buffer, so a cached group never refers to a
- * destroyed buffer.
+ * destroyed buffer. {@link BindGroupCache.forgetLayout} drops every group of an evicted
+ * pipeline's layout, so an evicted pipeline is not kept alive by its bind groups.
  * **Bounded** by `limit` entries (least recently used dropped first); `#byBuffer` holds exactly
  * the keys of `#groups`, per buffer id.
  */
 export class BindGroupCache {
   /** Key → group and the buffer ids it binds; insertion order is recency (hits re-insert). */
-  readonly #groups = new Map<string, { readonly group: GPUBindGroup; readonly buffers: readonly number[] }>();
+  readonly #groups = new Map<string, { readonly group: GPUBindGroup; readonly buffers: readonly number[]; readonly layout: number }>();
   /** Buffer id → keys of `#groups` that bind it. Entries removed with their last key. */
   readonly #byBuffer = new Map<number, Set<string>>();
+  /** Layout id → keys of `#groups` built on it. Entries removed with their last key. */
+  readonly #byLayout = new Map<number, Set<string>>();
   readonly #ids = new WeakMap<object, number>();
   #nextId = 1;
   #hits = 0;
   #misses = 0;
+  #evictions = 0;
 
   constructor(
     private readonly device: GPUDevice,
@@ -54,6 +58,16 @@ export class BindGroupCache {
   /** Cached groups now. */
   get size(): number {
     return this.#groups.size;
+  }
+
+  /** Groups dropped to stay within the limit (invalidations by `forget` are not counted). */
+  get evictions(): number {
+    return this.#evictions;
+  }
+
+  /** The most groups kept. */
+  get capacity(): number {
+    return this.limit;
   }
 
   #id(o: object): number {
@@ -78,7 +92,8 @@ export class BindGroupCache {
       return list;
     };
     const buffers = ranges.map((r) => this.#id(r.buffer));
-    let key = `${this.#id(layout)}`;
+    const layoutId = this.#id(layout);
+    let key = `${layoutId}`;
     for (let i = 0; i < ranges.length; i++) {
       const r = ranges[i] as BoundRange;
       key += `|${buffers[i]}:${r.offset}:${r.size}`;
@@ -97,17 +112,31 @@ export class BindGroupCache {
     }
     this.#misses++;
     const group = this.device.createBindGroup({ layout, entries: entries() });
-    this.#groups.set(key, { group, buffers });
-    for (const b of buffers) {
-      const keys = this.#byBuffer.get(b);
-      if (keys === undefined) this.#byBuffer.set(b, new Set([key]));
-      else keys.add(key);
-    }
+    this.#groups.set(key, { group, buffers, layout: layoutId });
+    for (const b of buffers) addKey(this.#byBuffer, b, key);
+    addKey(this.#byLayout, layoutId, key);
     if (this.#groups.size > this.limit) {
       const oldest = this.#groups.keys().next();
-      if (!oldest.done) this.#remove(oldest.value);
+      if (!oldest.done) {
+        this.#evictions++;
+        this.#remove(oldest.value);
+      }
     }
     return group;
+  }
+
+  /** Drops every group built on `layout` (an evicted pipeline's). */
+  forgetLayout(layout: GPUBindGroupLayout): void {
+    const id = this.#ids.get(layout);
+    if (id === undefined) return;
+    for (const key of [...(this.#byLayout.get(id) ?? [])]) this.#remove(key);
+  }
+
+  /** Drops every group (a destroyed server). */
+  clear(): void {
+    this.#groups.clear();
+    this.#byBuffer.clear();
+    this.#byLayout.clear();
   }
 
   /** Drops every group that binds `buffer` (call before destroying it). */
@@ -121,10 +150,19 @@ export class BindGroupCache {
     const entry = this.#groups.get(key);
     if (entry === undefined) return;
     this.#groups.delete(key);
-    for (const b of entry.buffers) {
-      const keys = this.#byBuffer.get(b);
-      keys?.delete(key);
-      if (keys !== undefined && keys.size === 0) this.#byBuffer.delete(b);
-    }
+    for (const b of entry.buffers) removeKey(this.#byBuffer, b, key);
+    removeKey(this.#byLayout, entry.layout, key);
   }
+}
+
+function addKey(index: Map<number, Set<string>>, id: number, key: string): void {
+  const keys = index.get(id);
+  if (keys === undefined) index.set(id, new Set([key]));
+  else keys.add(key);
+}
+
+function removeKey(index: Map<number, Set<string>>, id: number, key: string): void {
+  const keys = index.get(id);
+  keys?.delete(key);
+  if (keys !== undefined && keys.size === 0) index.delete(id);
 }

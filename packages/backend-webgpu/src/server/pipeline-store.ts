@@ -1,4 +1,5 @@
 /// <reference types="@webgpu/types" />
+import type { CacheStats } from "@weft/environment";
 import { PipelineCache } from "@weft/runtime";
 import { ValidationError } from "@weft/server";
 import { DEFAULT_ENTRY_POINT, type WgslKernel } from "../kernel.js";
@@ -102,12 +103,15 @@ export function writableStorage(source: string): string {
  * features, so hits and misses are observable ({@link hits}, {@link misses}). The features are
  * joined once at construction and passed as one string, so a lookup is one `Map.get` on a string
  * (no sort per launch).
- * **Bound.** One entry per distinct kernel key for the device's life; entries are never evicted
- * (a key is canonical, so the set of keys is the set of distinct kernels a program uses).
+ * **Bound.** At most `capacity` pipelines (`maxPipelines`, default 512): a program that runs ever
+ * new kernels (new shapes each request) holds a bounded number. The least recently used pipeline
+ * is evicted; a launch already holding its entry (a task queued behind a pending validation, an
+ * encoded dispatch) keeps using it — a `GPUComputePipeline` has no `destroy` and stays valid while
+ * referenced — and the next launch of its key compiles it again (a miss, counted).
  */
 export class PipelineStore {
   /** Entries by features × key; see the type doc for the bound. */
-  readonly #cache = new PipelineCache<PipelineEntry>();
+  readonly #cache: PipelineCache<PipelineEntry>;
   /** The device's features, sorted and joined once (the cache's feature part of every key). */
   readonly #features: string;
 
@@ -115,8 +119,23 @@ export class PipelineStore {
     private readonly device: GPUDevice,
     /** Called with every validation promise, so reads can await it. */
     private readonly track: (ready: Promise<void>) => void,
+    options: { readonly capacity?: number; readonly onEvict?: (entry: PipelineEntry) => void } = {},
   ) {
     this.#features = [...device.features].sort().join(",");
+    this.#cache = new PipelineCache<PipelineEntry>({
+      ...(options.capacity === undefined ? {} : { capacity: options.capacity }),
+      ...(options.onEvict === undefined ? {} : { onEvict: options.onEvict }),
+    });
+  }
+
+  /** Pipelines held, capacity, hits, misses and evictions. */
+  stats(): CacheStats {
+    return this.#cache.stats();
+  }
+
+  /** Forgets every pipeline (a destroyed server). */
+  clear(): void {
+    this.#cache.clear();
   }
 
   /** How many pipelines were created (cache misses). */

@@ -1,14 +1,17 @@
 /// <reference types="@webgpu/types" />
-import { Deferred, StreamId, UnsupportedError, invariant } from "@weft/environment";
+import { type CacheStats, Deferred, StreamId, UnsupportedError, invariant } from "@weft/environment";
 import {
   DeviceLostError,
+  DeviceMemory,
   FailureStore,
   LaunchError,
+  DEFAULT_MIN_PAGE_SIZE,
   MemoryManagement,
   ServerError,
   StreamPool,
   type BufferBinding,
   type ComputeServer,
+  type DeallocPolicy,
   type CubeCount,
   type KernelBinding,
   type LaunchMode,
@@ -35,13 +38,25 @@ export interface WebGpuServerOptions {
   readonly tasksMax?: number;
   /** Host writes between two submits during bulk uploads (bug P15). Default 64. */
   readonly writesPerSubmit?: number;
-  /** Bytes per shared page. Default min(64 MiB, maxStorageBufferBindingSize). */
+  /** Bytes of the largest shared page. Default min(64 MiB, maxStorageBufferBindingSize). */
   readonly pageSize?: number;
+  /** Bytes of a stream's first page; pages double from it up to `pageSize`. Default 256 KiB. */
+  readonly minPageSize?: number;
   /**
-   * Bytes of freed pages each stream keeps for reuse before destroying the oldest (see
-   * `GpuBufferStorage`). Default min(4 GiB, 4 × maxBufferSize).
+   * Bytes of freed pages the server keeps for reuse, over all streams, before destroying the
+   * oldest (see `GpuBufferStorage`). Default 128 MiB (at most maxBufferSize).
    */
   readonly retainedBytes?: number;
+  /**
+   * The device's memory cap: page buffers (in use, free, retained) never take more. Beyond it an
+   * allocation reclaims every free page and then fails with a typed, transient
+   * `OutOfMemoryError`, before the native allocator is asked. Default: none.
+   */
+  readonly memoryLimit?: number;
+  /** When free pages go back to the device (see `DeallocPolicy`). */
+  readonly dealloc?: Partial<DeallocPolicy>;
+  /** Compiled pipelines kept (least recently used evicted first). Default {@link DEFAULT_MAX_PIPELINES}. */
+  readonly maxPipelines?: number;
   /** Bounds of the pool of readback staging buffers (see `StagingPool`). */
   readonly staging?: StagingPoolOptions;
 }
@@ -54,8 +69,12 @@ export interface WebGpuServerStats {
   readonly dispatches: number;
   /** `queue.writeBuffer` calls. */
   readonly writes: number;
-  /** Pipelines created (cache misses). */
+  /** Pipelines created (cache misses, re-creations after an eviction included). */
   readonly pipelines: number;
+  /** Gauge: pipelines held in the cache now (at most `maxPipelines`). */
+  readonly pipelinesHeld: number;
+  /** Pipelines evicted to stay within `maxPipelines`. */
+  readonly pipelineEvictions: number;
   /** Pipeline lookups served from the cache (every launch, compile or discard of a known kernel). */
   readonly pipelineHits: number;
   /** Launches that waited for a pipeline's validation before being encoded. */
@@ -70,6 +89,10 @@ export interface WebGpuServerStats {
   readonly bindGroups: number;
   /** Launches whose bind group came from the cache. */
   readonly bindGroupHits: number;
+  /** Gauge: bind groups held in the cache now. */
+  readonly bindGroupsHeld: number;
+  /** Bind groups evicted to stay within the cache's capacity. */
+  readonly bindGroupEvictions: number;
   /** `read` calls accepted (each settles once). */
   readonly reads: number;
   /**
@@ -92,6 +115,9 @@ interface DeferredTask {
   /** Called instead of `run` when the device is lost first. */
   readonly abort: (error: DeviceLostError) => void;
 }
+
+/** Default {@link WebGpuServerOptions.maxPipelines}: compiled pipelines kept per device. */
+export const DEFAULT_MAX_PIPELINES = 512;
 
 /** Bytes of one uniform arena buffer; a launch's uniforms take a region of one. */
 const UNIFORM_ARENA = 64 * 1024;
@@ -148,7 +174,10 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
   readonly #config: MemoryConfiguration;
   readonly #tasksMax: number;
   readonly #writesPerSubmit: number;
-  readonly #retainedBytes: number | undefined;
+  /** The page buffers of every stream, with the retained pool and the `memoryLimit`. */
+  readonly #storage: GpuBufferStorage;
+  /** The device's memory: the dealloc clock and reclaiming across streams. */
+  readonly memory: DeviceMemory;
   /** Bind groups of launches, invalidated when a page buffer is destroyed; bounded (LRU). */
   readonly #bindGroups: BindGroupCache;
   /** Work queued behind a pending pipeline, in issue order. Empty in the steady state. */
@@ -180,7 +209,6 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     this.device = device;
     this.#tasksMax = options.tasksMax ?? 64;
     this.#writesPerSubmit = options.writesPerSubmit ?? 64;
-    this.#retainedBytes = options.retainedBytes;
     this.#bindGroups = new BindGroupCache(device);
     this.#staging = new StagingPool(device, options.staging);
     const limits = device.limits;
@@ -188,8 +216,37 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     const maxBinding = Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize);
     const maxPage = Math.floor(maxBinding / alignment) * alignment;
     const pageSize = Math.min(options.pageSize ?? 64 * 1024 * 1024, maxPage);
-    this.#config = { pageSize: Math.max(alignment, Math.floor(pageSize / alignment) * alignment), alignment, maxAllocation: maxPage };
-    this.#pipelines = new PipelineStore(device, (ready) => this.#track(ready));
+    const page = Math.max(alignment, Math.floor(pageSize / alignment) * alignment);
+    this.#config = { pageSize: page, minPageSize: Math.min(options.minPageSize ?? DEFAULT_MIN_PAGE_SIZE, page), alignment, maxAllocation: maxPage };
+    this.memory = new DeviceMemory(options.dealloc);
+    this.#storage = new GpuBufferStorage(
+      device,
+      {
+        // A free page has no pin, so no unsubmitted encoder refers to it; submitting the streams
+        // that hold work first keeps destruction after every command recorded so far regardless.
+        beforeDestroy: () => {
+          for (const s of this.#pool.streams()) this.#submitEncoder(s);
+        },
+        onDestroy: (buffer) => this.#bindGroups.forget(buffer),
+        onOutOfMemory: (_buffer, error) => this.#lastStream?.logFailure(error),
+        track: (scope) => this.#track(scope),
+        takeInjectedFailure: () => {
+          if (this.#injectedAllocationFailures <= 0) return false;
+          this.#injectedAllocationFailures--;
+          return true;
+        },
+      },
+      "weft page",
+      {
+        ...(options.retainedBytes === undefined ? {} : { retainedBytes: options.retainedBytes }),
+        ...(options.memoryLimit === undefined ? {} : { capacity: options.memoryLimit }),
+      },
+    );
+    this.memory.addReclaimer(() => this.#storage.purge());
+    this.#pipelines = new PipelineStore(device, (ready) => this.#track(ready), {
+      capacity: options.maxPipelines ?? DEFAULT_MAX_PIPELINES,
+      onEvict: (entry) => this.#bindGroups.forgetLayout(entry.bindGroupLayout),
+    });
     this.#pool = new StreamPool<WebGpuStream>({ create: (slot) => this.#createStream(slot) }, options.maxStreams ?? 32, 0);
     this.#failures = new FailureStore(this.#pool);
     device.lost.then(
@@ -209,27 +266,33 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
 
   /** Counters (see {@link WebGpuServerStats}). */
   stats(): WebGpuServerStats {
-    let buffersCreated = 0;
-    let buffersReused = 0;
-    let buffersDestroyed = 0;
-    for (const s of this.#pool.streams()) {
-      const st = s.storage?.stats();
-      if (st === undefined) continue;
-      buffersCreated += st.created;
-      buffersReused += st.reused;
-      buffersDestroyed += st.destroyed;
-    }
+    const st = this.#storage.stats();
+    const pipelines = this.#pipelines.stats();
     return {
       ...this.#stats,
-      pipelines: this.#pipelines.compiled,
-      pipelineHits: this.#pipelines.hits,
-      buffersCreated,
-      buffersReused,
-      buffersDestroyed,
+      pipelines: pipelines.misses,
+      pipelineHits: pipelines.hits,
+      pipelinesHeld: pipelines.size,
+      pipelineEvictions: pipelines.evictions,
+      buffersCreated: st.created,
+      buffersReused: st.reused,
+      buffersDestroyed: st.destroyed,
       bindGroups: this.#bindGroups.misses,
       bindGroupHits: this.#bindGroups.hits,
+      bindGroupsHeld: this.#bindGroups.size,
+      bindGroupEvictions: this.#bindGroups.evictions,
       stagingCreated: this.#staging.stats().created,
     };
+  }
+
+  /** The pipeline cache: pipelines held, capacity, hits, misses, evictions. */
+  pipelineStats(): CacheStats {
+    return this.#pipelines.stats();
+  }
+
+  /** The bind-group cache: groups held, capacity, hits, misses, evictions. */
+  bindGroupStats(): CacheStats {
+    return { size: this.#bindGroups.size, capacity: this.#bindGroups.capacity, hits: this.#bindGroups.hits, misses: this.#bindGroups.misses, evictions: this.#bindGroups.evictions };
   }
 
   /** Failures logged on `stream` outside any launch (uncaptured errors, failed submissions). */
@@ -457,36 +520,60 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
   }
 
   memoryUsage(): MemoryUsage {
+    // Retained (freed, kept for reuse) buffers are device memory this server still holds.
+    let bytesReserved = this.#storage.stats().retainedBytes;
     let bytesInUse = 0;
-    let bytesReserved = 0;
     let pages = 0;
     let slices = 0;
     let liveAllocations = 0;
+    let streams = 0;
     for (const s of this.#pool.streams()) {
       const u = s.memory.usage();
       bytesInUse += u.bytesInUse;
-      // Retained (freed, kept for reuse) buffers are device memory this server still holds.
-      bytesReserved += u.bytesReserved + (s.storage?.stats().retainedBytes ?? 0);
+      bytesReserved += u.bytesReserved;
       pages += u.pages;
       slices += u.slices;
       liveAllocations += u.liveAllocations;
+      streams += u.streams;
     }
-    return { bytesInUse, bytesReserved, pages, slices, liveAllocations };
+    return { bytesInUse, bytesReserved, pages, slices, liveAllocations, streams };
   }
 
   /**
    * Performs the open read batch, submits every stream's pending work and destroys every free page,
-   * retained buffer and kept staging buffer.
+   * retained buffer and kept staging buffer (`weft.releaseUnused()`).
    */
-  cleanup(): void {
-    this.#checkAlive("cleanup");
+  releaseUnused(): void {
+    this.#checkAlive("releaseUnused");
     if (this.#batch !== undefined) this.#sealReads(this.#batch);
-    for (const s of this.#pool.streams()) {
-      this.#flushStream(s);
-      s.memory.cleanup(true);
-      s.storage?.purge();
-    }
+    for (const s of this.#pool.streams()) this.#flushStream(s);
+    this.memory.releaseUnused();
     this.#staging.purge();
+  }
+
+  /** The same as {@link WebGpuServer.releaseUnused}. */
+  cleanup(): void {
+    this.releaseUnused();
+  }
+
+  /**
+   * Gives everything this server holds back: submits pending work, destroys every page (in use
+   * or not), retained and staging buffer and uniform arena, and forgets every pipeline and bind
+   * group. Every later call throws {@link DeviceLostError} ("the server was destroyed"); pending
+   * reads and syncs reject with it. The `GPUDevice` itself belongs to whoever created it.
+   */
+  destroy(): void {
+    if (this.#lost !== undefined) return;
+    // Reads not sealed yet are rejected (and unpinned) by the loss below; sealed ones release
+    // their pins when their copies complete.
+    for (const s of this.#pool.streams()) this.#submitEncoder(s);
+    this.#onLost("the server was destroyed (its device was disposed or replaced)");
+    for (const s of this.#pool.streams()) s.memory.dispose();
+    this.#storage.destroyAll();
+    this.#staging.purge();
+    for (const arena of this.#uniformArenas.splice(0)) arena.destroy();
+    this.#pipelines.clear();
+    this.#bindGroups.clear();
   }
 
   // ----- internals ----------------------------------------------------------------------------
@@ -494,25 +581,10 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
   #createStream(slot: StreamId): WebGpuStream {
     if (this.#lost) throw this.#lost;
     const stream: WebGpuStream = new WebGpuStream(slot, undefined as unknown as MemoryManagement<GPUBuffer>);
-    const storage = new GpuBufferStorage(
-      this.device,
-      {
-        beforeDestroy: () => this.#submitEncoder(stream),
-        onDestroy: (buffer) => this.#bindGroups.forget(buffer),
-        onOutOfMemory: (_buffer, error) => stream.logFailure(error),
-        track: (scope) => this.#track(scope),
-        takeInjectedFailure: () => {
-          if (this.#injectedAllocationFailures <= 0) return false;
-          this.#injectedAllocationFailures--;
-          return true;
-        },
-      },
-      `weft page (stream ${slot})`,
-      this.#retainedBytes === undefined ? {} : { retainedBytes: this.#retainedBytes },
-    );
-    stream.storage = storage;
-    stream.memory = new MemoryManagement<GPUBuffer>(storage, this.#config, slot, {
+    stream.storage = this.#storage;
+    stream.memory = new MemoryManagement<GPUBuffer>(this.#storage, this.#config, slot, {
       onFree: (allocation) => stream.claims.forget(allocation, this.#failures.graph),
+      device: this.memory,
     });
     return stream;
   }
@@ -883,8 +955,8 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
       for (const unpin of s.submitPins.splice(0)) unpin();
       return;
     }
+    // Free pages go back under the memory's dealloc policy (see `MemoryManagement`), not here.
     this.#submitEncoder(s);
-    s.memory.cleanup(false);
   }
 
   /**
