@@ -11,7 +11,7 @@ export { Tensor } from "./tensor/tensor.js";
 export type { DataArray } from "./tensor/tensor.js";
 export { Device, device, setDevice, tryDevice } from "./device/device.js";
 export type { DeviceOptions } from "./device/device.js";
-export type { FusionDeviceLike, FusionInspectorLike, FusionTensorLike, MemoryReport } from "./device/fusion-port.js";
+export type { FusionDeviceLike, FusionInspectorLike, FusionTensorLike, MemoryReport, StatsReport, CacheReport } from "./device/fusion-port.js";
 export type { DType } from "./dtype/dtype.js";
 export { DTYPES, promoteTypes, promoteWithScalar, isFloat, isInteger } from "./dtype/dtype.js";
 export {
@@ -57,7 +57,7 @@ export {
   reshape, flatten, permute, transpose, expand, squeeze, unsqueeze, slice, concat, stack, split, gather, pad,
 } from "./ops/layout.js";
 export type { SliceSpec } from "./ops/layout.js";
-export { tidy, scope, keep, dispose, memory, sync, syncAll } from "./lifetime/lifetime.js";
+export { tidy, scope, keep, dispose, memory, stats, releaseUnused, sync, syncAll } from "./lifetime/lifetime.js";
 // The functional form of every tensor-returning method (`weft.exp(x)`): one list, in that file.
 export * from "./functional/functional.js";
 export { formatValues } from "./format/format.js";

@@ -1,7 +1,7 @@
 /**
  * `weft`: what users install. Picks the best device (WebGPU, else CPU), re-exports the user API
  * of `@weft/tensor` and the stream API of `@weft/environment`, and adds `init`, `warmup`, `sync`,
- * `syncAll`, `memory`. The CLI lives in `cli.ts`.
+ * `syncAll`, `memory`, `stats`, `releaseUnused`. The CLI lives in `cli.ts`.
  *
  * This is a barrel: code inside the package imports concrete files, never this one.
  *
@@ -10,12 +10,13 @@
 export * from "@weft/tensor";
 export { Stream, StreamId, setStreamPolicy, getStreamPolicy, WeftError, UnsupportedError } from "@weft/environment";
 export type { StreamPolicy } from "@weft/environment";
-export { DisposedTensorError, TensorComputationError, ScopeSettledError } from "@weft/fusion";
+export { DisposedTensorError, DisposedDeviceError, TensorComputationError, ScopeSettledError } from "@weft/fusion";
+export { OutOfMemoryError, DeviceLostError } from "@weft/server";
 export { init, chooseDevice, BackendUnavailableError } from "./device/init.js";
 export type { InitOptions, DeviceChoice } from "./device/init.js";
 export type { BackendRequest, ChoiceReason } from "./device/backend-choice.js";
 export { createCpuDevice, createWebGpuDevice, probeAdapter } from "./device/backends.js";
-export type { AdapterProbe, BackendName } from "./device/backends.js";
+export type { AdapterProbe, BackendName, DeviceCreationOptions } from "./device/backends.js";
 export { warmup } from "./device/warmup.js";
 export {
   createRemoteDevice,

@@ -5,7 +5,7 @@
  */
 import type { DType } from "@weft/fusion";
 import { NoDeviceError } from "../errors/tensor-errors.js";
-import type { FusionDeviceLike, MemoryReport } from "./fusion-port.js";
+import type { FusionDeviceLike, MemoryReport, StatsReport } from "./fusion-port.js";
 
 /** What a backend says about itself when it is wrapped in a {@link Device}. */
 export interface DeviceOptions {
@@ -87,6 +87,38 @@ export class Device {
   /** Live tensors, handles, streams and bytes of this device. */
   memory(): MemoryReport {
     return this.fusion.memory();
+  }
+
+  /** What this device holds and did: pipelines, caches, launches, plans (see {@link StatsReport}). */
+  stats(): StatsReport {
+    return (
+      this.fusion.stats?.() ?? {
+        pipelines: 0,
+        kernelsGenerated: 0,
+        launches: 0,
+        submits: 0,
+        plans: 0,
+        planHits: 0,
+        explorations: 0,
+        borrowedViews: 0,
+        viewsReleased: 0,
+        caches: {},
+      }
+    );
+  }
+
+  /** Gives every free page of this device back to the system; live tensors are untouched. */
+  releaseUnused(): void {
+    this.fusion.releaseUnused?.();
+  }
+
+  /**
+   * Releases the device: its memory, caches and (WebGPU) the `GPUDevice`. Its tensors then throw
+   * `DisposedDeviceError` when used. `weft.init()` does this to the device it replaces.
+   */
+  dispose(): void {
+    this.fusion.dispose?.();
+    if (current === this) current = undefined;
   }
 
   /** `Device(cpu#1: cpu (generated kernels, …))`: the name and the label. */

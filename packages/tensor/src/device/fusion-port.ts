@@ -36,8 +36,13 @@ export interface MemoryReport {
   readonly liveTensors: number;
   /** Live handle-container entries (buffers or errors standing in for them). */
   readonly liveHandles: number;
-  /** Streams that currently hold a queue. */
+  /**
+   * Backend stream slots holding device memory now: bounded by the server's slots (task streams
+   * share them), back to 0 once every page was given back.
+   */
   readonly streams: number;
+  /** Lazy streams holding pending operations (0 at quiescence). Absent on minimal fakes. */
+  readonly pendingStreams?: number;
   /** Bytes held by live allocations. */
   readonly bytesInUse: number;
   /** Bytes reserved from the device (pages), used or not. */
@@ -58,8 +63,53 @@ export interface FusionDeviceLike {
   syncAll(): Promise<void>;
   /** The memory report. */
   memory(): MemoryReport;
+  /** What the device holds and did (`weft.stats()`), where the device reports it. */
+  stats?(): StatsReport;
+  /** Gives every free page back (`weft.releaseUnused()`), where the device can. */
+  releaseUnused?(): void;
+  /** Releases the device (its memory, caches and GPU device), where the device can. */
+  dispose?(): void;
   /** The engine's inspector (what ran fused), where the device has one. */
   readonly inspector?: FusionInspectorLike;
+}
+
+/** One bounded cache in a {@link StatsReport}: plain numbers. */
+export interface CacheReport {
+  /** Entries held now. */
+  readonly size: number;
+  /** The most entries held. */
+  readonly capacity: number;
+  readonly hits: number;
+  readonly misses: number;
+  /** Entries dropped to stay within the capacity. */
+  readonly evictions: number;
+}
+
+/**
+ * `weft.stats()`: what a device holds and did, as plain numbers, on every backend — what a user
+ * watches to see that nothing grows with requests, scalars, seeds, shapes or streams.
+ */
+export interface StatsReport {
+  /** Compiled pipelines held now (CPU: kernel keys held as compiled). Bounded. */
+  readonly pipelines: number;
+  /** Kernels generated (code generation runs), since the device was created. */
+  readonly kernelsGenerated: number;
+  /** Kernel launches requested. */
+  readonly launches: number;
+  /** Submissions to the device's queue (0 on the CPU, whose kernels run when launched). */
+  readonly submits: number;
+  /** Execution plans held now (bounded). */
+  readonly plans: number;
+  /** Cached plans executed without exploring. */
+  readonly planHits: number;
+  /** Explorations run (a repeated graph adds none). */
+  readonly explorations: number;
+  /** Views of shared tensors held by borrowing streams now. */
+  readonly borrowedViews: number;
+  /** Views freed by the borrowing stream so far. */
+  readonly viewsReleased: number;
+  /** Every bounded cache, by name. */
+  readonly caches: Readonly<Record<string, CacheReport>>;
 }
 
 /** What the user API and the CLI read from a `FusionInspector`. */

@@ -8,7 +8,7 @@
  */
 import { type Scope, dispose as fusionDispose, keep as fusionKeep, scope as fusionScope, tidy as fusionTidy } from "@weft/fusion";
 import { device as currentDevice } from "../device/device.js";
-import type { MemoryReport } from "../device/fusion-port.js";
+import type { MemoryReport, StatsReport } from "../device/fusion-port.js";
 
 /**
  * Runs synchronous `fn` and disposes every tensor created inside it except those reachable from
@@ -73,6 +73,25 @@ export function dispose(value: unknown): void {
 /** The current device's memory report: `{ liveTensors, liveHandles, streams, bytesInUse, bytesReserved }`. */
 export function memory(): MemoryReport {
   return currentDevice().memory();
+}
+
+/**
+ * What the current device holds and did, as plain numbers: `pipelines` (compiled pipelines held
+ * now), `kernelsGenerated`, `launches`, `submits`, `plans`/`planHits`/`explorations`, borrowed
+ * views, and every bounded cache's size, capacity and evictions (`caches`). `memory()` stays the
+ * report of tensors and bytes.
+ */
+export function stats(): StatsReport {
+  return currentDevice().stats();
+}
+
+/**
+ * Gives every free page (and retained buffer) of the current device back to the system: after
+ * disposing large tensors, to bring `memory().bytesReserved` down at once instead of when the
+ * dealloc policy gets to it. Live tensors are untouched.
+ */
+export function releaseUnused(): void {
+  currentDevice().releaseUnused();
 }
 
 /** Drains the current stream of the current device and waits for its work. */

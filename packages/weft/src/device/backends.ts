@@ -19,18 +19,35 @@ export type BackendName = "webgpu" | "cpu";
 
 /**
  * Creates a CPU device; `fusion: false` runs every op alone (the oracle mode); `kernels` picks how
- * elementwise programs run (default `auto`: generated JavaScript where allowed, else interpreted).
- * The label names the kernel paths (`cpu (generated kernels, WebAssembly SIMD matmul)`).
+ * elementwise programs run (default `auto`: generated JavaScript where allowed, else interpreted);
+ * `memoryLimit` caps its memory. The label names the kernel paths
+ * (`cpu (generated kernels, WebAssembly SIMD matmul)`).
  */
-export function createCpuDevice(options: { fusion?: boolean; kernels?: KernelPathChoice } = {}): Device {
+export function createCpuDevice(options: DeviceCreationOptions & { kernels?: KernelPathChoice } = {}): Device {
   const fusion = options.fusion ?? true;
-  const runtime = createCpuRuntime({ fusion, kernels: options.kernels ?? "auto" });
+  const runtime = createCpuRuntime({
+    fusion,
+    kernels: options.kernels ?? "auto",
+    ...(options.memoryLimit === undefined ? {} : { memoryLimit: options.memoryLimit }),
+  });
   return new Device(new FusionDevice(runtime), {
     backend: "cpu",
     label: `cpu${fusion ? "" : " unfused"} (${runtime.kernelPath} kernels, ${cpuKernelReport().matmul === "webassembly-simd" ? "WebAssembly SIMD" : "JavaScript"} matmul)`,
     dtypes: ["f32", "i32", "u32", "bool"],
     syncReads: true,
   });
+}
+
+/** Options of {@link createCpuDevice} and {@link createWebGpuDevice}. */
+export interface DeviceCreationOptions {
+  /** `false` runs every op alone (the oracle mode, `weft bench`'s unfused runs). Default true. */
+  readonly fusion?: boolean;
+  /**
+   * Bytes the device's memory pages may take. Beyond it, once every free page was reclaimed, an
+   * allocation fails with a typed, transient `OutOfMemoryError` (a read of the tensor it was for
+   * rejects with it as the root cause) — before the native allocator aborts. Default: none.
+   */
+  readonly memoryLimit?: number;
 }
 
 /** What an adapter probe answers (the shape of `@weft/backend-webgpu`'s `probeWebGpu`). */
@@ -49,6 +66,8 @@ interface WebGpuModule {
     device?: unknown;
     fusion?: boolean;
     autotune?: { onProgress?: (progress: TuneProgress) => void };
+    memoryLimit?: number;
+    ownsDevice?: boolean;
   }) => FusionRuntime<unknown, Optimization<unknown>> | Promise<FusionRuntime<unknown, Optimization<unknown>>>;
 }
 
@@ -90,14 +109,21 @@ export async function describeWebGpu(): Promise<{ description: string; features:
  * Creates a WebGPU device (`fusion: false` asks the runtime for no fusers, for `weft bench`).
  * @throws UnsupportedError when the backend build has no runtime factory or no adapter exists.
  */
-export async function createWebGpuDevice(options: { fusion?: boolean } = {}): Promise<Device> {
+export async function createWebGpuDevice(options: DeviceCreationOptions = {}): Promise<Device> {
   const mod = await loadWebGpu();
   if (typeof mod.createWebGpuRuntime !== "function") {
     throw new UnsupportedError("the WebGPU runtime", "@weft/backend-webgpu does not export createWebGpuRuntime in this build");
   }
   const gpu = await mod.requestWebGpuDevice();
   const relay = new TuneRelay();
-  const runtime = await mod.createWebGpuRuntime({ device: gpu.device, fusion: options.fusion ?? true, autotune: { onProgress: relay.emit } });
+  // The device is ours: `Device.dispose()` (and `weft.init()` replacing it) destroys it.
+  const runtime = await mod.createWebGpuRuntime({
+    device: gpu.device,
+    fusion: options.fusion ?? true,
+    autotune: { onProgress: relay.emit },
+    ownsDevice: true,
+    ...(options.memoryLimit === undefined ? {} : { memoryLimit: options.memoryLimit }),
+  });
   const dtypes = gpu.features.has("shader-f16") ? (["f32", "i32", "u32", "bool", "f16"] as const) : (["f32", "i32", "u32", "bool"] as const);
   const device = new Device(new FusionDevice(runtime), { backend: "webgpu", label: `webgpu${options.fusion === false ? " unfused" : ""} (${gpu.info.description})`, dtypes });
   attachTuneRelay(device, relay);

@@ -88,6 +88,7 @@ export function clearCpuFaults(device: Device): void {
 export interface MemorySnapshot {
   readonly liveTensors: number;
   readonly liveHandles: number;
+  /** Lazy streams holding pending work (`memory().pendingStreams`). */
   readonly streams: number;
   readonly bytesInUse: number;
 }
@@ -95,7 +96,9 @@ export interface MemorySnapshot {
 /** `device.memory()` without `bytesReserved` (pages are kept for reuse; that is not a leak). */
 export function snapshot(device: Device): MemorySnapshot {
   const m = device.memory();
-  return { liveTensors: m.liveTensors, liveHandles: m.liveHandles, streams: m.streams, bytesInUse: m.bytesInUse };
+  // `streams` here are the engine's lazy streams with pending work (none at quiescence), not the
+  // backend's stream slots that hold pages (`memory().streams`).
+  return { liveTensors: m.liveTensors, liveHandles: m.liveHandles, streams: m.pendingStreams ?? 0, bytesInUse: m.bytesInUse };
 }
 
 /**
