@@ -15,11 +15,12 @@ import { chooseDevice } from "../device/init.js";
 import { runBench } from "./bench.js";
 import { runDemo } from "./demo.js";
 import { runDoctor } from "./doctor.js";
+import { runSoak } from "./soak.js";
 import type { Output } from "./progress.js";
 import { SERVE_HELP, ServeUsageError, parseServeArgs, runServe } from "./serve.js";
 
 /** The commands of the CLI. */
-export type CommandName = "demo" | "doctor" | "bench" | "serve";
+export type CommandName = "demo" | "doctor" | "bench" | "serve" | "soak";
 
 /** What `--help` says about one command. */
 interface CommandHelp {
@@ -58,6 +59,14 @@ export const COMMANDS: Readonly<Record<CommandName, CommandHelp>> = {
     ],
   },
   serve: SERVE_HELP,
+  soak: {
+    synopsis: "[--backend cpu|webgpu|auto] [--ops N]",
+    summary: "a long serving run (new shapes, scalars, seeds and tasks) checking that memory and caches stay flat",
+    options: [
+      "--backend cpu|webgpu|auto   the device (default auto)",
+      "--ops N                     operations to record (default 1000000)",
+    ],
+  },
 };
 
 function isCommand(name: string | undefined): name is CommandName {
@@ -101,6 +110,8 @@ export interface ParsedArgs {
   readonly runs: number;
   /** Where `bench` writes its chart; `undefined` for none (`--no-svg`). */
   readonly svg: string | undefined;
+  /** Operations `soak` records. */
+  readonly ops: number;
 }
 
 /** The default chart file of `weft bench`. */
@@ -123,6 +134,7 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
   let size = 1 << 20;
   let runs = 5;
   let svg: string | undefined = DEFAULT_SVG;
+  let ops = 1_000_000;
   for (let i = 0; i < rest.length; i++) {
     const flag = rest[i];
     const value = rest[i + 1];
@@ -163,11 +175,14 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
       case "--no-svg":
         svg = undefined;
         break;
+      case "--ops":
+        ops = positive("--ops");
+        break;
       default:
         throw new UsageError(`weft: unknown option ${String(flag)}`, known);
     }
   }
-  return { command, request, backend, requests, size, runs, svg };
+  return { command, request, backend, requests, size, runs, svg, ops };
 }
 
 /** The version of this package, read from its `package.json` (the one source of the version). */
@@ -223,6 +238,12 @@ export async function main(argv: readonly string[], out: Output, err: Output): P
       }
       case "serve":
         return await serve(argv.slice(1), out, err);
+      case "soak": {
+        const choice = await chooseDevice({ backend: args.backend });
+        out.write(`weft: using ${choice.backend} (${choice.reason})\n`);
+        const report = await runSoak({ device: choice.device, ops: args.ops, out });
+        return report.problems.length === 0 ? 0 : 1;
+      }
       default:
         return args.command satisfies never;
     }

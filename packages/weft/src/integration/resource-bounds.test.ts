@@ -51,8 +51,8 @@ describe.each(BACKENDS)("resource bounds on $name", (backend) => {
     }
     expect(device.memory().liveHandles, "nothing piles up per task").toBe(handles);
     expect(device.stats().borrowedViews, "no view outlives its task").toBe(0);
-    // `w` is borrowed by the matmul (a view per task); `b` enters through a broadcasting clone,
-    // which the task's tidy disposes.
+    // `b` is borrowed by the add (a view per task, freed by the task); `w` enters the matmul
+    // through a same-shape reshape, a clone the task's tidy disposes.
     expect(device.stats().viewsReleased - released, "each task's view freed by the task").toBe(tasks);
     w.dispose();
     b.dispose();
