@@ -127,6 +127,13 @@ export class CpuRuntime extends BaseFusionRuntime<CpuHandle> {
           misses: server.compilations,
           evictions: server.compiledEvictions,
         },
+        elementwisePrograms: {
+          size: this.elementwiseCache.size,
+          capacity: this.elementwiseCache.capacity,
+          hits: this.elementwiseCache.hits,
+          misses: this.elementwiseCache.compiled,
+          evictions: this.elementwiseCache.evictions,
+        },
       },
     };
   }
