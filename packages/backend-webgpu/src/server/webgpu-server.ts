@@ -571,7 +571,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     for (const s of this.#pool.streams()) s.memory.dispose();
     this.#storage.destroyAll();
     this.#staging.purge();
-    for (const arena of this.#uniformArenas.splice(0)) arena.destroy();
+    for (const arena of this.#uniformArenas.splice(0)) arena.buffer.destroy();
     this.#pipelines.clear();
     this.#bindGroups.clear();
   }
