@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Enforces the dependency direction of DESIGN.md §1: a package may import only the @weft packages
-// below it, and only those it declares in package.json. Test files (*.test.ts, src/testing/**) may
-// also import what the package lists in devDependencies (the conformance kit, the CPU oracle).
+// below it, and only those it declares in package.json. Test files (*.test.ts, src/testing/**, the
+// browser pages *.entry.ts) may also import what the package lists in devDependencies (the
+// conformance kit, the CPU oracle, the private browser harness).
 //
 //   node scripts/lint-deps.mjs            # every package
 //   node scripts/lint-deps.mjs fusion     # one package (what `nx run @weft/fusion:lint` calls)
@@ -21,6 +22,8 @@ export const ALLOWED = {
   tensor: ["environment", "server", "runtime", "fusion"],
   remote: ["environment", "server", "runtime", "fusion", "tensor"],
   weft: ["environment", "server", "runtime", "fusion", "backend-cpu", "backend-webgpu", "tensor", "remote"],
+  // Private test infrastructure (never published): the Chromium harness.
+  "browser-harness": ["environment"],
 };
 const nameOf = (spec) => {
   const m = /^@weft\/([a-z-]+)(\/.*)?$/.exec(spec);
@@ -44,7 +47,7 @@ for (const pkg of Object.keys(ALLOWED)) {
   for (const file of files(join(dir, "src"))) {
     const text = readFileSync(file, "utf8");
     const rel = relative(root, file);
-    const isTest = /\.test\.ts$|\/testing\/|\.bench\.ts$/.test(rel);
+    const isTest = /\.test\.ts$|\/testing\/|\.bench\.ts$|\.entry\.ts$/.test(rel);
     for (const m of text.matchAll(/(?:from\s+|import\s*\(\s*|import\s+)["']([^"']+)["']/g)) {
       const target = nameOf(m[1]);
       if (target === undefined) continue;

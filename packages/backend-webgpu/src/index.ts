@@ -1,6 +1,10 @@
+/// <reference types="@webgpu/types" preserve="true" />
 /**
  * `@weft/backend-webgpu`: Weft's WebGPU backend — device discovery, the `WebGpuServer`, WGSL code
  * generation, a kernel for every operation, the fusers and the `WebGpuRuntime`.
+ *
+ * The reference above stays in the emitted `index.d.ts` (`preserve`), so a consumer's compiler
+ * loads `@webgpu/types` with this package and GPU types are never silently `any`.
  *
  * @module
  */

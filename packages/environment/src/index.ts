@@ -10,6 +10,8 @@ export type { StreamPolicy, TaskRunner } from "./stream/stream-id.js";
 export { AsyncVariable } from "./context/async-variable.js";
 export type { AsyncCarrier } from "./context/async-variable.js";
 export { AsyncOverrideError } from "./stream/async-override-error.js";
+export { DuplicateEnvironmentError, ENVIRONMENT_VERSION } from "./stream/single-copy.js";
+export type { RegistryCopy } from "./stream/single-copy.js";
 export { Deferred } from "./sync/deferred.js";
 export { Mutex } from "./sync/mutex.js";
 export { ReentrancyGuard, ReentrancyError } from "./sync/reentrancy-guard.js";

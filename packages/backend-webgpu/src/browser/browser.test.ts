@@ -4,7 +4,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { browserAvailable, CHROMIUM_PATH, runInBrowser } from "./run-in-browser.js";
+import { browserAvailable, CHROMIUM_PATH, runInBrowser } from "@weft/browser-harness";
 
 /** Skipped only off CI when Chromium is missing; under CI=true a missing browser fails the test. */
 const available = browserAvailable();

@@ -7,7 +7,7 @@ import { TaintedReadError, ValidationError } from "@weft/server";
 import { requestWebGpuDevice } from "../device/request-device.js";
 import type { WgslKernel } from "../kernel.js";
 import { WebGpuServer } from "../server/webgpu-server.js";
-import { check, runRegisteredTests, test } from "./harness.js";
+import { check, runRegisteredTests, test } from "@weft/browser-harness/page";
 
 const S0 = StreamId.of(0);
 const u32 = (values: number[]): Uint8Array => new Uint8Array(new Uint32Array(values).buffer);

@@ -1,4 +1,5 @@
-/// <reference types="@webgpu/types" />
+/// <reference types="@webgpu/types" preserve="true" />
+import manifest from "#manifest" with { type: "json" };
 import { UnsupportedError } from "@weft/environment";
 
 /** Which native backend Dawn uses in Node; `"browser"` when the platform's `navigator.gpu` is used. */
@@ -93,6 +94,32 @@ export function isNode(): boolean {
   return typeof proc?.versions?.node === "string";
 }
 
+/** The `webgpu` versions this package works with (its optional peer dependency). */
+export const WEBGPU_PEER_RANGE: string = manifest.peerDependencies.webgpu;
+
+/**
+ * The error for a failed `import("webgpu")`: not installed (it is an optional peer, so CPU-only and
+ * browser installs leave it out), or installed but its native part failed to load.
+ */
+export function webGpuPackageError(error: unknown): UnsupportedError {
+  const code = (error as { code?: unknown } | null)?.code;
+  const missing = (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") && /['"]webgpu['"]/.test(String(error));
+  if (missing) {
+    return new UnsupportedError(
+      "WebGPU in Node",
+      `the optional peer package 'webgpu' (Dawn, about 130 MB) is not installed; add it with \`npm install webgpu@${WEBGPU_PEER_RANGE}\`, ` +
+        "or use the CPU backend (init() picks it automatically)",
+      { cause: error },
+    );
+  }
+  return new UnsupportedError(
+    "WebGPU in Node",
+    `the 'webgpu' package is installed but could not be loaded (${String(error)}); reinstall it (\`npm install webgpu@${WEBGPU_PEER_RANGE}\`) ` +
+      "and check that its native library matches this platform",
+    { cause: error },
+  );
+}
+
 /**
  * Loads the `webgpu` package lazily and installs its globals (`GPUBufferUsage`, …) where the
  * global object lacks them.
@@ -120,15 +147,7 @@ export function loadNodeWebGpu(): Promise<NodeWebGpuModule> {
       },
       (error: unknown) => {
         nodeModule = undefined;
-        // Advise installing only what is missing: a package that is there but fails to load (a
-        // native library missing, another platform's build) is not fixed by installing it again.
-        const missing = (error as { code?: unknown } | null)?.code === "ERR_MODULE_NOT_FOUND";
-        throw new UnsupportedError(
-          "WebGPU in Node",
-          missing
-            ? `the 'webgpu' package is not installed (${String(error)}); install it with npm install webgpu`
-            : `the 'webgpu' package is installed but could not be loaded (${String(error)})`,
-        );
+        throw webGpuPackageError(error);
       },
     );
   }

@@ -1,4 +1,4 @@
-/// <reference types="@webgpu/types" />
+/// <reference types="@webgpu/types" preserve="true" />
 import { UnsupportedError } from "@weft/environment";
 import { browserGpu, isNode, missingGlesPackages, nodeGpu, vulkanLoaderPresent, type WebGpuBackend } from "./gpu-provider.js";
 

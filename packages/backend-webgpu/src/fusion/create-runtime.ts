@@ -1,4 +1,4 @@
-/// <reference types="@webgpu/types" />
+/// <reference types="@webgpu/types" preserve="true" />
 import { describeAdapter, requestWebGpuDevice, type WebGpuAdapterDescription } from "../device/request-device.js";
 import type { ComputeServer } from "@weft/server";
 import type { WgslKernel } from "../kernel.js";

@@ -1,4 +1,4 @@
-/// <reference types="@webgpu/types" />
+/// <reference types="@webgpu/types" preserve="true" />
 import { StreamId, invariant } from "@weft/environment";
 import {
   LaunchError,

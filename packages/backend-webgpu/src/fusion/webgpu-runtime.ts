@@ -1,4 +1,4 @@
-/// <reference types="@webgpu/types" />
+/// <reference types="@webgpu/types" preserve="true" />
 import { UnsupportedError, invariant, type StreamId } from "@weft/environment";
 import {
   BaseFusionRuntime,

@@ -1,4 +1,4 @@
-/// <reference types="@webgpu/types" />
+/// <reference types="@webgpu/types" preserve="true" />
 import { invariant } from "@weft/environment";
 import { OutOfMemoryError, BufferTooBigError, InjectedFaultError, formatBytes, type ComputeStorage } from "@weft/server";
 import { BufferUsage } from "../device/gpu-constants.js";

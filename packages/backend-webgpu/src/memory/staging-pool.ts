@@ -1,4 +1,4 @@
-/// <reference types="@webgpu/types" />
+/// <reference types="@webgpu/types" preserve="true" />
 import { invariant } from "@weft/environment";
 import { BufferUsage } from "../device/gpu-constants.js";
 import { bufferSizeClass } from "./gpu-buffer-storage.js";

@@ -4,7 +4,7 @@
  * reuse their bind groups, and retained buffers are destroyed only at explicit cleanup or beyond
  * the retention budget.
  */
-/// <reference types="@webgpu/types" />
+/// <reference types="@webgpu/types" preserve="true" />
 import { StreamId } from "@weft/environment";
 import { type OperationIr, type TensorId, type TensorIr, type TensorStatus } from "@weft/fusion";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

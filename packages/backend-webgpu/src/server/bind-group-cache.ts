@@ -1,4 +1,4 @@
-/// <reference types="@webgpu/types" />
+/// <reference types="@webgpu/types" preserve="true" />
 
 /** One bound storage range: a buffer's identity, offset and size. */
 export interface BoundRange {

@@ -1,4 +1,4 @@
-/// <reference types="@webgpu/types" />
+/// <reference types="@webgpu/types" preserve="true" />
 import type { CacheStats } from "@weft/environment";
 import { PipelineCache } from "@weft/runtime";
 import { ValidationError } from "@weft/server";

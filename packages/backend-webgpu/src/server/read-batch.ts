@@ -1,4 +1,4 @@
-/// <reference types="@webgpu/types" />
+/// <reference types="@webgpu/types" preserve="true" />
 import { invariant, type Deferred } from "@weft/environment";
 import { DeviceLostError, type AllocationId, type BufferBinding, type ServerError } from "@weft/server";
 import { MapMode } from "../device/gpu-constants.js";

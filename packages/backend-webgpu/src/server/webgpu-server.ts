@@ -1,4 +1,4 @@
-/// <reference types="@webgpu/types" />
+/// <reference types="@webgpu/types" preserve="true" />
 import { type CacheStats, Deferred, StreamId, UnsupportedError, invariant } from "@weft/environment";
 import {
   DeviceLostError,

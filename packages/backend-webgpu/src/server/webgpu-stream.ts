@@ -1,4 +1,4 @@
-/// <reference types="@webgpu/types" />
+/// <reference types="@webgpu/types" preserve="true" />
 import type { StreamId } from "@weft/environment";
 import type { GpuBufferStorage } from "../memory/gpu-buffer-storage.js";
 import {

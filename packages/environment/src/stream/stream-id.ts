@@ -9,6 +9,10 @@
  */
 import { AsyncOverrideError } from "./async-override-error.js";
 import { AsyncVariable } from "../context/async-variable.js";
+import { claimStreamRegistry, ENVIRONMENT_VERSION } from "./single-copy.js";
+
+// The state below must exist once per process: refuse to load next to another copy.
+claimStreamRegistry({ version: ENVIRONMENT_VERSION, url: import.meta.url });
 
 /**
  * The identity of one stream.

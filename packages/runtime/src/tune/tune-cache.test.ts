@@ -84,6 +84,6 @@ describe("TuneCache persistence", () => {
 
   it("LIBRARY_VERSION matches package.json, so cache keys change with each release", () => {
     const manifest = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
-    expect(LIBRARY_VERSION, "update src/tune/version.ts with the package version").toBe(manifest.version);
+    expect(LIBRARY_VERSION, "version.ts reads package.json through the #manifest import").toBe(manifest.version);
   });
 });

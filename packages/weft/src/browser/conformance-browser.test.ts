@@ -1,18 +1,17 @@
 /**
  * The conformance kit on WebGPU in headless Chromium (SwiftShader): bundles
- * `conformance.entry.ts` with the harness of `@weft/backend-webgpu` (`runInBrowser`), runs it, and
+ * `conformance.entry.ts` with the monorepo's private harness `@weft/browser-harness` (`runInBrowser`), runs it, and
  * requires every case to pass.
  *
  * @remarks
  * Skipped, with the reason printed, only off CI when Debian's Chromium is not installed at
  * `/usr/bin/chromium`; under `CI=true` a missing browser fails the test (CI installs it in
- * `scripts/setup-system.sh`). `runInBrowser` comes from the
- * Node-only test kit `@weft/backend-webgpu/testing`.
+ * `scripts/setup-system.sh`).
  */
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { conformanceCases } from "@weft/tensor/testing";
-import { browserAvailable, CHROMIUM_PATH, runInBrowser } from "@weft/backend-webgpu/testing";
+import { browserAvailable, CHROMIUM_PATH, runInBrowser } from "@weft/browser-harness";
 import { BROWSER_CATALOGUE, DEVICE_TEST, RELEASE_TEST } from "./suite.js";
 
 const available = browserAvailable();

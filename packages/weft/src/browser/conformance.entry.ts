@@ -6,7 +6,7 @@
  *
  * @remarks
  * **Imports.** The page imports the vitest-free kit (`@weft/tensor/testing/core`) and the
- * harness's in-page registry (`@weft/backend-webgpu/testing/core`, no `node:` imports) by their
+ * harness's in-page registry (`@weft/browser-harness/page`, no `node:` imports) by their
  * package subpaths; `runInBrowser` bundles every `@weft/*` subpath from its package's sources.
  *
  * **What runs.** {@link DEVICE_TEST} first, then one test per case (the catalogue sized by
@@ -14,7 +14,7 @@
  * output, the worst element, got vs oracle, the tolerance — or the error a device threw.
  */
 import { checkReleased, conformanceCases, runConformanceCase } from "@weft/tensor/testing/core";
-import { check, runRegisteredTests, test } from "@weft/backend-webgpu/testing/core";
+import { check, runRegisteredTests, test } from "@weft/browser-harness/page";
 import type { Device } from "@weft/tensor";
 import { createCpuDevice, createWebGpuDevice } from "../device/backends.js";
 import { BROWSER_CATALOGUE, DEVICE_TEST, RELEASE_TEST } from "./suite.js";

@@ -5,7 +5,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { browserAvailable, CHROMIUM_PATH, runInBrowser } from "@weft/backend-webgpu/testing";
+import { browserAvailable, CHROMIUM_PATH, runInBrowser } from "@weft/browser-harness";
 import { LIFETIME_TESTS } from "./suite.js";
 
 const available = browserAvailable();

@@ -9,7 +9,7 @@
  * @module
  */
 import { AsyncVariable, Stream } from "@weft/environment";
-import { check, runRegisteredTests, test } from "@weft/backend-webgpu/testing/core";
+import { check, runRegisteredTests, test } from "@weft/browser-harness/page";
 import { type Tensor, dispose, scope, setDevice, tensor, tidy } from "@weft/tensor";
 import { createCpuDevice } from "../device/backends.js";
 import { LIFETIME_TESTS } from "./suite.js";

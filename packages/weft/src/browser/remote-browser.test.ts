@@ -10,7 +10,7 @@
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { conformanceCases } from "@weft/tensor/testing";
-import { browserAvailable, CHROMIUM_PATH, runInBrowser } from "@weft/backend-webgpu/testing";
+import { browserAvailable, CHROMIUM_PATH, runInBrowser } from "@weft/browser-harness";
 import { SERVE_TOKEN, startServe } from "../remote/serve-process.js";
 import { REMOTE_BROWSER_CATALOGUE, REMOTE_CONNECT_TEST, REMOTE_RELEASE_TEST } from "./remote-suite.js";
 

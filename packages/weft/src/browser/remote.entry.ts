@@ -6,7 +6,7 @@
  * server. Bundled and opened by `remote-browser.test.ts` through `runInBrowser`.
  */
 import { checkReleased, conformanceCases, runConformanceCase } from "@weft/tensor/testing/core";
-import { check, runRegisteredTests, test } from "@weft/backend-webgpu/testing/core";
+import { check, runRegisteredTests, test } from "@weft/browser-harness/page";
 import { Stream, StreamId } from "@weft/environment";
 import { type RemoteDevice, createRemoteDevice } from "@weft/remote";
 import { createCpuDevice } from "../device/backends.js";

@@ -1,6 +1,6 @@
 /**
  * The in-page side of the browser harness: a minimal test registry whose results
- * {@link runInBrowser} collects from `globalThis.__weftResults`.
+ * `runInBrowser` (the Node side, `src/node/`) collects from `globalThis.__weftResults`.
  *
  * @remarks
  * **Why not vitest in the browser.** The harness must run with only Debian's Chromium and

@@ -1,15 +1,26 @@
+/**
+ * The Node side of the browser harness: bundle a page entry from the monorepo's sources, or serve a
+ * folder some bundler built, open it in headless Chromium (SwiftShader WebGPU) and collect what
+ * the page reports.
+ *
+ * @module
+ */
 import { existsSync, readFileSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { extname, join, normalize, sep } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { Page } from "playwright-core";
 import { UnsupportedError } from "@weft/environment";
-import type { BrowserResults } from "./harness.js";
+import type { BrowserResults } from "../page/registry.js";
 
-/** Where Debian's Chromium lives; never a downloaded browser. */
-export const CHROMIUM_PATH = "/usr/bin/chromium";
+/**
+ * Where Debian's Chromium lives; never a downloaded browser. `WEFT_CHROMIUM` names another
+ * installed Chromium-based browser (CI runners that ship Google Chrome).
+ */
+export const CHROMIUM_PATH = process.env["WEFT_CHROMIUM"] || "/usr/bin/chromium";
 
 /** The Chromium flags of DESIGN.md §5 (a fresh `--user-data-dir` is added per run). */
 export const CHROMIUM_FLAGS = [
@@ -38,7 +49,7 @@ export function browserAvailable(): boolean {
   return existsSync(CHROMIUM_PATH);
 }
 
-/** The monorepo's `packages/` folder (this file is `packages/backend-webgpu/src/browser/…`). */
+/** The monorepo's `packages/` folder (this file is `packages/browser-harness/src/node/…`). */
 const PACKAGES = fileURLToPath(new URL("../../../", import.meta.url));
 
 /** The `import` target of a package.json `exports` entry (a string, or its `import`/`default`). */
@@ -100,6 +111,92 @@ function weftSources(): import("esbuild").Plugin {
   };
 }
 
+/** What a page is served from: a folder on disk (a bundler's output), or files held in memory. */
+export type PageSource =
+  | { readonly kind: "folder"; readonly root: string }
+  | { readonly kind: "files"; readonly files: ReadonlyMap<string, { readonly type: string; readonly body: string }> };
+
+/** Content types of the files a built page serves. */
+const CONTENT_TYPES: Readonly<Record<string, string>> = {
+  ".html": "text/html",
+  ".js": "text/javascript",
+  ".mjs": "text/javascript",
+  ".css": "text/css",
+  ".json": "application/json",
+  ".wasm": "application/wasm",
+  ".svg": "image/svg+xml",
+};
+
+/** The body and content type of `path` (URL path, `/` = `index.html`), or `undefined` for none. */
+async function lookup(source: PageSource, path: string): Promise<{ type: string; body: string | Buffer } | undefined> {
+  const bare = decodeURIComponent(path.split(/[?#]/)[0] ?? "/");
+  const name = bare === "/" ? "/index.html" : bare;
+  switch (source.kind) {
+    case "files":
+      return source.files.get(name);
+    case "folder": {
+      const file = normalize(join(source.root, name));
+      if (!file.startsWith(normalize(source.root) + sep)) return undefined;
+      try {
+        return { type: CONTENT_TYPES[extname(file)] ?? "application/octet-stream", body: await readFile(file) };
+      } catch {
+        return undefined;
+      }
+    }
+  }
+}
+
+/**
+ * Serves `source` from a loopback HTTP server, opens it in headless Chromium with the flags of
+ * {@link CHROMIUM_FLAGS}, and resolves with what `use` returns for the page. Page errors are
+ * collected (live) into the list passed to `use`; console lines go to `options.onConsole`. The tab
+ * opens `options.path` (default `/`, e.g. `/?backend=webgpu`). The browser, its profile folder and the server are gone on return.
+ *
+ * @throws UnsupportedError when Chromium is not installed at {@link CHROMIUM_PATH}.
+ */
+export async function withBrowserPage<T>(
+  source: PageSource,
+  options: { readonly onConsole?: (line: string) => void; readonly path?: string },
+  use: (tab: Page, pageErrors: readonly string[]) => Promise<T>,
+): Promise<T> {
+  if (!browserAvailable()) {
+    throw new UnsupportedError("a browser for the WebGPU harness", `install Debian's chromium at ${CHROMIUM_PATH}`);
+  }
+  const server = createServer((req, res) => {
+    lookup(source, req.url ?? "/").then(
+      (found) => {
+        if (found === undefined) res.writeHead(404, { "content-type": "text/plain" }).end(`not found: ${req.url ?? ""}`);
+        else res.writeHead(200, { "content-type": found.type }).end(found.body);
+      },
+      (error: unknown) => res.writeHead(500, { "content-type": "text/plain" }).end(String(error)),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  const profile = await mkdtemp(join(tmpdir(), "weft-chromium-"));
+  try {
+    const { chromium } = (await import(/* @vite-ignore */ "playwright-core")) as typeof import("playwright-core");
+    const context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM_PATH,
+      headless: false, // --headless=new is in the flags
+      args: [...CHROMIUM_FLAGS],
+    });
+    try {
+      const tab = context.pages()[0] ?? (await context.newPage());
+      const errors: string[] = [];
+      tab.on("pageerror", (error) => errors.push(String(error)));
+      if (options.onConsole) tab.on("console", (msg) => options.onConsole?.(msg.text()));
+      await tab.goto(`http://127.0.0.1:${port}${options.path ?? "/"}`);
+      return await use(tab, errors);
+    } finally {
+      await context.close();
+    }
+  } finally {
+    server.close();
+    await rm(profile, { recursive: true, force: true });
+  }
+}
+
 /**
  * Bundles `entryFile` (a module that registers tests with `harness.test` and calls
  * `runRegisteredTests()`) with esbuild, serves it from a loopback HTTP server, opens it in
@@ -108,7 +205,8 @@ function weftSources(): import("esbuild").Plugin {
  * @remarks
  * The `webgpu` package is external to the bundle (the page uses `navigator.gpu`). `@weft/*`
  * specifiers, subpaths included, resolve to sibling sources ({@link weftSourceAlias}). A bundle
- * error (an unresolved import, a syntax error) rejects with esbuild's messages. The profile directory and the server are removed on return.
+ * error (an unresolved import, a syntax error) rejects with esbuild's messages. Served and opened by
+ * {@link withBrowserPage}.
  * @throws UnsupportedError when Chromium is not installed at {@link CHROMIUM_PATH}.
  */
 export async function runInBrowser(entryFile: string, options: RunInBrowserOptions = {}): Promise<BrowserResults> {
@@ -129,29 +227,12 @@ export async function runInBrowser(entryFile: string, options: RunInBrowserOptio
   });
   const bundle = built.outputFiles[0]?.text ?? "";
   const page = `<!doctype html><meta charset="utf-8"><title>weft</title><script type="module" src="/bundle.js"></script>`;
-  const server = createServer((req, res) => {
-    if (req.url === "/bundle.js") {
-      res.writeHead(200, { "content-type": "text/javascript" }).end(bundle);
-    } else {
-      res.writeHead(200, { "content-type": "text/html" }).end(page);
-    }
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  const profile = await mkdtemp(join(tmpdir(), "weft-chromium-"));
-  const { chromium } = (await import(/* @vite-ignore */ "playwright-core")) as typeof import("playwright-core");
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM_PATH,
-    headless: false, // --headless=new is in the flags
-    args: [...CHROMIUM_FLAGS],
-  });
-  try {
-    const tab = context.pages()[0] ?? (await context.newPage());
-    const errors: string[] = [];
-    tab.on("pageerror", (error) => errors.push(String(error)));
-    if (options.onConsole) tab.on("console", (msg) => options.onConsole?.(msg.text()));
-    const search = options.query === undefined ? "" : `?${new URLSearchParams(options.query).toString()}`;
-    await tab.goto(`http://127.0.0.1:${port}/${search}`);
+  const files = new Map([
+    ["/index.html", { type: "text/html", body: page }],
+    ["/bundle.js", { type: "text/javascript", body: bundle }],
+  ]);
+  const search = options.query === undefined ? "" : `?${new URLSearchParams(options.query).toString()}`;
+  return withBrowserPage({ kind: "files", files }, { ...options, path: `/${search}` }, async (tab, errors) => {
     try {
       await tab.waitForFunction(() => (globalThis as { __weftResults?: unknown }).__weftResults !== undefined, undefined, {
         timeout: options.timeoutMs ?? 120_000,
@@ -160,9 +241,5 @@ export async function runInBrowser(entryFile: string, options: RunInBrowserOptio
       throw new Error(`the page published no results: ${errors.join("; ") || String(error)}`, { cause: error });
     }
     return (await tab.evaluate(() => (globalThis as { __weftResults?: unknown }).__weftResults)) as BrowserResults;
-  } finally {
-    await context.close();
-    server.close();
-    await rm(profile, { recursive: true, force: true });
-  }
+  });
 }

@@ -16,8 +16,8 @@ describe("weftSourceAlias", () => {
 
   it("maps a subpath through the package's exports (dist/x.js → src/x.ts)", () => {
     expect(weftSourceAlias("@weft/tensor/testing/core"), "tensor exports ./testing/core as dist/testing/core.js").toBe(`${packages}tensor/src/testing/core.ts`);
-    expect(weftSourceAlias("@weft/backend-webgpu/testing/core"), "the harness's page-side entry").toBe(`${packages}backend-webgpu/src/testing/core.ts`);
-    expect(weftSourceAlias("@weft/backend-webgpu/testing"), "the harness's Node-side entry").toBe(`${packages}backend-webgpu/src/testing/index.ts`);
+    expect(weftSourceAlias("@weft/browser-harness/page"), "the harness's page-side entry").toBe(`${packages}browser-harness/src/page/index.ts`);
+    expect(weftSourceAlias("@weft/browser-harness"), "the harness's Node-side entry").toBe(`${packages}browser-harness/src/index.ts`);
   });
 
   it("falls back to src/<sub>/index.ts for a folder the exports do not name", () => {
@@ -31,7 +31,7 @@ describe("weftSourceAlias", () => {
   });
 
   it("the page-side entry and the registry it re-exports import nothing from node:", () => {
-    for (const file of ["../testing/core.ts", "./harness.ts"]) {
+    for (const file of ["../page/index.ts", "../page/registry.ts"]) {
       const source = readFileSync(fileURLToPath(new URL(file, import.meta.url)), "utf8");
       expect(source, `${file} must bundle for a browser`).not.toMatch(/from\s+["']node:/);
     }
