@@ -5,6 +5,8 @@
 //
 //   node scripts/release/manifests.mjs           # check; exit 1 listing every problem
 //   node scripts/release/manifests.mjs --write   # rewrite the manifests (and LICENSE copies) to the rules
+//   node scripts/release/manifests.mjs --provenance   # also: the repository is the GitHub repository
+//                                                      # this workflow runs in (npm provenance requires it)
 //
 // The rules, for every package under packages/ (private ones: only the version and internal pins):
 // - one version for all (Changesets' fixed group "@weft/*"), internal dependencies pinned to it;
@@ -161,9 +163,22 @@ function describeDiff(have, want) {
   return differing.length > 0 ? `fields: ${differing.join(", ")}` : "key order or formatting";
 }
 
+/**
+ * npm rejects a provenance statement whose package repository is not the repository the workflow
+ * ran in: compare the root repository with `GITHUB_REPOSITORY` (set by GitHub Actions).
+ */
+export function provenanceProblems(env = process.env) {
+  const repo = env["GITHUB_REPOSITORY"];
+  if (!repo) return ["--provenance: GITHUB_REPOSITORY is not set (run it in GitHub Actions)"];
+  const ours = rootFacts().web.toLowerCase();
+  const theirs = `https://github.com/${repo}`.toLowerCase();
+  return ours === theirs ? [] : [`package.json: repository is ${ours} but this workflow runs in ${theirs}; npm provenance would reject the publish — fix the root repository, then run --write`];
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const write = process.argv.includes("--write");
   const problems = checkManifests({ write });
+  if (process.argv.includes("--provenance")) problems.push(...provenanceProblems());
   if (problems.length > 0) {
     console.error(problems.join("\n"));
     console.error(`manifests: ${problems.length} problem(s)${write ? "" : " — `node scripts/release/manifests.mjs --write` fixes the mechanical ones"}`);

@@ -1,5 +1,5 @@
 /**
- * `weft`: what users install. Picks the best device (WebGPU, else CPU), re-exports the user API
+ * `@weft/weft`: what users install. Picks the best device (WebGPU, else CPU), re-exports the user API
  * of `@weft/tensor` and the stream API of `@weft/environment`, and adds `init`, `warmup`, `sync`,
  * `syncAll`, `memory`, `stats`, `releaseUnused`. The CLI lives in `cli.ts`.
  *
@@ -8,7 +8,7 @@
  * @module
  */
 export * from "@weft/tensor";
-export { Stream, StreamId, setStreamPolicy, getStreamPolicy, WeftError, UnsupportedError } from "@weft/environment";
+export { Stream, StreamId, setStreamPolicy, getStreamPolicy, WeftError, UnsupportedError, DuplicateEnvironmentError } from "@weft/environment";
 export type { StreamPolicy } from "@weft/environment";
 export { DisposedTensorError, DisposedDeviceError, TensorComputationError, ScopeSettledError } from "@weft/fusion";
 export { OutOfMemoryError, DeviceLostError } from "@weft/server";
@@ -28,3 +28,4 @@ export {
   RemoteComputationError,
 } from "@weft/remote";
 export type { RemoteDeviceOptions, RemoteMemoryReport, RemoteServerReport, RemoteStats, RemoteFailure } from "@weft/remote";
+export { VERSION } from "./version.js";

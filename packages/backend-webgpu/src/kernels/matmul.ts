@@ -34,7 +34,7 @@ export type MatmulConfig =
   /**
    * The fastest kernel on desktop GPUs: `vec4` global loads along each operand's contiguous
    * dimension, K-major `vec4` workgroup tiles, an `rm × rn` block of `vec4` accumulators per
-   * invocation and register prefetch of the next K step (see {@link Vec4Config}).
+   * invocation and register prefetch of the next K step (see `Vec4Config` in `matmul-vec4.ts`).
    */
   | Vec4Config;
 

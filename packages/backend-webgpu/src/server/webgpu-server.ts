@@ -149,7 +149,7 @@ const roundUp = (n: number, to: number): number => Math.ceil(n / to) * to;
  * `pending` until the scope pops. While any launch waits on a pending pipeline, every later
  * launch, write, read copy and flush is queued behind it, in issue order, and runs when the
  * validation settles; a launch of an invalid pipeline taints exactly its write bindings with the
- * {@link ValidationError}, and later launches reading those bytes are skipped and taint theirs.
+ * {@link @weft/server!ValidationError | ValidationError}, and later launches reading those bytes are skipped and taint theirs.
  * Invalid pipelines never reach a command buffer, so they never poison other launches.
  * **Errors.** Reads reject with the taint of their bytes (`FailureStore.readError`), checked when
  * the read is issued and again after every outstanding error scope settled (one wait per batch),

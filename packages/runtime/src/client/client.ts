@@ -80,7 +80,7 @@ export class BatchCompileError extends WeftError {
  * runs every execution inside `StreamId.executes(stream, …)`, so an unbound client launches on the
  * executing stream. {@link withStream} gives a client bound to a stream of its own; it does not
  * follow the calling code's stream, nor the overrides set on it.
- * **Launch decision (seed 003, CubeCL `client.rs`).** A launch decides its {@link LaunchMode} on the
+ * **Launch decision (seed 003, CubeCL `client.rs`).** A launch decides its {@link @weft/server!LaunchMode | LaunchMode} on the
  * caller, from the {@link ProcessMode} and the stream-mode registry, then forwards:
  * 1. the stream's mode ({@link mode}) is `execute` → `server.launch(…, 'execute')`;
  * 2. else under `'compile-and-autotune'` → `server.launch(…, 'discard')`: the server compiles the
