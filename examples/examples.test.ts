@@ -56,7 +56,8 @@ describe("examples", () => {
     const { build } = await import("vite");
     const outDir = join(scratch, "browser-dist");
     await build({ root: join(here, "browser"), logLevel: "warn", build: { outDir, emptyOutDir: true } });
-    const page = await withBrowserPage({ kind: "folder", root: outDir }, {}, async (tab, errors) => {
+    // SwiftShader is a software adapter, which `auto` passes over for the CPU: ask for WebGPU.
+    const page = await withBrowserPage({ kind: "folder", root: outDir }, { path: "/?backend=webgpu" }, async (tab, errors) => {
       await tab.waitForSelector('#status:not([data-state="running"])', { timeout: 240_000 });
       return {
         state: await tab.getAttribute("#status", "data-state"),

@@ -1,6 +1,7 @@
 /**
  * Weft in a page: `init()` takes WebGPU from `navigator.gpu` (Chrome, Edge, Safari 26+, Firefox
- * with WebGPU enabled) and falls back to the CPU backend; nothing native is installed — the Node-only
+ * with WebGPU enabled) on a hardware adapter and the CPU backend otherwise (`?backend=webgpu`
+ * insists on WebGPU, e.g. on a software adapter such as SwiftShader); nothing native is installed — the Node-only
  * `webgpu` package is an optional peer that browser bundles never include.
  *
  * The page writes what it computed into `#log`, the device into `#device`, and `done` or `failed`
@@ -14,8 +15,14 @@ const print = (line: string): void => {
   log.textContent += `${line}\n`;
 };
 
+/** `?backend=webgpu|cpu|auto` (default auto: WebGPU on a hardware adapter, else the CPU). */
+function requestedBackend(): "auto" | "cpu" | "webgpu" {
+  const asked = new URLSearchParams(location.search).get("backend");
+  return asked === "webgpu" || asked === "cpu" ? asked : "auto";
+}
+
 async function run(): Promise<void> {
-  const device = await weft.init({ log: print });
+  const device = await weft.init({ backend: requestedBackend(), log: print });
   document.querySelector<HTMLOutputElement>("#device")!.value = `${device.backend}: ${device.label}`;
 
   // One fused kernel for the whole chain, run when it is read.

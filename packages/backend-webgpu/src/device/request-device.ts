@@ -4,7 +4,7 @@ import { browserGpu, isNode, missingGlesPackages, nodeGpu, vulkanLoaderPresent, 
 
 /**
  * Which backend to ask Dawn for in Node. `"auto"` tries Vulkan (a real GPU) first when a Vulkan
- * loader is present ({@link vulkanLoaderPresent}), then Mesa's software OpenGL ES. Ignored in
+ * loader is present (`vulkanLoaderPresent`), then Mesa's software OpenGL ES. Ignored in
  * browsers, where `navigator.gpu` decides.
  */
 export type WebGpuBackendChoice = "opengles" | "vulkan" | "auto";

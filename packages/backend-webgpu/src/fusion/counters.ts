@@ -3,7 +3,7 @@
  *
  * @remarks
  * **Bounded by** nothing but the process lifetime: plain monotonically increasing numbers; call
- * {@link resetCounters} between measurements.
+ * `resetCounters` between measurements.
  */
 export interface RuntimeCounters {
   /** Kernel launches (every dispatch, fused or not). */

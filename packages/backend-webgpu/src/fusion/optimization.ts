@@ -19,7 +19,7 @@ export interface BlockExecutor {
  * **Why it holds no kernel.** It is built from relative operations and executed with global ones;
  * the kernel is derived at execution from the global operations and the inputs' layouts, and
  * looked up in the runtime's cache by its canonical key, so one optimization serves every replay.
- * **Launch cache.** An elementwise optimization keeps an {@link ElementwiseLaunchCache}: its
+ * **Launch cache.** An elementwise optimization keeps an `ElementwiseLaunchCache`: its
  * executions with inputs of an already-seen layout reuse the derived kernel, key and binding
  * pattern (bounded; see that class).
  */

@@ -18,7 +18,7 @@ export const MATMUL_MIN_WORKGROUPS = 128;
 /**
  * The tile configuration for an `M×K · K×N` product (`batches` of them): the simple kernel for
  * small outputs, else a `vec4` configuration (which reads any layout): the largest tile that fits
- * the device and the output and still launches {@link MATMUL_MIN_WORKGROUPS} workgroups, else the
+ * the device and the output and still launches `MATMUL_MIN_WORKGROUPS` workgroups, else the
  * one that launches the most. The fallback `Tuner.choose` returns while a shape is being tuned,
  * and the whole choice with `autotune: false`.
  *

@@ -10,7 +10,7 @@ import type { MemoryHandle } from "@weft/server";
  * a new handle over the same memory with other `shape`/`strides`/`offset`, and every kernel reads
  * its inputs through those strides. Burn's `CubeTensor` (handle + shape + strides).
  * **Ownership.** Each `WebGpuHandle` owns exactly one reference on `memory` (taken by whoever built
- * it: the allocation, or `retain()` for a view). {@link releaseWebGpuHandle} gives it back once.
+ * it: the allocation, or `retain()` for a view). `releaseWebGpuHandle` gives it back once.
  * **Invariants.**
  * - `strides` and `offset` are in elements of `dtype`, never negative; a stride is `0` only on a
  *   broadcast (expanded) dimension.

@@ -137,8 +137,8 @@ const roundUp = (n: number, to: number): number => Math.ceil(n / to) * to;
  * follows every `writesPerSubmit` writes.
  * **Batching.** Dispatches accumulate in the stream's encoder; it is submitted every `tasksMax`
  * dispatches, and at reads, syncs, writes and flushes. Reads issued in one turn are coalesced
- * ({@link ReadBatch}): one flush of the streams they depend on, one submit of every copy into one
- * pooled staging buffer ({@link StagingPool}), one `mapAsync`, sealed by a single microtask per
+ * (`ReadBatch`): one flush of the streams they depend on, one submit of every copy into one
+ * pooled staging buffer (`StagingPool`), one `mapAsync`, sealed by a single microtask per
  * batch (no timer, no `onSubmittedWorkDone`), or earlier when later work would overwrite bytes a
  * waiting read has not copied yet.
  * **Lifetimes.** A launch pins every slice it binds. Pins on the stream's own slices are released

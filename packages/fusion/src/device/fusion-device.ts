@@ -100,7 +100,7 @@ interface LeakToken {
  * **Leak backstop, registered lazily.** Registering every wrapper with the `FinalizationRegistry`
  * (and unregistering it at dispose) was a large part of an op's host cost, although most wrappers
  * die within the same synchronous burst (`tidy`, temporaries). New wrappers are therefore queued
- * and registered in batches — when {@link LEAK_BATCH} are queued, and in a microtask after the
+ * and registered in batches — when `LEAK_BATCH` are queued, and in a microtask after the
  * first one is queued — and only those still alive are registered. A leaked wrapper is thus
  * registered at the latest at the end of the current synchronous turn; until then the queue holds
  * it (so it cannot be collected unregistered).

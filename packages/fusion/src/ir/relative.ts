@@ -258,7 +258,7 @@ export class OperationConverter {
 
   /**
    * The relative form of `op`, extending this converter's maps. Finds the key by walking the
-   * process-wide key trie ({@link KeyNode}: no intermediate object, no `JSON.stringify`, no new
+   * process-wide key trie (`KeyNode`: no intermediate object, no `JSON.stringify`, no new
    * string once a key was seen); the relative `op` is built lazily on first access.
    */
   toRelative(op: OperationIr): RelativeOperation {

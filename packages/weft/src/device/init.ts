@@ -41,7 +41,7 @@ export interface InitOptions extends RemoteInitOptions {
 export interface DeviceChoice {
   readonly device: Device;
   readonly backend: BackendName | "remote";
-  /** {@link describeReason} of {@link DeviceChoice.why}: what `init` prints after the backend. */
+  /** `describeReason` of {@link DeviceChoice.why}: what `init` prints after the backend. */
   readonly reason: string;
   /** Why this backend (see {@link ChoiceReason}). */
   readonly why: ChoiceReason;
@@ -61,7 +61,7 @@ export class BackendUnavailableError extends WeftError {
 }
 
 /**
- * Chooses a device without making it current, as {@link decideBackend} decides (for `"auto"`: a
+ * Chooses a device without making it current, as `decideBackend` decides (for `"auto"`: a
  * hardware WebGPU adapter, else the CPU — also when the only adapter is a software one, which is
  * slower than the CPU backend); an `"auto"` WebGPU device that cannot be created falls back to
  * the CPU.

@@ -59,7 +59,7 @@ export async function warmupDevice(device: Device, fn: () => unknown, options: W
   return { kernelsCompiled: (kernelsGenerated(device) ?? before) - before, ms: performance.now() - start };
 }
 
-/** {@link warmupDevice} on the current device. */
+/** `warmupDevice` on the current device. */
 export async function warmup(fn: () => unknown): Promise<void> {
   await warmupDevice(currentDevice(), fn);
 }

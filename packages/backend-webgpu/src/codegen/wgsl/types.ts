@@ -79,7 +79,7 @@ export const PREFERRED_WORKGROUP_SIZE = 256;
 
 /**
  * Builds a {@link DeviceProfile}; `preferred` caps the 1-D workgroup size (default
- * {@link PREFERRED_WORKGROUP_SIZE}, lowered to the device's `maxComputeInvocationsPerWorkgroup`
+ * `PREFERRED_WORKGROUP_SIZE`, lowered to the device's `maxComputeInvocationsPerWorkgroup`
  * and `maxComputeWorkgroupSizeX`).
  */
 export function deviceProfile(limits: ProfileLimits, features: { has(name: string): boolean }, preferred = PREFERRED_WORKGROUP_SIZE): DeviceProfile {
