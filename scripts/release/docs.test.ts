@@ -5,12 +5,12 @@
  * generated HTML that does not exist.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { brokenLinks } from "../docs/build.mjs";
-import { root } from "./manifests.mjs";
+import { publicPackages, root } from "./manifests.mjs";
 
 describe("API reference", () => {
   it("the link check finds a missing file and a missing anchor", () => {
@@ -23,6 +23,12 @@ describe("API reference", () => {
     } finally {
       rmSync(site, { recursive: true, force: true });
     }
+  });
+
+  it("typedoc.json documents every published package, and nothing private", () => {
+    const config = JSON.parse(readFileSync(join(root, "typedoc.json"), "utf8")) as { entryPoints: string[] };
+    const published = publicPackages().map((p) => `packages/${p.dir}`);
+    expect([...config.entryPoints].sort(), "add a new package's folder to typedoc.json's entryPoints").toEqual([...published].sort());
   });
 
   it("npm run docs writes docs/api/index.html with every link resolved", () => {

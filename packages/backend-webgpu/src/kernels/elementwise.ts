@@ -37,7 +37,7 @@ export interface ElementwiseOutput {
  * @remarks
  * **Binding layout.** Inputs at bindings `0..k-1` in order (`read`, or `read_write` for an in-place
  * destination), then each output that is not in place, in order (`read_write`), then — when the
- * graph has parameters — the uniform block ({@link elementwiseUniforms}).
+ * graph has parameters — the uniform block (`elementwiseUniforms`).
  * **Vectorisation.** `vec4` loads and stores when every input and output is contiguous with the
  * reference shape, offsets are multiples of 4, the element count is a multiple of 4, and no node
  * reads the element index.

@@ -93,7 +93,7 @@ export function configFits(config: MatmulConfig, profile: DeviceProfile): boolea
  * Operands are read through their strides (transposed views cost nothing); batch dims broadcast.
  * The epilogue graph reads the product as the value `res` and may read other tensors broadcast to
  * the output shape. **Binding layout:** lhs, rhs, the epilogue's inputs, then its outputs, then —
- * when the epilogue has parameters — the uniform block ({@link matmulUniforms}).
+ * when the epilogue has parameters — the uniform block (`matmulUniforms`).
  * Every loop runs fewer than 65,535 iterations per invocation (Mesa's silent cap; see the kernels).
  */
 export interface MatmulSpec {

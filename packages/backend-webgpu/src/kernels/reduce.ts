@@ -58,7 +58,7 @@ export type ReduceSink =
  * **Binding layout.** Source inputs (the prologue's inputs, or the partial values then, for arg ops,
  * the partial indices), then the epilogue's inputs (final pass), then the outputs (partial values
  * [+ indices], or the epilogue's outputs), in order; then, when the prologue (first pass) or the
- * epilogue (final pass) has parameters, the uniform block ({@link reducePassUniforms}).
+ * epilogue (final pass) has parameters, the uniform block (`reducePassUniforms`).
  * **Empty extents.** A reduction over zero elements never enters its loop: every output is the
  * op's identity (`sum` 0, `prod` 1, `any` false, `all` true) and `mean` is NaN (0/0).
  * `max`/`min`/`argmax`/`argmin` of an empty axis are refused at the API (no identity).

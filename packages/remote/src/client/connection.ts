@@ -73,7 +73,7 @@ function estimate(item: Item): number {
  * @remarks
  * **Order.** Items are sent in the order they were queued, in batches: a batch leaves when a read,
  * sync or memory request needs it, when it reaches `maxBatchItems` or half the server's frame
- * limit, or when a {@link Gate} that held it back settles. A gate (a tensor moving in from another
+ * limit, or when a `Gate` that held it back settles. A gate (a tensor moving in from another
  * server) holds every later item back until its upload is known, so nothing that uses the moved
  * tensor reaches this server before it.
  * **Failure.** When the session ends (the server closed it with `fatal`, the connection dropped,
