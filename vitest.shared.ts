@@ -13,6 +13,7 @@ export const sharedConfig: ViteUserConfig = {
     alias: [
       { find: /^@weft\/([a-z-]+)\/testing\/core$/, replacement: `${packages}$1/src/testing/core.ts` },
       { find: /^@weft\/([a-z-]+)\/testing$/, replacement: `${packages}$1/src/testing/index.ts` },
+      { find: /^@weft\/([a-z-]+)\/internal$/, replacement: `${packages}$1/src/internal.ts` },
       { find: /^@weft\/([a-z-]+)$/, replacement: `${packages}$1/src/index.ts` },
     ],
   },

@@ -21,7 +21,8 @@ export const ALLOWED = {
   "backend-webgpu": ["environment", "server", "runtime", "fusion"],
   tensor: ["environment", "server", "runtime", "fusion"],
   remote: ["environment", "server", "runtime", "fusion", "tensor"],
-  weft: ["environment", "server", "runtime", "fusion", "backend-cpu", "backend-webgpu", "tensor", "remote"],
+  autodiff: ["environment", "server", "runtime", "fusion", "tensor"],
+  weft: ["environment", "server", "runtime", "fusion", "backend-cpu", "backend-webgpu", "tensor", "remote", "autodiff"],
   // Private test infrastructure (never published): the Chromium harness.
   "browser-harness": ["environment"],
 };

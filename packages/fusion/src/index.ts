@@ -36,6 +36,7 @@ export { FusionTensor, FUSION_TENSOR } from "./tensor/fusion-tensor.js";
 export type { SharedRef } from "./tensor/fusion-tensor.js";
 export { tidy } from "./tensor/tidy.js";
 export { scope, keep, dispose } from "./tensor/scope.js";
+export { inheritOwner } from "./tensor/ownership.js";
 export type { Scope } from "./tensor/scope.js";
 export { FusionDevice } from "./device/fusion-device.js";
 export type { FusionDeviceOptions, FusionMemory, DeviceStats } from "./device/fusion-device.js";

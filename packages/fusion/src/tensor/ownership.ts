@@ -163,6 +163,22 @@ export function adopt(tensor: FusionTensor): void {
   currentScope.get()?.nearestOpen()?.own(tensor);
 }
 
+/**
+ * Makes `next` owned by whatever owns `previous` — the open `tidy` frame or scope that would have
+ * disposed `previous`, or no one — taking it from its own owner. What lets a `Tensor` whose value
+ * is replaced in place (`Tensor.assign`, the optimizers' parameter update) keep its owner.
+ * @internal
+ */
+export function inheritOwner(previous: FusionTensor, next: FusionTensor): void {
+  const owner = previous._owner;
+  if (next._owner === owner) return;
+  if (owner === undefined) next._owner = undefined;
+  else if (owner instanceof TidyFrame) {
+    owner.tensors.push(next);
+    next._owner = owner;
+  } else owner.own(next);
+}
+
 /** Opens a tidy frame (by `tidy`); it must be closed by {@link closeFrame}, innermost first. */
 export function openFrame(): TidyFrame {
   const frame = new TidyFrame();

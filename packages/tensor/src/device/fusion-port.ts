@@ -10,10 +10,12 @@
  * @module
  */
 import type { StreamId } from "@weft/environment";
-import type { DType, OperationIr, TensorData, TensorIr, TypedArray } from "@weft/fusion";
+import type { DType, OperationIr, TensorData, TensorId, TensorIr, TypedArray } from "@weft/fusion";
 
 /** What `Tensor` needs from a `FusionTensor`: identity, lifetime and reads. */
 export interface FusionTensorLike {
+  /** The id on its home stream (shared by same-stream clones). */
+  readonly id: TensorId;
   readonly shape: readonly number[];
   readonly dtype: DType;
   /** True once this wrapper was disposed (directly, by `tidy`, or by `using`). */

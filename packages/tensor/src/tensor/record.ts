@@ -16,6 +16,7 @@ import { invariant } from "@weft/environment";
 import type { DType, OperationIr, TensorIr } from "@weft/fusion";
 import type { Device } from "../device/device.js";
 import { DeviceMismatchError } from "../errors/tensor-errors.js";
+import { observer } from "./observer.js";
 import { Tensor } from "./tensor.js";
 
 /**
@@ -51,9 +52,11 @@ export function checkOperands(op: string, tensors: readonly Tensor[], expected?:
   return first;
 }
 
-/** The inputs of an op being built: borrow each operand's IR under `op`'s name. */
+/** The inputs of an op being built: borrow each operand's IR under `op`'s name (an installed observer is told). */
 export function use(op: string, t: Tensor): TensorIr {
-  return t.fusionTensor.intoIr(op);
+  const ir = t.fusionTensor.intoIr(op);
+  if (observer !== undefined) observer.input(t, ir);
+  return ir;
 }
 
 /** A fresh `NotInit` output IR on `device`. */
@@ -61,13 +64,15 @@ export function output(device: Device, shape: readonly number[], dtype: DType): 
   return device.fusion.outputIr(shape, dtype);
 }
 
-/** Registers `operation` and wraps its single output. */
+/** Registers `operation` and wraps its single output (an installed observer is told). */
 export function register(device: Device, operation: OperationIr): Tensor {
   const outs = device.fusion.register(operation);
   const out = outs[0];
   // No message closure on the hot path: one op recorded per call.
   if (outs.length !== 1 || out === undefined) invariant(false, `${operation.kind}: expected one output, got ${outs.length}`);
-  return Tensor.wrap(out, device);
+  const wrapped = Tensor.wrap(out, device);
+  if (observer !== undefined) observer.recorded(operation, wrapped);
+  return wrapped;
 }
 
 /**

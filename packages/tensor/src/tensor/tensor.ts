@@ -3,12 +3,12 @@
  *
  * @module
  */
-import { FUSION_TENSOR } from "@weft/fusion";
-import type { BinaryOp, DType, TypedArray, UnaryOp } from "@weft/fusion";
+import { FUSION_TENSOR, inheritOwner } from "@weft/fusion";
+import type { BinaryOp, DType, FusionTensor, TypedArray, UnaryOp } from "@weft/fusion";
 import type { Device } from "../device/device.js";
 import type { FusionTensorLike } from "../device/fusion-port.js";
 import { halfToFloat } from "../dtype/dtype.js";
-import { ShapeError, SyncReadError, formatShape } from "../errors/tensor-errors.js";
+import { DTypeError, DeviceMismatchError, ShapeError, SyncReadError, formatShape } from "../errors/tensor-errors.js";
 import { nest } from "../shape/shape.js";
 import { type PrintOptions, formatValues } from "../format/format.js";
 import { cast, clamp, type Operand, binary, powScalar, unary, where } from "../ops/elementwise.js";
@@ -59,10 +59,12 @@ export type DataArray = Float32Array | Int32Array | Uint32Array | Uint8Array;
  * back. Ops *borrow* their inputs, so `a.add(b)` leaves `a` and `b` alive. `clone()` is a cheap
  * new reference to the same value.
  * **Invariants.** `shape` and `dtype` never change; after `dispose()` every use throws the
- * fusion engine's `DisposedTensorError` naming the op, and `dispose()` again is a no-op.
+ * fusion engine's `DisposedTensorError` naming the op, and `dispose()` again is a no-op. The value
+ * changes only through {@link Tensor.assign} (same shape and dtype).
  */
 export class Tensor {
-  readonly #inner: FusionTensorLike;
+  /** The fusion tensor this reference holds; replaced only by {@link Tensor.assign}. */
+  #inner: FusionTensorLike;
   /** The device this tensor lives on. */
   readonly device: Device;
 
@@ -133,6 +135,43 @@ export class Tensor {
   clone(): Tensor {
     if (this.#inner.disposed) this.#inner.intoIr("clone");
     return new Tensor(this.#inner.clone(), this.device);
+  }
+
+  /**
+   * Makes this tensor hold `value`'s value from now on, in place: the object the caller holds (a
+   * model parameter) sees the new value. What the optimizers of `weft.optim` update parameters with.
+   *
+   * @remarks
+   * **What changes.** This reference becomes a new reference to `value`'s value (`value` stays
+   * usable and is disposed independently, like a `clone()`); the old value loses this reference,
+   * so it is freed once nothing else holds it, and its last pending use becomes its consuming one:
+   * an update computed from it (`p.assign(p.sub(g))`) may be written into its buffer. References
+   * taken earlier with `clone()` keep the old value.
+   * **Ownership.** The tensor keeps its owner: the `tidy` or `scope` that would have disposed it
+   * disposes it with its new value, and a tensor nothing owns (created outside every scope, or
+   * kept) stays unowned — so an update inside a training step's `tidy` outlives the step.
+   * @throws ShapeError / DTypeError when `value`'s shape or dtype differ (a tensor's shape and
+   *   dtype never change); DeviceMismatchError across devices; the engine's DisposedTensorError
+   *   when either tensor was disposed. Nothing changes when it throws.
+   */
+  assign(value: Tensor): void {
+    if (this.#inner.disposed) this.#inner.intoIr("assign");
+    if (!(value instanceof Tensor)) throw new DTypeError("assign", `expects a Tensor, got ${typeof value}`);
+    if (value.#inner.disposed) value.#inner.intoIr("assign");
+    if (value.device !== this.device) throw new DeviceMismatchError("assign", this.device.label, value.device.label);
+    const shape = this.shape;
+    if (value.shape.length !== shape.length || value.shape.some((d, i) => d !== shape[i])) {
+      throw new ShapeError("assign", [shape, value.shape], `cannot assign a ${formatShape(value.shape)} value to a ${formatShape(shape)} tensor; a tensor's shape never changes (reshape the value first)`);
+    }
+    if (value.dtype !== this.dtype) {
+      throw new DTypeError("assign", `cannot assign a ${value.dtype} value to a ${this.dtype} tensor; cast it first, e.g. \`value.cast("${this.dtype}")\``);
+    }
+    if (value.#inner === this.#inner) return;
+    const previous = this.#inner;
+    const next = value.#inner.clone();
+    inheritOwner(previous as FusionTensor, next as FusionTensor);
+    this.#inner = next;
+    previous.dispose();
   }
 
   // ── data ────────────────────────────────────────────────────────────────────────────────────
