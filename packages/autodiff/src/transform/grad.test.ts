@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Device, type Tensor, memory, setDevice, tensor, tidy } from "@weft/tensor";
-import { cpuDevice } from "../testing/cpu-device.js";
+import { cpuDevice } from "../testing/cpu-device.support.js";
 import { openTapes } from "../tape/recorder.js";
 import { grad, stopGradient, valueAndGrad } from "./grad.js";
 
