@@ -1,7 +1,8 @@
 /**
  * `@weft/weft`: what users install. Picks the best device (WebGPU, else CPU), re-exports the user API
- * of `@weft/tensor` and the stream API of `@weft/environment`, and adds `init`, `warmup`, `sync`,
- * `syncAll`, `memory`, `stats`, `releaseUnused`. The CLI lives in `cli.ts`.
+ * of `@weft/tensor`, the stream API of `@weft/environment` and the gradients and optimizers of
+ * `@weft/autodiff` (`grad`, `valueAndGrad`, `stopGradient`, `optim`), and adds `init`, `warmup`,
+ * `sync`, `syncAll`, `memory`, `stats`, `releaseUnused`. The CLI lives in `cli.ts`.
  *
  * This is a barrel: code inside the package imports concrete files, never this one.
  *
@@ -29,3 +30,5 @@ export {
 } from "@weft/remote";
 export type { RemoteDeviceOptions, RemoteMemoryReport, RemoteServerReport, RemoteStats, RemoteFailure } from "@weft/remote";
 export { VERSION } from "./version.js";
+export { grad, valueAndGrad, stopGradient, optim, Optimizer, Sgd, Adam } from "@weft/autodiff";
+export type { Argnums, GradOptions, Grads, Tree, OptimizerKind, OptimizerState, SlotState, SgdOptions, AdamOptions } from "@weft/autodiff";

@@ -15,8 +15,12 @@
  */
 import { Tensor, ValueError } from "@weft/tensor";
 
-/** A tensor, or arrays and plain objects of tensors (and `null`/`undefined`) to any depth. */
-export type Tree = Tensor | null | undefined | readonly Tree[] | { readonly [key: string]: Tree };
+/**
+ * A tensor, or arrays and plain objects of tensors (and `null`/`undefined`) to any depth. The type
+ * admits any object (so interfaces and classes of parameters type-check); what a tree may hold is
+ * checked when it is flattened (see the module doc).
+ */
+export type Tree = Tensor | null | undefined | object;
 
 /** A flattened tree: its tensors in order, their paths, and how to rebuild it with new leaves. */
 export interface FlatTree {

@@ -16,6 +16,7 @@ import { runBench } from "./bench.js";
 import { runDemo } from "./demo.js";
 import { runDoctor } from "./doctor.js";
 import { runSoak } from "./soak.js";
+import { DEFAULT_STEPS, DEFAULT_TRAIN_SVG, runTrainDemo } from "./train.js";
 import type { Output } from "./progress.js";
 import { SERVE_HELP, ServeUsageError, parseServeArgs, runServe } from "./serve.js";
 
@@ -35,11 +36,15 @@ interface CommandHelp {
 /** Every command and its help (see the module remarks). */
 export const COMMANDS: Readonly<Record<CommandName, CommandHelp>> = {
   demo: {
-    synopsis: "[--backend cpu|webgpu|auto] [--requests N]",
-    summary: "serve concurrent MLP requests on their own streams, checked against the CPU oracle",
+    synopsis: "[--backend cpu|webgpu|auto] [--requests N] [--train [--steps N] [--svg FILE | --no-svg]]",
+    summary: "serve concurrent MLP requests on their own streams, checked against the CPU oracle; --train: train an MLP with grad and Adam",
     options: [
       "--backend cpu|webgpu|auto   the device (default auto: WebGPU on a hardware adapter, else the CPU)",
       "--requests N                concurrent requests (default 32)",
+      "--train                     train an MLP on three spirals instead (valueAndGrad + Adam), to 95% held-out accuracy",
+      `--steps N                   training steps (default ${DEFAULT_STEPS})`,
+      `--svg FILE                  where --train writes its loss curve (default ${DEFAULT_TRAIN_SVG})`,
+      "--no-svg                    write no chart",
     ],
   },
   doctor: {
@@ -108,10 +113,14 @@ export interface ParsedArgs {
   readonly requests: number;
   readonly size: number;
   readonly runs: number;
-  /** Where `bench` writes its chart; `undefined` for none (`--no-svg`). */
+  /** Where `bench` (or `demo --train`) writes its chart; `undefined` for none (`--no-svg`). */
   readonly svg: string | undefined;
   /** Operations `soak` records. */
   readonly ops: number;
+  /** `demo --train`: train instead of serving. */
+  readonly train: boolean;
+  /** Training steps of `demo --train`. */
+  readonly steps: number;
 }
 
 /** The default chart file of `weft bench`. */
@@ -135,6 +144,9 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
   let runs = 5;
   let svg: string | undefined = DEFAULT_SVG;
   let ops = 1_000_000;
+  let svgGiven = false;
+  let train = false;
+  let steps = DEFAULT_STEPS;
   for (let i = 0; i < rest.length; i++) {
     const flag = rest[i];
     const value = rest[i + 1];
@@ -170,10 +182,18 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
       case "--svg":
         if (value === undefined || value.startsWith("-")) throw new UsageError(`weft: --svg needs a file name, got ${String(value)}`, known);
         svg = value;
+        svgGiven = true;
         i++;
         break;
       case "--no-svg":
         svg = undefined;
+        svgGiven = true;
+        break;
+      case "--train":
+        train = true;
+        break;
+      case "--steps":
+        steps = positive("--steps");
         break;
       case "--ops":
         ops = positive("--ops");
@@ -182,7 +202,8 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
         throw new UsageError(`weft: unknown option ${String(flag)}`, known);
     }
   }
-  return { command, request, backend, requests, size, runs, svg, ops };
+  if (train && !svgGiven) svg = DEFAULT_TRAIN_SVG;
+  return { command, request, backend, requests, size, runs, svg, ops, train, steps };
 }
 
 /** The version of this package, read from its `package.json` (the one source of the version). */
@@ -223,6 +244,10 @@ export async function main(argv: readonly string[], out: Output, err: Output): P
       case "demo": {
         const choice = await chooseDevice({ backend: args.backend });
         out.write(`weft: using ${choice.backend} (${choice.reason})\n`);
+        if (args.train) {
+          const trained = await runTrainDemo({ device: choice.device, out, steps: args.steps, svg: args.svg });
+          return trained.passed ? 0 : 1;
+        }
         const report = await runDemo({ device: choice.device, requests: args.requests, out });
         return report.mismatches === 0 ? 0 : 1;
       }
