@@ -29,6 +29,8 @@ const alias = {};
 for (const pkg of readdirSync(join(root, "packages"))) {
   const src = join(root, "packages", pkg, "src", "index.ts");
   if (existsSync(src)) alias[`@weft/${pkg}`] = src;
+  const internal = join(root, "packages", pkg, "src", "internal.ts");
+  if (existsSync(internal)) alias[`@weft/${pkg}/internal`] = internal;
 }
 alias["@weft/tensor/testing/core"] = join(root, "packages", "tensor", "src", "testing", "core.ts");
 alias["@weft/remote/server"] = join(root, "packages", "remote", "src", "server", "index.ts");
@@ -65,6 +67,8 @@ await build({ ...common, entryPoints: [join(root, "bench", "conformance-gpu.ts")
 await build({ ...common, entryPoints: [join(root, "bench", "profile-chain.ts")], outfile: join(root, ".device", "profile-chain.mjs") });
 // The random-program differential test as a long run (see bench/fuzz.ts and scripts/fuzz.mjs).
 await build({ ...common, entryPoints: [join(root, "bench", "fuzz.ts")], outfile: join(root, ".device", "fuzz.mjs") });
+// The resource-bound figures of docs/resource-bounds.md (scripts/measure-bounds.mjs), for the GPU machine.
+await build({ ...common, entryPoints: [join(root, "scripts", "measure-bounds.mjs")], outfile: join(root, ".device", "measure-bounds.mjs") });
 // The CLI (`weft demo`, `weft doctor`), for the GPU machine.
 await build({ ...common, entryPoints: [join(root, "packages", "weft", "src", "cli.ts")], outfile: join(root, ".device", "weft-cli.mjs") });
 

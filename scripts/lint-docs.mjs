@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Every exported declaration in a package's shipped sources carries a doc comment (STYLE.md §2.1):
 // the line before `export class|interface|type|function|const|enum|abstract class` must close a
-// `/** … */` block. Re-exports (`export { … } from`, `export type { … } from`, `export *`) are exempt.
+// `/** … */` block (an overload signature shares the comment of the first one). Re-exports (`export { … } from`, `export type { … } from`, `export *`) are exempt.
 //
 //   node scripts/lint-docs.mjs [package]
 import { readFileSync, readdirSync, statSync } from "node:fs";
@@ -26,6 +26,9 @@ for (const pkg of readdirSync(join(root, "packages"))) {
       if (!/^export\s+(default\s+)?(declare\s+)?(abstract\s+class|class|interface|type|function|async\s+function|const|let|enum)\s+[A-Za-z_$]/.test(line)) return;
       let j = i - 1;
       while (j >= 0 && (lines[j].trim() === "" || lines[j].trim().startsWith("//") || lines[j].trim().startsWith("@"))) j--;
+      // An overload signature shares the doc comment of the first signature above it.
+      const fn = /^export\s+(?:async\s+)?function\s+([A-Za-z_$][\w$]*)/.exec(line);
+      if (fn && j >= 0 && new RegExp(`^export\\s+(?:async\\s+)?function\\s+${fn[1].replace(/\$/g, "\\$")}\\b`).test(lines[j])) return;
       if (j < 0 || !lines[j].trim().endsWith("*/")) {
         problems.push(`${relative(root, file)}:${i + 1}: exported declaration without a doc comment: ${line.trim().slice(0, 80)}`);
       }

@@ -10,7 +10,7 @@
 // 4. A 64 MiB memoryLimit: the typed OutOfMemoryError, then the same allocation after freeing.
 // 5. init() × `inits`: RSS after each (each init releases the device it replaces).
 // Counts and states are the result; times are printed only as context.
-import * as weft from "../packages/weft/dist/index.js";
+import * as weft from "@weft/weft";
 
 const args = process.argv.slice(2);
 const opt = (name, fallback) => {

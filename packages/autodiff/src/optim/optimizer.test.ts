@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Device, type Tensor, ValueError, keep, memory, randn, scope, setDevice, tensor, tidy } from "@weft/tensor";
 import { cpuDevice } from "../testing/cpu-device.support.js";
 import { valueAndGrad } from "../transform/grad.js";
-import { type OptimizerState, optim } from "./index.js";
+import { optim } from "./index.js";
+import type { OptimizerState } from "./optimizer.js";
 
 let device: Device;
 beforeAll(() => {

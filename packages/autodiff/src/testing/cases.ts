@@ -261,7 +261,7 @@ export const NOT_DIFFERENTIABLE: Readonly<Record<string, string>> = {
   ...Object.fromEntries(["and", "or", "xor", "not", "logicalAnd", "logicalOr", "logicalXor", "logicalNot", "any", "all"].map((n) => [n, "logical: bool in, bool out"])),
   ...Object.fromEntries(["argmax", "argmin", "argReduce"].map((n) => [n, "an index: integer output"])),
   ...Object.fromEntries(
-    ["tensor", "zeros", "ones", "full", "zerosLike", "onesLike", "fullLike", "arange", "linspace", "eye", "rand", "randn", "randLike", "randnLike"].map((n) => [n, "creates a value from no tensor input"]),
+    ["tensor", "scalar", "zeros", "ones", "full", "zerosLike", "onesLike", "fullLike", "arange", "linspace", "eye", "rand", "randn", "randLike", "randnLike"].map((n) => [n, "creates a value from no tensor input"]),
   ),
 };
 
@@ -269,7 +269,9 @@ export const NOT_DIFFERENTIABLE: Readonly<Record<string, string>> = {
 export const NOT_AN_OP: Readonly<Record<string, string>> = {
   ...Object.fromEntries(["constructor", "shape", "dtype", "rank", "size", "disposed", "device", "fusionTensor", "toString"].map((n) => [n, "metadata"])),
   ...Object.fromEntries(["data", "array", "dataSync", "arraySync", "item"].map((n) => [n, "a read"])),
-  ...Object.fromEntries(["dispose", "tidy", "scope", "keep", "memory", "sync", "syncAll"].map((n) => [n, "lifetime or wait"])),
+  ...Object.fromEntries(["dispose", "tidy", "scope", "keep", "memory", "stats", "releaseUnused", "sync", "syncAll"].map((n) => [n, "lifetime, report or wait"])),
+  ...Object.fromEntries(["print", "formatValues"].map((n) => [n, "formats values for reading"])),
+  functional: "builds the functional form of a method; the method's own entry covers its gradient",
   clone: "a new reference to the same value: the same value to a tape",
   assign: "rebinds a tensor to another value; the tape follows the value",
   ...Object.fromEntries(["Tensor", "Device", "device", "setDevice", "tryDevice", "seed"].map((n) => [n, "device and generator state"])),

@@ -1,5 +1,5 @@
 import type { ExecutionContext, OperationIr, Optimization, TensorId, TensorIr, TensorStatus } from "@weft/fusion";
-import { operationInputs } from "@weft/fusion";
+import { numElements, operationInputs } from "@weft/fusion";
 import { UnsupportedError, invariant } from "@weft/environment";
 import { hostBytesPerElement, isDense, withLayout, type CpuHandle } from "../handle/cpu-handle.js";
 import { broadcastShapes, denseLayout, sameShape } from "../handle/layout.js";
@@ -22,6 +22,13 @@ import type { CpuRuntime } from "../runtime/cpu-runtime.js";
  * external input that dies in the block (`ReadWrite` or dropped) when that input is dense, has the
  * reference shape and the same bytes per element, and `canMut` (its memory has one reference: no
  * view, alias or other stream holds it). Never when shared or aliased.
+ * **Empty outputs.** A block may mix outputs that hold elements with empty ones (`x.neg()` of a
+ * size-1 `x` beside `e.neg()` of an empty `e`): the ops broadcast to an empty reference shape, and
+ * one pass over it would never compute the non-empty outputs. Such a block iterates the reference
+ * of its non-empty outputs instead and evaluates only their ops (an op with elements reads only
+ * tensors with elements, since broadcasting with a size-0 dim gives size 0); its empty outputs
+ * get (empty) handles and no step. The fuser cannot refuse such a block: plans are cached on
+ * relative shapes, so the same plan serves a size-0 and a size-5 dim.
  * **Freeing.** External inputs that die in the block are removed from the container after the
  * launch; an in-place output keeps the memory alive through its own reference.
  */
@@ -42,6 +49,8 @@ export class ElementwiseOptimization implements Optimization<CpuHandle> {
     const produced = new Map<TensorId, TensorIr>();
     const external: TensorIr[] = [];
     let reference: number[] | undefined;
+    // The reference of the ops whose outputs hold elements (see "Empty outputs" in the type doc).
+    let live: number[] | undefined;
     for (const op of operations) {
       for (const input of operationInputs(op)) {
         if (input.dtype === "f16" || (op.kind !== "drop" && op.out.dtype === "f16")) throw new UnsupportedError("f16 on the CPU backend", "fused elementwise block: use f32");
@@ -54,9 +63,13 @@ export class ElementwiseOptimization implements Optimization<CpuHandle> {
       last.set(op.out.id, "NotInit");
       reference = reference === undefined ? [...op.out.shape] : broadcastShapes(reference, op.out.shape);
       invariant(reference !== undefined, "fused ops broadcast to one reference shape (checked by the fuser)");
+      if (numElements(op.out.shape) > 0) live = live === undefined ? [...op.out.shape] : broadcastShapes(live, op.out.shape);
     }
     invariant(reference !== undefined, "an elementwise block holds at least one elementwise op");
-    const ref = reference;
+    // An empty reference iterates nothing: the ops with elements run over their own reference,
+    // the empty ones are not evaluated (they have nothing to compute).
+    const ref = numElements(reference) === 0 && live !== undefined ? live : reference;
+    const evaluated = (op: Exclude<OperationIr, { kind: "drop" }>): boolean => ref === reference || numElements(op.out.shape) > 0;
 
     const builder = new ElementwiseProgramBuilder(ref);
     const registers = new Map<TensorId, Register>();
@@ -70,7 +83,7 @@ export class ElementwiseOptimization implements Optimization<CpuHandle> {
       return r;
     };
     for (const op of operations) {
-      if (op.kind === "drop" || !isElementwise(op)) continue;
+      if (op.kind === "drop" || !isElementwise(op) || !evaluated(op)) continue;
       registers.set(op.out.id, appendElementwise(builder, op, load));
     }
 
@@ -85,6 +98,7 @@ export class ElementwiseOptimization implements Optimization<CpuHandle> {
     const outputs: [TensorIr, CpuHandle][] = [];
     let inPlace = 0;
     let elided = 0;
+    let stored = 0;
     try {
       for (const [id, out] of produced) {
         if (last.get(id) === "ReadWrite") {
@@ -92,7 +106,13 @@ export class ElementwiseOptimization implements Optimization<CpuHandle> {
           continue;
         }
         const register = registers.get(id);
-        invariant(register !== undefined, () => `block output ${id} has a register`);
+        if (register === undefined) {
+          // An empty output of a block whose other outputs hold elements: nothing to compute.
+          invariant(numElements(out.shape) === 0, () => `block output ${id} has a register`);
+          const empty = runtime.allocate(out.shape, out.dtype);
+          outputs.push([out, empty]);
+          continue;
+        }
         let handle: CpuHandle;
         const at = sameShape(out.shape, ref) ? candidates.findIndex((c) => hostBytesPerElement(c.dtype) === hostBytesPerElement(out.dtype)) : -1;
         const reused = candidates[at];
@@ -106,8 +126,9 @@ export class ElementwiseOptimization implements Optimization<CpuHandle> {
         }
         outputs.push([out, handle]);
         builder.output(register, handle.memory, handle.dtype, handle);
+        stored++;
       }
-      if (outputs.length > 0) {
+      if (stored > 0) {
         const built = builder.build(runtime.runner);
         runtime.launch(built.kernel, built.bindings, built.uniforms);
         runtime.stats.fusedLaunches++;

@@ -55,7 +55,7 @@ export interface WebGpuServerOptions {
   readonly memoryLimit?: number;
   /** When free pages go back to the device (see `DeallocPolicy`). */
   readonly dealloc?: Partial<DeallocPolicy>;
-  /** Compiled pipelines kept (least recently used evicted first). Default {@link DEFAULT_MAX_PIPELINES}. */
+  /** Compiled pipelines kept (least recently used evicted first). Default 512 (`DEFAULT_MAX_PIPELINES`). */
   readonly maxPipelines?: number;
   /** Bounds of the pool of readback staging buffers (see `StagingPool`). */
   readonly staging?: StagingPoolOptions;

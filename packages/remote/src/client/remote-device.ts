@@ -5,7 +5,7 @@
  */
 import { FusionDevice } from "@weft/fusion";
 import type { DType } from "@weft/fusion";
-import { Device, type MemoryReport } from "@weft/tensor";
+import { Device, type MemoryReport, type StatsReport } from "@weft/tensor";
 import type { ServerMemory } from "../protocol/messages.js";
 import { type ConnectionOptions, type ConnectionStats, RemoteConnection } from "./connection.js";
 import { RemoteRuntime, type RouterStats } from "./remote-runtime.js";
@@ -39,8 +39,11 @@ export interface RemoteMemoryReport extends MemoryReport {
   readonly servers: readonly RemoteServerReport[];
 }
 
-/** `stats()` of a remote device: per server, and the router's moves. */
-export interface RemoteStats {
+/**
+ * `stats()` of a remote device: the client's own report (what it recorded and forwarded; the
+ * kernels run on the servers) plus, per server, its counters, and the router's moves.
+ */
+export interface RemoteStats extends StatsReport {
   readonly servers: readonly RemoteServerReport[];
   readonly router: Readonly<RouterStats>;
 }
@@ -87,9 +90,9 @@ export class RemoteDevice extends Device {
     return { ...super.memory(), servers: this.servers() };
   }
 
-  /** Per-server counters and the router's moves. */
-  stats(): RemoteStats {
-    return { servers: this.servers(), router: { ...this.runtime.router } };
+  /** The client's report, per-server counters and the router's moves. */
+  override stats(): RemoteStats {
+    return { ...super.stats(), servers: this.servers(), router: { ...this.runtime.router } };
   }
 
   /** What each server holds for this client and in total (one round trip per server, in `url` order). */

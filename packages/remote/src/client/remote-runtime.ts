@@ -234,7 +234,8 @@ export class RemoteRuntime implements FusionRuntime<RemoteHandle> {
       bytes += c.liveBytes;
       live += c.liveTensors;
     }
-    return { bytesInUse: bytes, bytesReserved: bytes, pages: 0, slices: 0, liveAllocations: live };
+    // The client holds no pages or stream slots of its own; each server reports those (`serverMemory()`).
+    return { bytesInUse: bytes, bytesReserved: bytes, pages: 0, slices: 0, liveAllocations: live, streams: 0 };
   }
 
   #handle(connection: RemoteConnection, id: number, stream: number, shape: readonly number[], dtype: DType): RemoteHandle {

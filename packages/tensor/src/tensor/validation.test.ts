@@ -5,7 +5,7 @@
  * call and register nothing, and that ops emit the IR the fusers expect.
  */
 import { beforeEach, describe, expect, it } from "vitest";
-import type { DType, OperationIr, TensorData, TensorIr, TypedArray } from "@weft/fusion";
+import type { DType, OperationIr, TensorData, TensorId, TensorIr, TypedArray } from "@weft/fusion";
 import { Device, setDevice } from "../device/device.js";
 import type { FusionDeviceLike, FusionTensorLike, MemoryReport } from "../device/fusion-port.js";
 import { AxisError, DTypeError, DeviceMismatchError, NoDeviceError, ShapeError, SyncReadError } from "../errors/tensor-errors.js";
@@ -19,6 +19,7 @@ class RecordingTensor implements FusionTensorLike {
   constructor(readonly device: RecordingDevice, readonly ir: TensorIr) {}
   get shape(): readonly number[] { return this.ir.shape; }
   get dtype(): DType { return this.ir.dtype; }
+  get id(): TensorId { return this.ir.id; }
   clone(): FusionTensorLike { return new RecordingTensor(this.device, this.ir); }
   dispose(): void { this.disposed = true; this.device.drops++; }
   intoIr(opName: string): TensorIr {

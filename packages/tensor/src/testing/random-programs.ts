@@ -1153,9 +1153,12 @@ export async function minimize(program: Program, fails: (keep: ReadonlySet<numbe
   return keep;
 }
 
+/** The reproducer's import (quoted): the entry package a user runs it with, not a dependency of this one. */
+const ENTRY_PACKAGE = JSON.stringify("@weft/weft");
+
 /** TypeScript over the public API reproducing `program` (restricted to `keep`), reads included. */
 export function formatProgram(program: Program, keep?: ReadonlySet<number>): string {
-  const lines: string[] = [`// random program, seed ${program.seed}`, `import * as weft from "@weft/weft";`, `await weft.init();`];
+  const lines: string[] = [`// random program, seed ${program.seed}`, `import * as weft from ${ENTRY_PACKAGE};`, `await weft.init();`];
   const num = (x: number): string => (Number.isNaN(x) ? "NaN" : x === Infinity ? "Infinity" : x === -Infinity ? "-Infinity" : Object.is(x, -0) ? "-0" : String(x));
   const arr = (xs: readonly number[]): string => `[${xs.map(num).join(", ")}]`;
   program.steps.forEach((step, i) => {

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { UnsupportedError } from "@weft/environment";
-import type { DType, OperationIr, TensorData, TensorIr, TypedArray } from "@weft/fusion";
+import type { DType, OperationIr, TensorData, TensorId, TensorIr, TypedArray } from "@weft/fusion";
 import { Device } from "../device/device.js";
 import type { FusionDeviceLike, FusionTensorLike, MemoryReport } from "../device/fusion-port.js";
 import type { Tensor } from "../tensor/tensor.js";
@@ -21,6 +21,7 @@ class HostTensor implements FusionTensorLike {
   }
   get shape(): readonly number[] { return this.ir.shape; }
   get dtype(): DType { return this.ir.dtype; }
+  get id(): TensorId { return this.ir.id; }
   clone(): FusionTensorLike { return new HostTensor(this.device, this.ir, this.values); }
   dispose(): void {
     if (this.disposed) return;

@@ -9,7 +9,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { browserAvailable, CHROMIUM_PATH, runInBrowser } from "@weft/backend-webgpu/testing";
+import { browserAvailable, CHROMIUM_PATH, runInBrowser } from "@weft/browser-harness";
 import { FUZZ_TESTS } from "./suite.js";
 
 const available = browserAvailable();
@@ -19,8 +19,8 @@ if (!available && !required) console.warn(`random programs: browser skipped — 
 describe("random programs: webgpu in Chromium", () => {
   it.skipIf(!available && !required)("the fixed-seed random programs agree with the CPU oracle on SwiftShader WebGPU", async () => {
     if (!available) throw new Error(`CI must run the browser random programs, but Chromium is not installed at ${CHROMIUM_PATH}`);
-    const results = await runInBrowser(fileURLToPath(new URL("./fuzz.entry.ts", import.meta.url)), { timeoutMs: 280_000 });
+    const results = await runInBrowser(fileURLToPath(new URL("./fuzz.entry.ts", import.meta.url)), { timeoutMs: 880_000 });
     expect(results.failures, "every program must agree with the oracle in the browser too (each entry names the seed and the difference)").toEqual([]);
     expect(results.names, "the page ran both targets").toEqual([...FUZZ_TESTS]);
-  }, 300_000);
+  }, 900_000);
 });

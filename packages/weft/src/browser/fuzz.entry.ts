@@ -6,7 +6,7 @@
  * message holds every failing program's seed, differences and reproducer.
  */
 import { formatFailure, runDifferential, type DifferentialTarget } from "@weft/tensor/testing/core";
-import { check, runRegisteredTests, test } from "@weft/backend-webgpu/testing/core";
+import { check, runRegisteredTests, test } from "@weft/browser-harness/page";
 import { createCpuDevice, createWebGpuDevice } from "../device/backends.js";
 import { BROWSER_PROGRAMS, FUZZ_SEED } from "../fuzz/fuzz-options.js";
 import { FUZZ_TESTS } from "./suite.js";
