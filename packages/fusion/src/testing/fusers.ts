@@ -201,3 +201,52 @@ export class NeverReadyFuser<O> implements OperationFuser<O> {
     return copy;
   }
 }
+
+/** What a {@link TappedFuser} calls around its inner fuser. */
+export interface FuserTaps<O> {
+  /** Called with every operation fed to the fuser or any of its clones. */
+  readonly fuse?: (operation: OperationIr) => void;
+  /** Replaces what `finish()` returns. */
+  readonly finish?: (optimization: O) => O;
+}
+
+/**
+ * A fuser that delegates to `inner` and calls {@link FuserTaps} around it — in its clones too
+ * (the engine's search feeds clones of a stream's fusers, never the instances themselves).
+ */
+export class TappedFuser<O> implements OperationFuser<O> {
+  constructor(
+    private readonly inner: OperationFuser<O>,
+    private readonly taps: FuserTaps<O>,
+  ) {}
+
+  fuse(operation: OperationIr): void {
+    this.taps.fuse?.(operation);
+    this.inner.fuse(operation);
+  }
+
+  finish(): O {
+    const optimization = this.inner.finish();
+    return this.taps.finish === undefined ? optimization : this.taps.finish(optimization);
+  }
+
+  reset(): void {
+    this.inner.reset();
+  }
+
+  status(): FuserStatus {
+    return this.inner.status();
+  }
+
+  properties(): FuserProperties {
+    return this.inner.properties();
+  }
+
+  len(): number {
+    return this.inner.len();
+  }
+
+  clone(): OperationFuser<O> {
+    return new TappedFuser(this.inner.clone(), this.taps);
+  }
+}

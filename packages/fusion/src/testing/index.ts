@@ -7,7 +7,8 @@
  */
 export { TestRuntime, TestMemory } from "./test-runtime.js";
 export type { TestHandle, TestRuntimeOptions } from "./test-runtime.js";
-export { ElementwiseFuser, ElementwiseOptimization, NeverReadyFuser } from "./fusers.js";
+export { ElementwiseFuser, ElementwiseOptimization, NeverReadyFuser, TappedFuser } from "./fusers.js";
+export type { FuserTaps } from "./fusers.js";
 export { evaluate, coerce, toTyped } from "./host-math.js";
 export { unary, binary, scalar, reduce, full, fromValues } from "./ops.js";
 export { createTestDevice } from "./test-device.js";

@@ -5,9 +5,9 @@ import { Policy } from "./policy.js";
 
 const op = (key: string): RelativeOperation => ({ op: { kind: "drop", tensor: { id: 0 as never, shape: [], dtype: "f32", status: "ReadWrite" } }, key, maxShapeId: -1 });
 
-function storeWith(...plans: [string[], Parameters<ExecutionPlanStore<never>["add"]>[2]][]): ExecutionPlanStore<never> {
+function storeWith(...plans: [string[], Parameters<ExecutionPlanStore<never>["add"]>[3]][]): ExecutionPlanStore<never> {
   const store = new ExecutionPlanStore<never>();
-  for (const [keys, trigger] of plans) store.add(keys.map(op), [{ kind: "operations", len: keys.length }], trigger);
+  for (const [keys, trigger] of plans) store.add(keys.map(op), keys.map((_, i) => i), [{ kind: "operations", len: keys.length }], trigger);
   return store;
 }
 

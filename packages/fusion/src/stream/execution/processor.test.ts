@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { FusionDevice } from "../../device/fusion-device.js";
 import type { FusionTensor } from "../../tensor/fusion-tensor.js";
-import { ElementwiseFuser, ElementwiseOptimization, TestRuntime, binary, createTestDevice, fromValues, reduce, scalar, unary } from "../../testing/index.js";
+import { ElementwiseFuser, TappedFuser, TestRuntime, binary, createTestDevice, fromValues, reduce, scalar, unary } from "../../testing/index.js";
 import type { TestHandle } from "../../testing/index.js";
 import { FusionDevice as Device } from "../../device/fusion-device.js";
 
@@ -50,15 +50,13 @@ describe("Processor, Policy, Explorer and ExecutionPlanStore", () => {
   it("a repeated graph on the plan-cache path never feeds a fuser (no exploration work at all)", async () => {
     let fed = 0;
     const runtime = new TestRuntime({
-      fusers: (rt) => {
-        const fuser = new ElementwiseFuser(rt);
-        const fuse = fuser.fuse.bind(fuser);
-        fuser.fuse = (op) => {
-          fed++;
-          fuse(op);
-        };
-        return [fuser];
-      },
+      fusers: (rt) => [
+        new TappedFuser(new ElementwiseFuser(rt), {
+          fuse: () => {
+            fed++;
+          },
+        }),
+      ],
     });
     const device = new Device<TestHandle>(runtime);
     const first = await pass(device, 24);
@@ -108,15 +106,11 @@ describe("Processor, Policy, Explorer and ExecutionPlanStore", () => {
 
   it("a cached plan naming a shape id the stream never assigned runs its operations unfused, in order (P12)", async () => {
     const runtime = new TestRuntime({
-      fusers: (rt) => {
-        const fuser = new ElementwiseFuser(rt);
-        const finish = fuser.finish.bind(fuser);
-        fuser.finish = () => {
-          const opt = finish() as ElementwiseOptimization;
-          return { name: opt.name, len: opt.len, maxRelativeShapeId: 42, execute: (ctx, ops) => opt.execute(ctx, ops) };
-        };
-        return [fuser];
-      },
+      fusers: (rt) => [
+        new TappedFuser(new ElementwiseFuser(rt), {
+          finish: (opt) => ({ name: opt.name, len: opt.len, maxRelativeShapeId: 42, execute: (ctx, ops) => opt.execute(ctx, ops) }),
+        }),
+      ],
     });
     const device = new Device<TestHandle>(runtime);
     const x = fromValues(device, [1, 2]);

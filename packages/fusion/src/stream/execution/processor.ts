@@ -76,7 +76,7 @@ export class Processor<H> {
             ? { kind: "on-operations", keys: queue.relative.slice(exploration.len, exploration.stoppedAt).map((o) => o.key) }
             : { kind: "always" };
       let id = store.findExact(operations);
-      if (id === undefined) id = store.add(operations, exploration.strategy, trigger);
+      if (id === undefined) id = store.add(operations, exploration.order, exploration.strategy, trigger);
       else store.addTrigger(id, trigger);
       executed += queue.execute(store.get(id), stream, env);
       this.#reset(queue, store);

@@ -68,7 +68,8 @@ function isBug(error: unknown): error is Error {
  * - `global[i]` and `relative[i]` describe the same operation; `relative` is always the conversion
  *   of `global` from an empty converter (after every execution, only the operations left after
  *   the executed prefix are converted again; none when the whole segment ran).
- * - Executions cover a prefix `[0, n)`; the remaining operations keep their order.
+ * - Executions cover a prefix `[0, n)` (in the plan's order, which may reorder independent
+ *   blocks); the remaining operations keep their order.
  * - `shapesAssigned[i]` is the number of relative shape ids assigned after operation `i`.
  * **Bound.** Holds the pending segment (bounded by the device's queue limit) and the deferred
  * frees, which are flushed at every boundary.
@@ -122,7 +123,8 @@ export class OperationQueue {
   }
 
   /**
-   * Executes `plan` on the prefix it covers, on `stream`, then drains that prefix. Falls back to
+   * Executes `plan` on the prefix it covers, on `stream`, in the plan's execution order (its
+   * steps over `plan.order`), then drains that prefix. Falls back to
    * running the prefix unfused in stream order when the plan names a relative shape id this stream
    * never assigned (bug P12).
    */
@@ -136,17 +138,25 @@ export class OperationQueue {
     }
     const ran: OperationRan[] = new Array<OperationRan>(n).fill("ran");
     const ctx: ExecutionContext<H> = { handles: env.handles, stream };
-    let pos = 0;
+    const order = plan.order;
+    let at = 0;
     StreamId.executes(stream, () => {
       for (const step of plan.strategy) {
-        if (step.kind === "optimization") runOptimization(step.optimization, this.global.slice(pos, pos + step.len), pos, ran, ctx, env);
-        else for (let i = pos; i < pos + step.len; i++) ran[i] = runUnfused(this.global[i], ctx, env);
-        pos += step.len;
+        const positions = order.slice(at, at + step.len);
+        if (step.kind === "optimization") runOptimization(step.optimization, positions.map((p) => this.#op(p)), positions, ran, ctx, env);
+        else for (const p of positions) ran[p] = runUnfused(this.global[p], ctx, env);
+        at += step.len;
       }
     });
-    invariant(pos === n, () => `plan strategy covered ${pos} of its ${n} operations`);
+    invariant(at === n, () => `plan strategy covered ${at} of its ${n} operations`);
     this.drain(n, ran, env);
     return n;
+  }
+
+  #op(position: number): OperationIr {
+    const op = this.global[position];
+    invariant(op !== undefined, () => `plan position ${position} past the segment of ${this.global.length}`);
+    return op;
   }
 
   /** Runs the first `n` operations unfused, in stream order, then drains them. */
@@ -233,7 +243,7 @@ export function setOutputErrors<H>(ops: readonly OperationIr[], cause: unknown, 
 function runOptimization<H>(
   optimization: Optimization<H>,
   ops: readonly OperationIr[],
-  offset: number,
+  positions: readonly number[],
   ran: OperationRan[],
   ctx: ExecutionContext<H>,
   env: ExecutionEnv<H>,
@@ -242,7 +252,7 @@ function runOptimization<H>(
   // run fused: run the block op by op, so the error travels to exactly the outputs that depend on
   // it (the backend skips only the launches that read tainted bytes) and the rest still computes.
   if (externalInputError(ops, env) !== undefined) {
-    for (let i = 0; i < ops.length; i++) ran[offset + i] = runUnfused(ops[i], ctx, env);
+    for (let i = 0; i < ops.length; i++) ran[positions[i] ?? 0] = runUnfused(ops[i], ctx, env);
     return;
   }
   const kinds = ops.map((o) => o.kind);
@@ -252,7 +262,7 @@ function runOptimization<H>(
   } catch (error) {
     if (isBug(error)) env.onBug(error);
     setOutputErrors(ops, error, env.handles);
-    for (let i = 0; i < ops.length; i++) ran[offset + i] = "not-ran";
+    for (const p of positions) ran[p] = "not-ran";
     env.onBlock({ stream: ctx.stream, fused: true, name: optimization.name, kinds, ran: "not-ran" });
   }
 }

@@ -18,16 +18,16 @@ export type ExecutionTrigger =
   | { readonly kind: "always" };
 
 /**
- * One step of an {@link ExecutionStrategy}, covering the next `len` operations in stream order:
- * a fused block, or operations run one by one (unfused).
+ * One step of an {@link ExecutionStrategy}, covering the next `len` operations of the plan's
+ * execution order: a fused block, or operations run one by one (unfused).
  */
 export type ExecutionStep<O> =
   | { readonly kind: "optimization"; readonly optimization: O; readonly len: number }
   | { readonly kind: "operations"; readonly len: number };
 
 /**
- * How a plan executes the prefix `[0, n)` it covers: consecutive steps in stream order whose
- * lengths sum to `n`. (Our explorer is linear, so steps never reorder operations.)
+ * How a plan executes the prefix `[0, n)` it covers: consecutive steps over the plan's
+ * {@link ExecutionPlan.order} whose lengths sum to `n`.
  */
 export type ExecutionStrategy<O> = readonly ExecutionStep<O>[];
 
@@ -35,12 +35,19 @@ export type ExecutionStrategy<O> = readonly ExecutionStep<O>[];
  * A cached decision: for this relative operation sequence, run this strategy. Burn's
  * `ExecutionPlan`.
  *
- * **Invariant.** `strategy` covers exactly `operations.length` operations.
+ * **Invariants.** `order` is a permutation of `0 … operations.length − 1` that respects every
+ * hazard of the operations (read after write, free after read); `strategy` cuts it into steps
+ * whose lengths sum to `operations.length`.
  */
 export interface ExecutionPlan<O> {
   readonly id: ExecutionPlanId;
-  /** The relative operations the plan covers, a segment prefix. */
+  /** The relative operations the plan covers, a segment prefix, in stream order. */
   readonly operations: readonly RelativeOperation[];
+  /**
+   * The execution order: segment positions in the order they run (independent blocks may run out
+   * of stream order, never against a hazard).
+   */
+  readonly order: readonly number[];
   /** When to run it; deduplicated, grows as the same operations are explored with other tails. */
   readonly triggers: ExecutionTrigger[];
   readonly strategy: ExecutionStrategy<O>;
@@ -53,6 +60,19 @@ export interface ExecutionPlan<O> {
   readonly keyIds: readonly number[];
   /** Per trigger (same index): the interned ids of an `on-operations` trigger's keys, else `undefined`. */
   readonly triggerKeyIds: (readonly number[] | undefined)[];
+}
+
+/** Throws unless `order` is a permutation of `0 … n − 1` that `strategy`'s steps cover exactly. */
+function checkOrder(n: number, order: readonly number[], strategy: ExecutionStrategy<unknown>): void {
+  const seen = new Uint8Array(n);
+  let ok = order.length === n;
+  for (const p of order) {
+    if (!Number.isInteger(p) || p < 0 || p >= n || seen[p] === 1) ok = false;
+    else seen[p] = 1;
+  }
+  let covered = 0;
+  for (const step of strategy) covered += step.len;
+  if (!ok || covered !== n) throw new RangeError(`an execution plan's order must be a permutation of its ${n} operations, covered by its steps`);
 }
 
 function sameTrigger(a: ExecutionTrigger, b: ExecutionTrigger): boolean {
@@ -190,14 +210,21 @@ export class ExecutionPlanStore<O> {
     });
   }
 
-  /** Stores a new plan (evicting the least recently used beyond the capacity); returns its id. */
+  /**
+   * Stores a new plan running `operations` in `order` with `strategy` (evicting the least recently
+   * used beyond the capacity); returns its id.
+   * @throws RangeError when `order` is not a permutation of the operations' positions or the
+   *   strategy does not cover it exactly (an explorer bug).
+   */
   add(
     operations: readonly RelativeOperation[],
+    order: readonly number[],
     strategy: ExecutionStrategy<O>,
     trigger: ExecutionTrigger,
   ): ExecutionPlanId {
     const first = operations[0];
     if (first === undefined) throw new RangeError("an execution plan covers at least one operation");
+    checkOrder(operations.length, order, strategy);
     let max = -1;
     for (const op of operations) max = Math.max(max, op.maxShapeId);
     for (const step of strategy) {
@@ -211,6 +238,7 @@ export class ExecutionPlanStore<O> {
     this.#plans.set(id, {
       id,
       operations,
+      order,
       triggers: [trigger],
       strategy,
       maxRelativeShapeId: max,
