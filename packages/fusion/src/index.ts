@@ -59,4 +59,9 @@ export type {
   ExecutionTrigger,
   ExecutionStep,
   ExecutionStrategy,
+  PlanImport,
 } from "./stream/store/execution-plan-store.js";
+export { PlanCache, PLAN_CACHE_FORMAT, defaultPlanStore, planCacheKey } from "./stream/store/plan-cache.js";
+export type { PlanCacheOptions, PlanCacheState } from "./stream/store/plan-cache.js";
+export { planFromState, planToState } from "./stream/store/plan-state.js";
+export type { ExecutionPlanState, ExecutionStepState, RelativeOperationState, RestoredPlan } from "./stream/store/plan-state.js";

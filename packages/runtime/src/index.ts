@@ -22,7 +22,7 @@ export type { TuneProgress, TunerOptions } from "./tune/tuner.js";
 export { TuneCache } from "./tune/tune-cache.js";
 export type { TuneCacheOptions } from "./tune/tune-cache.js";
 export { FileTuneStore, IndexedDbTuneStore, MemoryTuneStore, defaultTuneStore } from "./tune/tune-store.js";
-export type { TuneRecord, TuneStore } from "./tune/tune-store.js";
+export type { StoreName, TuneRecord, TuneStore } from "./tune/tune-store.js";
 export { LIBRARY_VERSION } from "./tune/version.js";
 export { PipelineCache, DEFAULT_PIPELINE_CAPACITY } from "./pipeline/pipeline-cache.js";
 export type { PipelineCacheOptions } from "./pipeline/pipeline-cache.js";

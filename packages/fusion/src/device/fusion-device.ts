@@ -7,6 +7,8 @@ import { FusionInspector } from "../inspector/fusion-inspector.js";
 import { HandleContainer } from "../runtime/handle-container.js";
 import type { FusionRuntime, Optimization, RuntimeStats } from "../runtime/fusion-runtime.js";
 import { MultiStream } from "../stream/multi-stream.js";
+import { MemoryTuneStore } from "@weft/runtime";
+import { PlanCache, type PlanCacheOptions, defaultPlanStore, planCacheKey } from "../stream/store/plan-cache.js";
 import type { ExecutionEnv } from "../stream/queue/operation-queue.js";
 import type { SharedRef } from "../tensor/fusion-tensor.js";
 import { FusionTensor } from "../tensor/fusion-tensor.js";
@@ -28,6 +30,13 @@ export interface FusionDeviceOptions {
   readonly maxPlans?: number;
   /** Executed blocks the inspector's log keeps (default 10 000). */
   readonly maxLoggedBlocks?: number;
+  /**
+   * Persists the execution plans (`plans.json` in the cache folder in Node, IndexedDB in
+   * browsers), so a server or a page reload starts with them: loaded at creation
+   * ({@link FusionDevice.planCache}`.load()`), written after new plans. Default: not persisted
+   * (the plans can still be exported and imported by hand).
+   */
+  readonly planCache?: PlanCacheOptions;
 }
 
 /** The device memory report, `weft.memory()`. */
@@ -114,6 +123,12 @@ export class FusionDevice<H> {
   readonly streams: MultiStream<H>;
   /** Engine state for tests, benchmarks and `memory()`. */
   readonly inspector: FusionInspector;
+  /**
+   * The execution plans' persisted form: `export()`/`import(state)` by hand, and with
+   * `options.planCache` the store they are loaded from (`load()`, started at creation) and
+   * written to (`flush()`). docs/fusion-search.md, "Persisted plans".
+   */
+  readonly planCache: PlanCache<Optimization<H>>;
   readonly #guard: ReentrancyGuard;
   readonly #env: ExecutionEnv<H>;
   /** Set by `dispose()`: every later engine call throws `DisposedDeviceError`. */
@@ -136,6 +151,17 @@ export class FusionDevice<H> {
       () => this.#liveTensors,
       options.maxLoggedBlocks ?? 10_000,
     );
+    const persisted = options.planCache;
+    this.planCache = new PlanCache(
+      this.streams.store,
+      () => runtime.fusers(),
+      planCacheKey(runtime.name, persisted?.adapter ?? runtime.name, persisted?.version),
+      persisted?.store ?? (persisted === undefined ? new MemoryTuneStore() : defaultPlanStore(persisted.directory)),
+    );
+    if (persisted !== undefined) {
+      this.streams.store.onAdded = () => this.planCache.scheduleSave();
+      void this.planCache.load();
+    }
     this.#guard = new ReentrancyGuard(`FusionDevice(${runtime.name})`);
     this.#env = {
       runtime,
@@ -265,6 +291,7 @@ export class FusionDevice<H> {
     if (this.#disposed) return;
     this.#disposed = true;
     this.#registerLeaks();
+    if (this.planCache.pending) void this.planCache.flush();
     this.runtime.dispose?.();
   }
 

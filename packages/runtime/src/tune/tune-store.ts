@@ -1,5 +1,6 @@
 /**
- * Where autotune results persist: a JSON file in Node, IndexedDB in browsers, memory elsewhere.
+ * Where autotune results (and the fusion engine's execution plans) persist: a JSON file in Node,
+ * IndexedDB in browsers, memory elsewhere.
  *
  * @remarks
  * Node built-ins are reached through `process.getBuiltinModule` (Node ≥ 20.16), never imported at
@@ -26,15 +27,17 @@ export interface TuneRecord {
 
 /**
  * A persistent key-value store of {@link TuneRecord}s; keys are built by `TuneCache` and already
- * hold the adapter, the library version, the kernel (set) name and the autotune key.
+ * hold the adapter, the library version, the kernel (set) name and the autotune key. The same
+ * stores keep other JSON records under another name (`R`): `@weft/fusion` persists its execution
+ * plans in a `"plans"` store, one record per plan key.
  */
-export interface TuneStore {
+export interface TuneStore<R = TuneRecord> {
   /** A name for messages (`"file:/tmp/weft-cache/autotune.json"`, `"indexeddb"`, `"memory"`). */
   readonly name: string;
   /** Every stored record. */
-  loadAll(): Promise<Map<string, TuneRecord>>;
+  loadAll(): Promise<Map<string, R>>;
   /** Stores (or replaces) one record. */
-  put(key: string, record: TuneRecord): Promise<void>;
+  put(key: string, record: R): Promise<void>;
   /** Removes every record. */
   clear(): Promise<void>;
 }
@@ -46,16 +49,16 @@ function nodeBuiltin<T>(id: string): T | undefined {
 }
 
 /** A store that lives as long as the process: the fallback where nothing persists. */
-export class MemoryTuneStore implements TuneStore {
+export class MemoryTuneStore<R = TuneRecord> implements TuneStore<R> {
   readonly name = "memory";
   /** The records; bounded by the distinct keys put since the last `clear`. */
-  readonly #records = new Map<string, TuneRecord>();
+  readonly #records = new Map<string, R>();
 
-  async loadAll(): Promise<Map<string, TuneRecord>> {
+  async loadAll(): Promise<Map<string, R>> {
     return new Map(this.#records);
   }
 
-  async put(key: string, record: TuneRecord): Promise<void> {
+  async put(key: string, record: R): Promise<void> {
     this.#records.set(key, record);
   }
 
@@ -65,13 +68,16 @@ export class MemoryTuneStore implements TuneStore {
 }
 
 /** The JSON document a {@link FileTuneStore} writes. */
-interface TuneFile {
+interface TuneFile<R> {
   readonly format: 1;
-  readonly entries: Record<string, TuneRecord>;
+  readonly entries: Record<string, R>;
 }
 
+/** What a store persists: autotune results, or the fusion engine's execution plans. */
+export type StoreName = "autotune" | "plans";
+
 /**
- * Records in one JSON file, `autotune.json` in a cache folder (Node only).
+ * Records in one JSON file, `autotune.json` (or `<name>.json`) in a cache folder (Node only).
  *
  * @remarks
  * **Folder.** The one given, else `$WEFT_CACHE_DIR`, else `<os.tmpdir()>/weft-cache`.
@@ -79,7 +85,7 @@ interface TuneFile {
  * sees half a file and records another process wrote meanwhile are kept. Writes of one store are
  * serialised by a {@link Mutex}. An unreadable or malformed file reads as empty (it is a cache).
  */
-export class FileTuneStore implements TuneStore {
+export class FileTuneStore<R = TuneRecord> implements TuneStore<R> {
   readonly name: string;
   /** The file's path. */
   readonly path: string;
@@ -88,7 +94,7 @@ export class FileTuneStore implements TuneStore {
   readonly #lock = new Mutex();
 
   /** @throws UnsupportedError outside Node ≥ 20.16 (check {@link FileTuneStore.available}). */
-  constructor(directory?: string) {
+  constructor(directory?: string, store: StoreName = "autotune") {
     const fs = nodeBuiltin<typeof NodeFs>("node:fs");
     const path = nodeBuiltin<typeof NodePath>("node:path");
     const os = nodeBuiltin<typeof NodeOs>("node:os");
@@ -102,7 +108,7 @@ export class FileTuneStore implements TuneStore {
     const folder = directory ?? env?.["WEFT_CACHE_DIR"] ?? path.join(os.tmpdir(), "weft-cache");
     this.#fs = fs;
     this.#pathModule = path;
-    this.path = path.join(folder, "autotune.json");
+    this.path = path.join(folder, `${store}.json`);
     this.name = `file:${this.path}`;
   }
 
@@ -111,11 +117,11 @@ export class FileTuneStore implements TuneStore {
     return nodeBuiltin("node:fs") !== undefined;
   }
 
-  async loadAll(): Promise<Map<string, TuneRecord>> {
+  async loadAll(): Promise<Map<string, R>> {
     return new Map(Object.entries((await this.#read()).entries));
   }
 
-  async put(key: string, record: TuneRecord): Promise<void> {
+  async put(key: string, record: R): Promise<void> {
     await this.#lock.runExclusive(async () => {
       const file = await this.#read();
       await this.#write({ format: 1, entries: { ...file.entries, [key]: record } });
@@ -126,7 +132,7 @@ export class FileTuneStore implements TuneStore {
     await this.#lock.runExclusive(() => this.#write({ format: 1, entries: {} }));
   }
 
-  async #read(): Promise<TuneFile> {
+  async #read(): Promise<TuneFile<R>> {
     let text: string;
     try {
       text = await this.#fs.promises.readFile(this.path, "utf8");
@@ -134,7 +140,7 @@ export class FileTuneStore implements TuneStore {
       return { format: 1, entries: {} };
     }
     try {
-      const parsed = JSON.parse(text) as Partial<TuneFile>;
+      const parsed = JSON.parse(text) as Partial<TuneFile<R>>;
       if (parsed.format === 1 && typeof parsed.entries === "object" && parsed.entries !== null) {
         return { format: 1, entries: parsed.entries };
       }
@@ -144,7 +150,7 @@ export class FileTuneStore implements TuneStore {
     return { format: 1, entries: {} };
   }
 
-  async #write(file: TuneFile): Promise<void> {
+  async #write(file: TuneFile<R>): Promise<void> {
     const fsp = this.#fs.promises;
     await fsp.mkdir(this.#pathModule.dirname(this.path), { recursive: true });
     const temporary = `${this.path}.${Date.now().toString(36)}${Math.random().toString(36).slice(2)}.tmp`;
@@ -190,22 +196,29 @@ interface IdbFactory {
 }
 
 /**
- * Records in IndexedDB (browsers): database `weft`, object store `autotune`, one record per key.
+ * Records in IndexedDB (browsers): database `weft`, object store `autotune` (or `plans`), one
+ * record per key. Version 2 of the database has both object stores.
  */
-export class IndexedDbTuneStore implements TuneStore {
-  readonly name = "indexeddb";
+export class IndexedDbTuneStore<R = TuneRecord> implements TuneStore<R> {
+  readonly name: string;
   static readonly DATABASE = "weft";
   static readonly STORE = "autotune";
+  /** Every object store of the database (created by the version upgrade). */
+  static readonly STORES: readonly StoreName[] = ["autotune", "plans"];
+  /** The object store this instance reads and writes. */
+  readonly store: StoreName;
   #db: Promise<IdbDatabase> | undefined;
   readonly #factory: IdbFactory;
 
   /** @throws UnsupportedError where there is no IndexedDB and no `factory` is given. */
-  constructor(factory?: unknown) {
+  constructor(factory?: unknown, store: StoreName = "autotune") {
     const found = factory ?? (globalThis as { indexedDB?: unknown }).indexedDB;
     if (found === undefined) {
       throw new UnsupportedError("an IndexedDB autotune cache (globalThis.indexedDB)", "use MemoryTuneStore here");
     }
     this.#factory = found as IdbFactory;
+    this.store = store;
+    this.name = store === "autotune" ? "indexeddb" : `indexeddb:${store}`;
   }
 
   /** Whether this runtime has IndexedDB. */
@@ -213,16 +226,16 @@ export class IndexedDbTuneStore implements TuneStore {
     return (globalThis as { indexedDB?: unknown }).indexedDB !== undefined;
   }
 
-  async loadAll(): Promise<Map<string, TuneRecord>> {
+  async loadAll(): Promise<Map<string, R>> {
     const db = await this.#open();
-    const tx = db.transaction(IndexedDbTuneStore.STORE, "readonly");
-    const request = tx.objectStore(IndexedDbTuneStore.STORE).openCursor();
-    const out = new Map<string, TuneRecord>();
+    const tx = db.transaction(this.store, "readonly");
+    const request = tx.objectStore(this.store).openCursor();
+    const out = new Map<string, R>();
     await new Promise<void>((resolve, reject) => {
       request.onsuccess = () => {
         const cursor = request.result;
         if (cursor === null) return resolve();
-        if (typeof cursor.key === "string") out.set(cursor.key, cursor.value as TuneRecord);
+        if (typeof cursor.key === "string") out.set(cursor.key, cursor.value as R);
         cursor.continue();
       };
       request.onerror = () => reject(request.error);
@@ -230,7 +243,7 @@ export class IndexedDbTuneStore implements TuneStore {
     return out;
   }
 
-  async put(key: string, record: TuneRecord): Promise<void> {
+  async put(key: string, record: R): Promise<void> {
     await this.#write((store) => store.put(record, key));
   }
 
@@ -240,8 +253,8 @@ export class IndexedDbTuneStore implements TuneStore {
 
   async #write(fn: (store: IdbObjectStore) => void): Promise<void> {
     const db = await this.#open();
-    const tx = db.transaction(IndexedDbTuneStore.STORE, "readwrite");
-    fn(tx.objectStore(IndexedDbTuneStore.STORE));
+    const tx = db.transaction(this.store, "readwrite");
+    fn(tx.objectStore(this.store));
     await new Promise<void>((resolve, reject) => {
       tx.oncomplete = () => resolve();
       tx.onerror = () => reject(tx.error);
@@ -251,10 +264,10 @@ export class IndexedDbTuneStore implements TuneStore {
 
   #open(): Promise<IdbDatabase> {
     this.#db ??= new Promise<IdbDatabase>((resolve, reject) => {
-      const request = this.#factory.open(IndexedDbTuneStore.DATABASE, 1);
+      const request = this.#factory.open(IndexedDbTuneStore.DATABASE, 2);
       request.onupgradeneeded = () => {
         const db = request.result;
-        if (!db.objectStoreNames.contains(IndexedDbTuneStore.STORE)) db.createObjectStore(IndexedDbTuneStore.STORE);
+        for (const name of IndexedDbTuneStore.STORES) if (!db.objectStoreNames.contains(name)) db.createObjectStore(name);
       };
       request.onsuccess = () => resolve(request.result);
       request.onerror = () => reject(request.error);
@@ -264,12 +277,12 @@ export class IndexedDbTuneStore implements TuneStore {
 }
 
 /**
- * The store this runtime persists to: a {@link FileTuneStore} in Node (in `directory`, else
- * `$WEFT_CACHE_DIR`, else the OS temp folder), an {@link IndexedDbTuneStore} in browsers, else a
- * {@link MemoryTuneStore}.
+ * The store this runtime persists `name` to (default autotune results): a {@link FileTuneStore}
+ * in Node (in `directory`, else `$WEFT_CACHE_DIR`, else the OS temp folder), an
+ * {@link IndexedDbTuneStore} in browsers, else a {@link MemoryTuneStore}.
  */
-export function defaultTuneStore(directory?: string): TuneStore {
-  if (FileTuneStore.available) return new FileTuneStore(directory);
-  if (IndexedDbTuneStore.available) return new IndexedDbTuneStore();
-  return new MemoryTuneStore();
+export function defaultTuneStore<R = TuneRecord>(directory?: string, name: StoreName = "autotune"): TuneStore<R> {
+  if (FileTuneStore.available) return new FileTuneStore<R>(directory, name);
+  if (IndexedDbTuneStore.available) return new IndexedDbTuneStore<R>(undefined, name);
+  return new MemoryTuneStore<R>();
 }

@@ -113,7 +113,8 @@ export interface RunServeOptions {
  */
 export async function runServe(options: RunServeOptions): Promise<void> {
   const { args, out } = options;
-  const choice = await chooseDevice({ backend: args.backend });
+  // A restarted server starts with the plans its predecessor explored (keyed by version and adapter).
+  const choice = await chooseDevice({ backend: args.backend, planCache: true });
   let server: RemoteServer;
   server = await startServer({
     device: { fusion: choice.device.fusion, backend: choice.backend, dtypes: choice.device.dtypes },

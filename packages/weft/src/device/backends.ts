@@ -9,7 +9,7 @@
  */
 import { UnsupportedError } from "@weft/environment";
 import { cpuKernelReport, createCpuRuntime, type KernelPathChoice } from "@weft/backend-cpu";
-import { FusionDevice, type FusionRuntime, type Optimization } from "@weft/fusion";
+import { FusionDevice, type FusionDeviceOptions, type FusionRuntime, type Optimization } from "@weft/fusion";
 import type { TuneProgress } from "@weft/runtime";
 import { Device } from "@weft/tensor";
 import { TuneRelay, attachTuneRelay } from "./tune-progress.js";
@@ -30,7 +30,7 @@ export function createCpuDevice(options: DeviceCreationOptions & { kernels?: Ker
     kernels: options.kernels ?? "auto",
     ...(options.memoryLimit === undefined ? {} : { memoryLimit: options.memoryLimit }),
   });
-  return new Device(new FusionDevice(runtime), {
+  return new Device(new FusionDevice(runtime, fusionOptions(options, fusion ? "cpu" : "cpu unfused")), {
     backend: "cpu",
     label: `cpu${fusion ? "" : " unfused"} (${runtime.kernelPath} kernels, ${cpuKernelReport().matmul === "webassembly-simd" ? "WebAssembly SIMD" : "JavaScript"} matmul)`,
     dtypes: ["f32", "i32", "u32", "bool"],
@@ -48,6 +48,30 @@ export interface DeviceCreationOptions {
    * rejects with it as the root cause) — before the native allocator aborts. Default: none.
    */
   readonly memoryLimit?: number;
+  /**
+   * Persists the device's execution plans, so the next process (a restarted server, a reloaded
+   * page) starts with them: `true` in the cache folder the autotune results use (`$WEFT_CACHE_DIR`,
+   * else the OS temp folder; IndexedDB in browsers), `{ directory }` in that folder. Plans are
+   * keyed by the Weft version, the backend and the adapter, and checked as they load
+   * (docs/fusion-search.md, "Persisted plans"). Default false.
+   */
+  readonly planCache?: boolean | { readonly directory?: string };
+}
+
+/** The fusion engine's options for `options`, on `adapter` (what persisted plans are keyed by). */
+function fusionOptions(options: DeviceCreationOptions, adapter: string): FusionDeviceOptions {
+  const plans = options.planCache;
+  if (plans === undefined || plans === false) return {};
+  return { planCache: { adapter, ...(plans === true || plans.directory === undefined ? {} : { directory: plans.directory }) } };
+}
+
+/**
+ * Resolves once the persisted plans of `device` are loaded (at once when it persists none): a
+ * server or a page then runs its first requests from them.
+ */
+export async function plansLoaded(device: Device): Promise<void> {
+  const fusion = device.fusion as unknown as Partial<FusionDevice<unknown>>;
+  await fusion.planCache?.load();
 }
 
 /** What an adapter probe answers (the shape of `@weft/backend-webgpu`'s `probeWebGpu`). */
@@ -125,7 +149,9 @@ export async function createWebGpuDevice(options: DeviceCreationOptions = {}): P
     ...(options.memoryLimit === undefined ? {} : { memoryLimit: options.memoryLimit }),
   });
   const dtypes = gpu.features.has("shader-f16") ? (["f32", "i32", "u32", "bool", "f16"] as const) : (["f32", "i32", "u32", "bool"] as const);
-  const device = new Device(new FusionDevice(runtime), { backend: "webgpu", label: `webgpu${options.fusion === false ? " unfused" : ""} (${gpu.info.description})`, dtypes });
+  const fusion = new FusionDevice(runtime, fusionOptions(options, gpu.info.description));
+  await fusion.planCache.load();
+  const device = new Device(fusion, { backend: "webgpu", label: `webgpu${options.fusion === false ? " unfused" : ""} (${gpu.info.description})`, dtypes });
   attachTuneRelay(device, relay);
   return device;
 }

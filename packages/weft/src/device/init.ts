@@ -5,7 +5,7 @@
  */
 import { WeftError } from "@weft/environment";
 import { type Device, ValueError, setDevice } from "@weft/tensor";
-import { type AdapterProbe, type BackendName, createCpuDevice, createWebGpuDevice, probeAdapter } from "./backends.js";
+import { type AdapterProbe, type BackendName, type DeviceCreationOptions, createCpuDevice, createWebGpuDevice, plansLoaded, probeAdapter } from "./backends.js";
 import { type BackendRequest, type ChoiceReason, decideBackend, describeReason } from "./backend-choice.js";
 import { type RemoteInitOptions, connectRemote } from "./remote.js";
 
@@ -35,6 +35,11 @@ export interface InitOptions extends RemoteInitOptions {
    * `DisposedDeviceError` —, `"keep"` leaves it usable (the caller disposes it later).
    */
   readonly previous?: "dispose" | "keep";
+  /**
+   * Persists the device's execution plans across processes (`weft serve` turns it on); see
+   * `DeviceCreationOptions.planCache`. Local devices only. Default false.
+   */
+  readonly planCache?: DeviceCreationOptions["planCache"];
 }
 
 /** The result of the device choice: the device, the reason as printed, and the reason as data. */
@@ -76,25 +81,34 @@ export async function chooseDevice(options: InitOptions = {}): Promise<DeviceCho
     const device = await connectRemote(options);
     return { device, backend: "remote", reason: device.label, why: { kind: "requested" } };
   }
-  const created = limit === undefined ? {} : { memoryLimit: limit };
+  const created: DeviceCreationOptions = {
+    ...(limit === undefined ? {} : { memoryLimit: limit }),
+    ...(options.planCache === undefined ? {} : { planCache: options.planCache }),
+  };
   const probe = wanted === "cpu" ? undefined : await (options.probe ?? probeAdapter)();
   const decision = decideBackend(wanted, probe);
   switch (decision.backend) {
     case "unavailable":
       throw new BackendUnavailableError("webgpu", decision.detail);
     case "cpu":
-      return choice(createCpuDevice(created), "cpu", decision.reason);
+      return choice(await loaded(createCpuDevice(created)), "cpu", decision.reason);
     case "webgpu":
       try {
         return choice(await createWebGpuDevice(created), "webgpu", decision.reason);
       } catch (error) {
         const why = error instanceof Error ? error.message : String(error);
         if (wanted === "webgpu") throw new BackendUnavailableError("webgpu", why, { cause: error });
-        return choice(createCpuDevice(created), "cpu", { kind: "device-failed", detail: why });
+        return choice(await loaded(createCpuDevice(created)), "cpu", { kind: "device-failed", detail: why });
       }
     default:
       return decision satisfies never;
   }
+}
+
+/** `device` once its persisted plans are loaded. */
+async function loaded(device: Device): Promise<Device> {
+  await plansLoaded(device);
+  return device;
 }
 
 /** `limit` when it is a positive integer number of bytes (or absent); else a `ValueError` naming the fix. */

@@ -14,8 +14,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Stream } from "@weft/environment";
 import { type Device, type Tensor, tensor, tidy } from "@weft/tensor";
 import { prng } from "@weft/tensor/testing";
-import { createCpuDevice } from "../device/backends.js";
-import { BACKENDS, blocksOn, freshStream, inspectorOf, quiescentDevice, settle, snapshot } from "./harness.js";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createCpuDevice, createWebGpuDevice, plansLoaded } from "../device/backends.js";
+import { BACKENDS, blocksOn, engineOf, freshStream, inspectorOf, quiescentDevice, settle, snapshot } from "./harness.js";
 import { valuesOf } from "./sources.js";
 
 /** The kernels among `blocks` (Burn's count: init and drop blocks excluded). */
@@ -287,4 +290,38 @@ describe.each(BACKENDS)("fusion search on $name", (backend) => {
       expect(await settle(device, baseline), context).toEqual([]);
     }
   }, 300_000);
+});
+
+describe.each(BACKENDS)("persisted plans on $name", (backend) => {
+  it("a device that persists its plans lets the next one (a restarted server) run the same work with 0 explorations", async () => {
+    const directory = mkdtempSync(join(tmpdir(), "weft-plans-"));
+    const create = (): Promise<Device> => (backend.name === "cpu" ? Promise.resolve(createCpuDevice({ planCache: { directory } })) : createWebGpuDevice({ planCache: { directory } }));
+    try {
+      const first = await create();
+      await plansLoaded(first);
+      const want: number[][][] = [];
+      for (const seq of SEQUENCES) want.push((await runSequence(first, seq)).values);
+      const program = randomProgram(7);
+      const wantProgram = await Stream.spawn(() => runProgram(first, program));
+      expect(inspectorOf(first).explorations).toBeGreaterThan(0);
+      await engineOf(first).planCache.flush();
+      const file = JSON.parse(readFileSync(join(directory, "plans.json"), "utf8")) as { entries: Record<string, { plans: unknown[] }> };
+      expect(Object.values(file.entries)[0]?.plans.length).toBe(inspectorOf(first).plans);
+      first.dispose();
+
+      const second = await create();
+      await plansLoaded(second);
+      expect(inspectorOf(second).plans, "every plan loaded").toBe(Object.values(file.entries)[0]?.plans.length);
+      for (const [i, seq] of SEQUENCES.entries()) {
+        const got = await runSequence(second, seq);
+        expect(got.kernels.length).toBe(seq.weft);
+        expectClose(got.values, want[i]!, "exact");
+      }
+      expectClose(await Stream.spawn(() => runProgram(second, program)), wantProgram, "exact");
+      expect(inspectorOf(second).explorations, "the restarted device explored nothing").toBe(0);
+      second.dispose();
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
+  });
 });

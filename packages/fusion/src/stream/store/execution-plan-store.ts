@@ -1,6 +1,9 @@
 import type { CacheStats } from "@weft/environment";
 import type { Optimization } from "../../runtime/fusion-runtime.js";
 import type { RelativeOperation } from "../../ir/relative.js";
+import type { OperationFuser } from "../../runtime/fusion-runtime.js";
+import type { ExecutionPlanState } from "./plan-state.js";
+import { planFromState, planToState } from "./plan-state.js";
 
 /** Identifies an {@link ExecutionPlan} in its {@link ExecutionPlanStore}. */
 export type ExecutionPlanId = number;
@@ -19,10 +22,12 @@ export type ExecutionTrigger =
 
 /**
  * One step of an {@link ExecutionStrategy}, covering the next `len` operations of the plan's
- * execution order: a fused block, or operations run one by one (unfused).
+ * execution order: a fused block, or operations run one by one (unfused). A fused block names
+ * the stream fuser (its index in `FusionRuntime.fusers()`) that built it, so a persisted plan can
+ * build it again (`plan-state.ts`).
  */
 export type ExecutionStep<O> =
-  | { readonly kind: "optimization"; readonly optimization: O; readonly len: number }
+  | { readonly kind: "optimization"; readonly optimization: O; readonly fuser: number; readonly len: number }
   | { readonly kind: "operations"; readonly len: number };
 
 /**
@@ -81,6 +86,15 @@ function sameTrigger(a: ExecutionTrigger, b: ExecutionTrigger): boolean {
   return a.keys.length === b.keys.length && a.keys.every((k, i) => k === b.keys[i]);
 }
 
+/** What {@link ExecutionPlanStore.importState} did with persisted plans. */
+export interface PlanImport {
+  /** Plans added (or, already held, given the persisted triggers). */
+  readonly imported: number;
+  /** Plans left out, with why (a stale or damaged cache; the first few reasons). */
+  readonly rejected: number;
+  readonly reasons: readonly string[];
+}
+
 /** Default {@link ExecutionPlanStore} capacity: plans kept per device. */
 export const DEFAULT_MAX_PLANS = 1024;
 
@@ -116,6 +130,8 @@ export class ExecutionPlanStore<O> {
   #hits = 0;
   #added = 0;
   #evictions = 0;
+  /** Called after a plan was stored (a persisting `PlanCache` schedules a write). */
+  onAdded: (() => void) | undefined;
 
   constructor(capacity: number = DEFAULT_MAX_PLANS) {
     if (!Number.isSafeInteger(capacity) || capacity < 1) {
@@ -253,7 +269,39 @@ export class ExecutionPlanStore<O> {
       if (oldest.done === true) break;
       this.#evict(oldest.value);
     }
+    this.onAdded?.();
     return id;
+  }
+
+  /** The held plans in their serialisable form (`plan-state.ts`), least recently used first. */
+  exportState(): ExecutionPlanState[] {
+    return [...this.#plans.values()].map(planToState);
+  }
+
+  /**
+   * Adds persisted plans (least recently used first, as {@link exportState} lists them), each
+   * rebuilt with the stream fusers `prototypes` and checked (`planFromState`); a plan whose
+   * operations are already held only adds its triggers. Beyond the capacity the least recently
+   * used are evicted as usual, so the newest persisted plans survive.
+   */
+  importState(states: readonly unknown[], prototypes: readonly OperationFuser<O>[]): PlanImport {
+    let imported = 0;
+    const reasons: string[] = [];
+    for (const state of states) {
+      const plan = planFromState(state, prototypes);
+      if (typeof plan === "string") {
+        reasons.push(plan);
+        continue;
+      }
+      const [first, ...rest] = plan.triggers;
+      if (first === undefined) continue;
+      let id = this.findExact(plan.operations);
+      if (id === undefined) id = this.add(plan.operations, plan.order, plan.strategy, first);
+      else this.addTrigger(id, first);
+      for (const trigger of rest) this.addTrigger(id, trigger);
+      imported++;
+    }
+    return { imported, rejected: reasons.length, reasons: reasons.slice(0, 8) };
   }
 
   /** Adds `trigger` to plan `id` unless it already has it. */

@@ -1,7 +1,7 @@
 import type { OperationIr } from "../../../ir/operation-ir.js";
 import { forEachTensor } from "../../../ir/operation-ir.js";
 import type { OperationFuser } from "../../../runtime/fusion-runtime.js";
-import { freshFuser } from "./schedule-blocks.js";
+import { bestReady, freshFuser } from "./schedule-blocks.js";
 
 /** The {@link BlockSearch} cap on blocks per segment (Burn's `max_blocks` defaults to 5; docs/fusion-search.md). */
 export const DEFAULT_MAX_BLOCKS = 16;
@@ -59,16 +59,8 @@ class Block<O> {
    * fuser covers, else its first operation (run unfused).
    */
   coveredEnd(): number {
-    let best: OperationFuser<O> | undefined;
-    let score = -Infinity;
-    for (const f of this.fusers) {
-      const p = f.properties();
-      if (p.ready && f.len() > 0 && p.score > score) {
-        best = f;
-        score = p.score;
-      }
-    }
-    const len = best === undefined ? 1 : best.len();
+    const best = bestReady(this.fusers.map((fuser) => ({ fuser })));
+    const len = best === undefined ? 1 : best.fuser.len();
     return Math.max(...this.positions.slice(0, len));
   }
 }

@@ -25,18 +25,24 @@ export function freshFuser<O>(prototype: OperationFuser<O>): OperationFuser<O> {
   return fuser;
 }
 
-/** The ready fuser with the highest score (the first on ties), if any. */
-function bestReady<O>(fusers: readonly OperationFuser<O>[]): OperationFuser<O> | undefined {
-  let best: OperationFuser<O> | undefined;
+/** The ready fuser with the highest score (the first on ties) among `fusers`, if any. */
+export function bestReady<F extends { readonly fuser: OperationFuser<unknown> }>(fusers: readonly F[]): F | undefined {
+  let best: F | undefined;
   let score = -Infinity;
   for (const f of fusers) {
-    const p = f.properties();
-    if (p.ready && f.len() > 0 && p.score > score) {
+    const p = f.fuser.properties();
+    if (p.ready && f.fuser.len() > 0 && p.score > score) {
       best = f;
       score = p.score;
     }
   }
   return best;
+}
+
+/** A fuser following a block, and its index among the stream's fusers (what a plan records). */
+interface Candidate<O> {
+  readonly fuser: OperationFuser<O>;
+  readonly index: number;
 }
 
 /** The relative tensor ids `op` touches. */
@@ -106,12 +112,12 @@ export function planBlocks<O>(ops: readonly OperationIr[], prototypes: readonly 
     }
     const seed = first;
     const seedOp = ops[seed] as OperationIr;
-    let alive: OperationFuser<O>[] = [];
-    for (const prototype of prototypes) {
+    let alive: Candidate<O>[] = [];
+    prototypes.forEach((prototype, index) => {
       const fuser = freshFuser(prototype);
       fuser.fuse(seedOp);
-      if (fuser.len() === 1) alive.push(fuser);
-    }
+      if (fuser.len() === 1) alive.push({ fuser, index });
+    });
     if (alive.length === 0) {
       unfused(seed);
       continue;
@@ -121,19 +127,19 @@ export function planBlocks<O>(ops: readonly OperationIr[], prototypes: readonly 
     inBlock[seed] = 1;
     const ids = new Set(tensors[seed]);
     let leader = bestReady(alive);
-    let taken = leader === undefined ? undefined : { fuser: leader, count: 1 };
+    let taken = leader === undefined ? undefined : { leader, count: 1 };
     for (let c = seed + 1; c < n; c++) {
       if (done[c] === 1) continue;
       if ((predecessors[c] ?? []).some((p) => done[p] !== 1 && inBlock[p] !== 1)) continue;
       const op = ops[c] as OperationIr;
-      const accepted: OperationFuser<O>[] = [];
+      const accepted: Candidate<O>[] = [];
       let leaderAccepts = false;
-      for (const fuser of alive) {
-        const next = fuser.clone();
+      for (const candidate of alive) {
+        const next = candidate.fuser.clone();
         next.fuse(op);
-        if (next.len() > fuser.len()) {
-          accepted.push(next);
-          if (fuser === leader) leaderAccepts = true;
+        if (next.len() > candidate.fuser.len()) {
+          accepted.push({ fuser: next, index: candidate.index });
+          if (candidate === leader) leaderAccepts = true;
         }
       }
       if (accepted.length === 0) continue;
@@ -144,19 +150,19 @@ export function planBlocks<O>(ops: readonly OperationIr[], prototypes: readonly 
       inBlock[c] = 1;
       for (const id of tensors[c] ?? []) ids.add(id);
       leader = bestReady(alive);
-      if (leader !== undefined) taken = { fuser: leader, count: members.length };
+      if (leader !== undefined) taken = { leader, count: members.length };
     }
     if (taken === undefined) {
       unfused(seed);
       continue;
     }
     const block = members.slice(0, taken.count);
-    const optimization = taken.fuser.finish();
+    const optimization = taken.leader.fuser.finish();
     for (const position of block) {
       done[position] = 1;
       order.push(position);
     }
-    steps.push({ kind: "optimization", optimization, len: block.length });
+    steps.push({ kind: "optimization", optimization, fuser: taken.leader.index, len: block.length });
   }
 
   invariant(order.length === n, () => `the block schedule covered ${order.length} of ${n} operations`);
