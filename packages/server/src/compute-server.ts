@@ -152,6 +152,18 @@ export interface ComputeServer<K extends KernelDefinition = KernelDefinition> {
    * @throws InvalidBindingError when a binding names memory that is not live (misuse, as `read`).
    */
   failureOf?(bindings: readonly BufferBinding[]): ServerError | undefined;
+  /**
+   * Whether a deferred check not settled yet (a GPU `gather`'s index check) claims a byte of
+   * `bindings`: a launch reading them runs, and its writes inherit the check. Synchronous, free of
+   * side effects; optional (a server without deferred checks has none pending).
+   *
+   * @remarks
+   * **Why.** A launch inherits its reads' pending checks on *every* write, so a fused block with
+   * outputs that do not depend on such an input would fail them too if the check fails; the
+   * fusion engine asks first and runs such a block op by op (`FusionRuntime.handlePending`).
+   * @throws InvalidBindingError when a binding names memory that is not live.
+   */
+  pendingOf?(bindings: readonly BufferBinding[]): boolean;
   /** Compiles `kernel` ahead of its first launch (pipeline creation); throws `ValidationError`. */
   compile(kernel: K): void;
   /** Records a launch on `stream` (see the error contract). `uniforms` are small scalar params. */

@@ -374,6 +374,14 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
     return this.client.failureOf([bindingOf(handle, "read").binding]);
   }
 
+  /**
+   * Whether a deferred check not settled yet (a `gather`'s index check) claims `handle`'s bytes
+   * (the `FusionRuntime.handlePending` hook): `Client.pendingOf` over the binding a launch makes.
+   */
+  handlePending(handle: WebGpuHandle): boolean {
+    return this.client.pendingOf([bindingOf(handle, "read").binding]);
+  }
+
   upload(data: TensorData, stream: StreamId): WebGpuHandle {
     let bytes: Uint8Array;
     if (data.dtype === "bool") {

@@ -182,6 +182,11 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
   readonly #bindGroups: BindGroupCache;
   /** Work queued behind a pending pipeline, in issue order. Empty in the steady state. */
   readonly #deferred = new Fifo<DeferredTask>();
+  /**
+   * Status checks issued and still queued behind a deferred task (their pending claim is not
+   * recorded yet): what `pendingOf` must count too. Bounded by the queued tasks.
+   */
+  readonly #queuedChecks = new Set<StatusCheck>();
   /** Whether a drain of `#deferred` is scheduled or running. */
   #draining = false;
   /** Error-scope and validation promises not settled yet; each removes itself when it settles. */
@@ -381,6 +386,19 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
   }
 
   /**
+   * Whether a deferred check not settled yet claims a byte of `bindings`
+   * (`ComputeServer.pendingOf`), counting checks still queued behind a pipeline's compilation.
+   * Synchronous and side-effect free.
+   * @throws DeviceLostError after the device was lost; InvalidBindingError for memory not live.
+   */
+  pendingOf(bindings: readonly BufferBinding[]): boolean {
+    if (this.#lost) throw this.#lost;
+    for (const b of bindings) this.#owner(b, "read");
+    for (const check of this.#queuedChecks) if (check.writes.some((w) => bindings.some((b) => overlap(w, b)))) return true;
+    return this.#failures.pendingOf(bindings).length > 0;
+  }
+
+  /**
    * Reads `bindings` once every launch and write issued before this call, on `stream` and on the
    * streams that produced the bytes, has run.
    *
@@ -469,9 +487,11 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     this.#checkAlive("verify");
     const s = this.#stream(stream);
     const unpin = this.#owner(check.status, "verify").memory.pin(check.status);
+    this.#queuedChecks.add(check);
     this.#submitTask({
       waitFor: undefined,
       run: () => {
+        this.#queuedChecks.delete(check);
         if (this.#failures.checkReads([check.status]) !== undefined) {
           unpin();
           return;
@@ -483,7 +503,10 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
         }
         s.pendingChecks.push({ id, check, unpin });
       },
-      abort: () => unpin(),
+      abort: () => {
+        this.#queuedChecks.delete(check);
+        unpin();
+      },
     });
   }
 
@@ -1112,4 +1135,9 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     batch?.abort(error);
     for (const task of this.#deferred.takeAll()) task.abort(error);
   }
+}
+
+/** Whether two bindings name a common byte of one allocation. */
+function overlap(a: BufferBinding, b: BufferBinding): boolean {
+  return a.allocation === b.allocation && a.stream === b.stream && a.offset < b.offset + b.size && b.offset < a.offset + a.size;
 }

@@ -166,6 +166,19 @@ export interface FusionRuntime<H, O extends Optimization<H> = Optimization<H>> {
    * **Contract.** Synchronous, no side effect; `undefined` when every byte of the handle is clean.
    */
   handleError?(handle: H): Error | undefined;
+  /**
+   * Whether a deferred check not settled yet claims `handle`'s bytes (a GPU `gather`'s index
+   * check, `ComputeServer.pendingOf`). Optional; backends with deferred checks implement it.
+   *
+   * @remarks
+   * **Why.** A launch reading such bytes runs, and *every* output it writes inherits the check: a
+   * fused block with an output that does not depend on the pending input would fail that output
+   * too when the check fails. The engine asks before a fused block and, when some operation of
+   * the block does not depend on a pending input, runs it op by op (each launch then inherits
+   * exactly its own reads' checks). A block computed entirely from the pending input stays fused.
+   * **Contract.** Synchronous, no side effect.
+   */
+  handlePending?(handle: H): boolean;
   /** The device memory report. */
   memoryUsage(): MemoryUsage;
   /** What the backend holds and did (`weft.stats()`). Optional; a runtime without it reports zeros. */

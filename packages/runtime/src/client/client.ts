@@ -179,6 +179,17 @@ export class Client<K extends KernelDefinition = KernelDefinition> {
     return this.#call(() => server.failureOf?.(bindings));
   }
 
+  /**
+   * Whether a deferred check not settled yet claims a byte of `bindings`
+   * (`ComputeServer.pendingOf`); `false` for a server without deferred checks.
+   * @throws InvalidBindingError (from the server) when a binding names memory that is not live.
+   */
+  pendingOf(bindings: readonly BufferBinding[]): boolean {
+    const server = this.server;
+    if (server.pendingOf === undefined) return false;
+    return this.#call(() => server.pendingOf?.(bindings) ?? false);
+  }
+
   /** Compiles `kernel` now (pipeline creation ahead of its first launch). */
   compile(kernel: K): void {
     this.#call(() => this.server.compile(kernel));

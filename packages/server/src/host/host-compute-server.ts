@@ -206,6 +206,14 @@ export class HostComputeServer implements ComputeServer<HostKernel> {
     });
   }
 
+  /** Whether a pending deferred check claims a byte of `bindings` (`ComputeServer.pendingOf`). */
+  pendingOf(bindings: readonly BufferBinding[]): boolean {
+    return this.#guard.enter(() => {
+      for (const binding of bindings) this.#memoryOf("pendingOf", binding).resolve(binding);
+      return this.failures.pendingOf(bindings).length > 0;
+    });
+  }
+
   compile(kernel: HostKernel): void {
     this.#guard.enter(() => this.#compile(kernel));
   }

@@ -269,6 +269,43 @@ describe.each(BACKENDS)("fusion search on $name", (backend) => {
     });
   }
 
+  it("a scalar computed next to an empty tensor gets its value (a block whose reference shape is empty)", async () => {
+    device = await quiescentDevice(device, backend);
+    const run = async (d: Device): Promise<number[][]> => {
+      const x = tensor(new Float32Array(0), { device: d, shape: [0] });
+      const s = tensor(Float32Array.of(2), { device: d, shape: [] });
+      const a = x.add(s);
+      const b = s.mul(2); // shares s with a's block; its output broadcasts into the empty reference
+      const c = s.abs().clamp(0, 1).reshape([1, 1]).neg(); // independent of x
+      const values = [await valuesOf(a), await valuesOf(b), await valuesOf(c)];
+      for (const t of [x, s, a, b, c]) t.dispose();
+      return values;
+    };
+    expectClose(await run(device), await run(oracle), "exact");
+    expect(await run(oracle)).toEqual([[], [4], [-1]]);
+  });
+
+  it("a failed gather reaches exactly what is computed from it, also when a block mixes it with other work", async () => {
+    device = await quiescentDevice(device, backend);
+    const baseline = snapshot(device).bytesInUse;
+    const table = tensor(Int32Array.from({ length: 8 }, (_, i) => 2 * i + 33), { device, shape: [8] });
+    const index = tensor(Int32Array.of(-1, 0, 11, 7), { device, shape: [4] });
+    const stream = freshStream();
+    const [g, m, sum, n, e] = Stream.run(stream, () => {
+      const g = table.gather(index, 0); // index 11 is out of range
+      const m = index.minimum(3); // independent of the gather
+      const sum = index.add(m);
+      const d = g.sub(m); // computed from the failure (and from m)
+      const n = tidy(() => g.mul(2).add(1)); // only from the failure: one fused block on WebGPU
+      return [g, m, sum, n, d];
+    });
+    expect(await valuesOf(m!)).toEqual([-1, 0, 3, 3]);
+    expect(await valuesOf(sum!)).toEqual([-2, 0, 14, 10]);
+    for (const t of [g!, e!, n!]) await expect(t.data()).rejects.toThrow(/out of range/);
+    for (const t of [g!, m!, sum!, n!, e!, table, index]) t.dispose();
+    expect(await settle(device, baseline)).toEqual([]);
+  });
+
   const count = backend.name === "cpu" ? PROGRAMS : Math.ceil(PROGRAMS / 2);
   it(`${count} programs give the unfused values, replay without exploring, and leave nothing alive`, async () => {
     device = await quiescentDevice(device, backend);

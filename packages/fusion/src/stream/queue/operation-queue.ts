@@ -229,6 +229,43 @@ function externalInputError<H>(ops: readonly OperationIr[], env: ExecutionEnv<H>
 }
 
 /**
+ * Whether an external input of the block `ops` is claimed by a pending deferred check
+ * (`FusionRuntime.handlePending`) while some operation of the block does not depend on any such
+ * input (within the block): fused, that operation's output would inherit a check it has nothing
+ * to do with. One lookup per external input; nothing when the runtime has no deferred checks.
+ */
+function pendingSplitsBlock<H>(ops: readonly OperationIr[], env: ExecutionEnv<H>): boolean {
+  const { handles, runtime } = env;
+  const pending = runtime.handlePending;
+  if (pending === undefined) return false;
+  const produced = new Set<TensorId>();
+  const tainted = new Set<TensorId>();
+  let any = false;
+  let clean = false;
+  for (const op of ops) {
+    if (op.kind === "drop") continue;
+    let depends = false;
+    for (const input of operationInputs(op)) {
+      if (produced.has(input.id)) {
+        if (tainted.has(input.id)) depends = true;
+        continue;
+      }
+      const handle = handles.getHandleRef(input.id);
+      if (handle !== undefined && pending.call(runtime, handle)) {
+        depends = true;
+        any = true;
+      }
+    }
+    for (const out of operationOutputs(op)) {
+      produced.add(out.id);
+      if (depends) tainted.add(out.id);
+    }
+    if (!depends) clean = true;
+  }
+  return any && clean;
+}
+
+/**
  * Puts the error caused by `cause` on every output of `ops` that has no handle: the error is
  * delivered by the read of those tensors, never reported by the drain. Burn's `set_output_errors`.
  */
@@ -251,7 +288,9 @@ function runOptimization<H>(
   // An op whose input carries an error (in the container, or device-side: `handleError`) must not
   // run fused: run the block op by op, so the error travels to exactly the outputs that depend on
   // it (the backend skips only the launches that read tainted bytes) and the rest still computes.
-  if (externalInputError(ops, env) !== undefined) {
+  // Likewise when a pending deferred check claims an input that some op of the block does not
+  // depend on (`handlePending`): one launch would make that op's output inherit the check.
+  if (externalInputError(ops, env) !== undefined || pendingSplitsBlock(ops, env)) {
     for (let i = 0; i < ops.length; i++) ran[positions[i] ?? 0] = runUnfused(ops[i], ctx, env);
     return;
   }
