@@ -8,16 +8,22 @@
 // 2. The serving workload (the demo's MLP 64→128→128→10, batch 8, `requests` concurrent tasks
 //    after one warm-up request): kernels per request, and the demo's fused-block share (fused
 //    blocks of all executed blocks, init/drop included, as `weft demo` prints it).
+// 3. Persisted plans: a device with `planCache` serves one request, writes its plans, and a fresh
+//    device (a restarted server) loads them and serves: explorations of each.
 // Counts are the result; nothing is timed.
 import { Stream } from "@weft/environment";
 import { rand, randn, tensor, tidy } from "@weft/tensor";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { createCpuDevice, createWebGpuDevice } from "../packages/weft/dist/index.js";
 
 const { values: options } = parseArgs({ options: { backend: { type: "string", default: "cpu" }, requests: { type: "string", default: "32" } } });
 const backend = options.backend;
 const requests = Number(options.requests);
-const device = backend === "cpu" ? createCpuDevice() : await createWebGpuDevice();
+const create = (options = {}) => (backend === "cpu" ? Promise.resolve(createCpuDevice(options)) : createWebGpuDevice(options));
+const device = await create();
 const inspector = device.fusion.inspector;
 const isKernel = (b) => !(b.fused === false && (b.name === "init" || b.name === "drop"));
 const values = (shape, seed) => Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, (_, i) => Math.sin(seed * 7 + i) * 0.9);
@@ -54,7 +60,7 @@ for (const [name, shapes, body] of sequences) {
   for (const t of [...outputs, ...inputs]) t.dispose();
 }
 
-const w = tidy(() => ({
+const model = (device) => tidy(() => ({
   w1: randn([64, 128], { device, seed: 11 }).mul(1 / 8),
   b1: randn([128], { device, seed: 12 }).mul(0.1),
   w2: randn([128, 128], { device, seed: 13 }).mul(1 / Math.sqrt(128)),
@@ -62,7 +68,8 @@ const w = tidy(() => ({
   w3: randn([128, 10], { device, seed: 15 }).mul(1 / Math.sqrt(128)),
   b3: randn([10], { device, seed: 16 }).mul(0.1),
 }));
-const serve = async (i) => {
+const w = model(device);
+const serveOn = async (device, w, i) => {
   const x = rand([8, 64], { device, seed: 1000 + i });
   const y = tidy(() => x.matmul(w.w1).add(w.b1).gelu().matmul(w.w2).add(w.b2).gelu().matmul(w.w3).add(w.b3).softmax(-1));
   x.dispose();
@@ -72,6 +79,7 @@ const serve = async (i) => {
     y.dispose();
   }
 };
+const serve = (i) => serveOn(device, w, i);
 await device.syncAll();
 await Stream.spawn(() => serve(0));
 const explored = inspector.explorations;
@@ -85,4 +93,25 @@ console.log(`  demo fused-block share: ${fused} fused of ${log.length} executed 
 console.log(`  one request: ${JSON.stringify(inspector.composition(log[log.length - 1].stream))}`);
 for (const t of Object.values(w)) t.dispose();
 await device.syncAll();
+
+const directory = mkdtempSync(join(tmpdir(), "weft-plans-"));
+const explorationsOfOneRequest = async () => {
+  const d = await create({ planCache: { directory } });
+  await d.fusion.planCache.load();
+  const weights = model(d);
+  await d.syncAll();
+  const before = d.fusion.inspector.explorations;
+  await Stream.spawn(() => serveOn(d, weights, 1));
+  const explored = d.fusion.inspector.explorations - before;
+  for (const t of Object.values(weights)) t.dispose();
+  await d.syncAll();
+  await d.fusion.planCache.flush();
+  const plans = d.fusion.inspector.plans;
+  d.dispose();
+  return { explored, plans };
+};
+const first = await explorationsOfOneRequest();
+const restarted = await explorationsOfOneRequest();
+rmSync(directory, { recursive: true, force: true });
+console.log(`  persisted plans: first process ${first.explored} explorations (${first.plans} plans written), restarted process ${restarted.explored} explorations`);
 process.exit(0);
