@@ -43,7 +43,7 @@ export class ExplorationBudget {
  * Finds how to execute a segment with the backend's fusers: Burn's `Explorer` over a block-graph
  * search (docs/fusion-search.md).
  *
- * - lazy: operations are registered one at a time in a {@link BlockSearch} (blocks of operations
+ * - lazy: operations are registered one at a time in a `BlockSearch` (blocks of operations
  *   sharing tensors, each with its own fusers); while some block's fuser is open, wait. Then the
  *   prefix up to the last operation a block's best fusion covers is cut into blocks and ordered
  *   by `scheduleBlocks`; the operations after it stay pending.

@@ -53,7 +53,7 @@ const SAVE_DELAY_MS = 200;
  * **Loading.** {@link load} reads the store once (later calls share it) and imports the record
  * under this cache's key, checking every plan (`planFromState`); plans explored meanwhile stay.
  * A store that cannot be read leaves the plans as they are: plans are only an optimisation.
- * **Saving.** A new plan schedules one write {@link SAVE_DELAY_MS} later (a timer that never keeps
+ * **Saving.** A new plan schedules one write `SAVE_DELAY_MS` later (a timer that never keeps
  * Node alive); {@link flush} writes now. A write replaces the record under this key with the
  * store's plans, so the persisted set is bounded like the store (`maxPlans`); records of other
  * keys (other versions, adapters) are left as they are.
