@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: Weft's benchmark suite (DESIGN.md §4), one process, every library on one
+ * `npm run bench`: Weft's benchmark suite (docs/performance.md), one process, every library on one
  * `GPUDevice`, each workload reported by throughput and latency, and the targets as ratios
  * measured side by side. See BENCHMARKS.md for the workloads, the targets and how to run it on
  * the GPU machine.

@@ -3,7 +3,7 @@
 //
 // The bundle carries everything but the `webgpu` package (Dawn, a native addon): the @weft/*
 // packages are taken from their *sources* (no build needed), and TensorFlow.js and jax-js are
-// bundled in, so the GPU machine needs nothing but `.device/` (see ../shared/gpu/README.md):
+// bundled in, so the GPU machine needs nothing but `.device/` (see docs/performance.md#gpu-machine):
 //
 //   source .device/enter.sh; node .device/bench.mjs --backend vulkan --json .device/bench.json
 //

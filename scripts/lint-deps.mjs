@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Enforces the dependency direction of DESIGN.md §1: a package may import only the @weft packages
+// Enforces the dependency direction of docs/design.md#packages: a package may import only the @weft packages
 // below it, and only those it declares in package.json. Test files (*.test.ts, src/testing/**, the
 // browser pages *.entry.ts) may also import what the package lists in devDependencies (the
 // conformance kit, the CPU oracle, the private browser harness).
@@ -60,7 +60,7 @@ for (const pkg of Object.keys(ALLOWED)) {
       if (layerOk && deps.has(target)) continue;
       if (isTest && devDeps.has(target) && target !== pkg) continue;
       if (!layerOk && !(isTest && devDeps.has(target))) {
-        problems.push(`${rel}: '${pkg}' may not import '${m[1]}' — dependencies point down only (DESIGN.md §1); allowed: ${ALLOWED[pkg].join(", ") || "none"}`);
+        problems.push(`${rel}: '${pkg}' may not import '${m[1]}' — dependencies point down only (docs/design.md#packages); allowed: ${ALLOWED[pkg].join(", ") || "none"}`);
       } else {
         problems.push(`${rel}: imports '${m[1]}' but ${pkg}/package.json does not declare it`);
       }

@@ -14,6 +14,8 @@ for (const p of packages) rmSync(join(root, "packages", p, "test-results.json"),
 const args = ["nx", "run-many", "-t", "build", "lint", "typecheck", "test", "--output-style=static"];
 if (process.env.CI || process.argv.includes("--skip-nx-cache")) args.push("--skip-nx-cache");
 const env = { ...process.env, NX_DAEMON: "false", NX_NO_CLOUD: "true", NX_TUI: "false", NX_INTERACTIVE: "false" };
+// The doc lint over the whole repository (the packages' lint targets cover only their own files).
+const docs = spawnSync("node", [join(root, "scripts", "lint-docs.mjs")], { cwd: root, stdio: "inherit", env });
 const run = spawnSync("npx", args, { cwd: root, stdio: "inherit", env });
 // Suites that are not packages, run after the build: the benchmark harness (bench/, typechecked
 // here too), the examples (examples/, run against the built packages) and the release checks
@@ -38,4 +40,4 @@ for (const p of [...packages.map((p) => join("packages", p)), ...outside]) {
 if (missing.length > 0) console.log(`no test report from: ${missing.join(", ")}`);
 console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
 const outsideFailed = outsideRuns.some((r) => r.status !== 0);
-process.exit(run.status !== 0 || benchTypes.status !== 0 || outsideFailed || failed > 0 || passed === 0 || missing.length > 0 ? 1 : 0);
+process.exit(docs.status !== 0 || run.status !== 0 || benchTypes.status !== 0 || outsideFailed || failed > 0 || passed === 0 || missing.length > 0 ? 1 : 0);

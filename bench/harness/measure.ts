@@ -1,5 +1,5 @@
 /**
- * Timing by the two methods of DESIGN.md §4, with `performance.now()` and medians.
+ * Timing by the two methods of docs/performance.md, with `performance.now()` and medians.
  *
  * @remarks
  * **Why two methods.** One wait (`onSubmittedWorkDone`, a read) costs tens of microseconds to a

@@ -5,13 +5,13 @@
  *
  * @remarks
  * **Why ratios.** Absolute figures depend on the machine (the software adapter here is thousands of
- * times slower than the H200); DESIGN.md §4 states its targets as ratios measured side by side in
+ * times slower than the H200); docs/performance.md states its targets as ratios measured side by side in
  * the same process, so the report leads with those.
  *
  * @module
  */
 
-/** How a time was taken (DESIGN.md §4). */
+/** How a time was taken (docs/performance.md). */
 export type Method =
   /** Many iterations back to back, one wait at the end; the figure is time per iteration. */
   | "throughput"
@@ -52,7 +52,7 @@ export interface Ratio {
   readonly name: string;
   /** The ratio (higher is better unless `lowerIsBetter`), or absent when a side is missing. */
   readonly value?: number;
-  /** The DESIGN.md §4 target, as printed (`"≥ 0.95"`). */
+  /** The docs/performance.md target, as printed (`"≥ 0.95"`). */
   readonly target: string;
   /** Whether `value` meets the target; absent when no value. */
   readonly meets?: boolean;

@@ -20,7 +20,7 @@ import type { KernelDefinition } from "@weft/server";
  * - `key` is canonical: two kernels with the same key have the same `source` and `entryPoint`
  *   (the server caches pipelines on `key` plus the device's features, never on `source`).
  * - Every per-invocation loop stays under 65,535 iterations (Mesa's software GLES stops longer
- *   loops silently; DESIGN.md §5).
+ *   loops silently; docs/design.md#where-webgpu-runs).
  */
 export interface WgslKernel extends KernelDefinition {
   /** Canonical cache key (see the invariants). */

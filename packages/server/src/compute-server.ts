@@ -105,7 +105,7 @@ export type CubeCount = readonly [number, number, number];
  * @remarks
  * **Why.** The runtime, autotune and the tests talk to every device (the WebGPU server, the CPU
  * server, the `DummyServer`) through this one interface.
- * **Error contract (seed 002).**
+ * **Error contract (docs/concepts.md#streampool-streammemory-and-taint).**
  * - A launch whose read set holds tainted bytes does not run; its write set is tainted by a failure
  *   caused by the one it read (`ReadFailure`).
  * - A launch that fails taints exactly the byte ranges it would have written.

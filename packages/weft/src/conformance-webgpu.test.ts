@@ -1,6 +1,6 @@
 /**
  * The conformance kit on the WebGPU backend in Node (Dawn: Vulkan on a GPU machine, Mesa's
- * software OpenGL ES elsewhere — DESIGN.md §5), against the CPU backend run unfused.
+ * software OpenGL ES elsewhere — docs/design.md#where-webgpu-runs), against the CPU backend run unfused.
  *
  * @remarks
  * Skipped, with the reason printed, only when no WebGPU adapter exists here (the probe says why).

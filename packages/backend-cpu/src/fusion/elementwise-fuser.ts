@@ -25,7 +25,7 @@ export const MAX_FUSED_OPERATIONS = 64;
  * into the op's output); anything else — another op kind, an incompatible shape, the 64-op limit —
  * closes the fuser. A `drop` closes it when nothing is fused yet, else it is accepted: it marks
  * the dropped tensor as dying inside the block (write elision, in-place reuse).
- * **Score** (burn-architecture §4.2): `(unfusedIo − fusedIo)·100 + (ops − 1)·10`, saturating at 0,
+ * **Score** (docs/concepts.md#names): `(unfusedIo − fusedIo)·100 + (ops − 1)·10`, saturating at 0,
  * where `unfusedIo` counts every op's inputs and output and `fusedIo` counts the block's distinct
  * external inputs plus the outputs still used after it.
  * **Invariants.** Once `closed` it ignores everything until `reset()`; `len()` counts the accepted

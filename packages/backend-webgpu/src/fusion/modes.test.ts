@@ -1,5 +1,5 @@
 /**
- * Process and stream modes reach the WebGPU runtime (seed 003): every launch goes through the
+ * Process and stream modes reach the WebGPU runtime (docs/concepts.md#streammode-overrides): every launch goes through the
  * runtime's `Client`, so `withProcessMode('compile-and-autotune', …)` compiles and discards, and a
  * `StreamModeOverride('execute', client)` makes that client's stream run anyway.
  */

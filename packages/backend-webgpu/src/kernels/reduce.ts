@@ -13,7 +13,7 @@ import type { ElementwiseInput, KernelLaunchPlan } from "./elementwise.js";
 /**
  * Elements each invocation accumulates in one pass (a workgroup reduces a contiguous chunk of
  * `workgroupSize × this` elements). Far below Mesa's silent 65,535-iteration cut-off
- * (DESIGN.md §5); a reduction longer than one chunk runs in several passes (each ≥ 8192× smaller
+ * (docs/design.md#where-webgpu-runs); a reduction longer than one chunk runs in several passes (each ≥ 8192× smaller
  * than the last with 128-thread workgroups, so 2^31 elements take at most 3 passes).
  *
  * @remarks

@@ -160,7 +160,7 @@ export function planReadCopies(reads: readonly (readonly ReadSource[])[], maxGro
   return { groups, placements };
 }
 
-/** What {@link completeReads} needs from the server, and nothing more (P4: it holds no stream). */
+/** What {@link completeReads} needs from the server, and nothing more (docs/pitfalls.md#p4: it holds no stream). */
 export interface ReadCompletion {
   /** One staging buffer per plan group, each with `bytes` copied into it by a submitted command. */
   readonly staging: readonly { readonly buffer: GPUBuffer; readonly bytes: number }[];

@@ -79,7 +79,7 @@ describe("WebGpuServer", () => {
     x.release();
   });
 
-  it("orders a host write after a dispatch still pending in the encoder (P15)", async () => {
+  it("orders a host write after a dispatch still pending in the encoder (docs/pitfalls.md#p15)", async () => {
     const x = server.create(u32Bytes([5, 5, 5, 5]), S0);
     server.launch(increment, [1, 1, 1], [{ binding: x.binding(), access: "read-write" }], S0, "execute");
     server.write(x.binding(), u32Bytes([100, 200, 300, 400]), S0);
@@ -93,7 +93,7 @@ describe("WebGpuServer", () => {
     server.launch(increment, [1, 1, 1], [{ binding: x.binding(), access: "read-write" }], S0, "execute");
     const y = server.empty(16, S1);
     server.launch(addUniform, [1, 1, 1], [{ binding: x.binding(), access: "read" }, { binding: y.binding(), access: "write" }], S1, "execute", params(100));
-    x.release(); // the consumer's pin keeps the slice until its work is done (P14)
+    x.release(); // the consumer's pin keeps the slice until its work is done (docs/pitfalls.md#p14)
     const reuse = server.create(u32Bytes([9, 9, 9, 9]), S0);
     const [bytes] = await server.read([y.binding()], S1);
     expect(asU32(bytes as Uint8Array), "the consumer saw the producer's increment, not a reused slice").toEqual([102, 103, 104, 105]);

@@ -36,7 +36,7 @@ export interface WebGpuServerOptions {
   readonly maxStreams?: number;
   /** Dispatches recorded per stream before it is submitted. Default 64. */
   readonly tasksMax?: number;
-  /** Host writes between two submits during bulk uploads (bug P15). Default 64. */
+  /** Host writes between two submits during bulk uploads (docs/pitfalls.md#p15). Default 64. */
   readonly writesPerSubmit?: number;
   /** Bytes of the largest shared page. Default min(64 MiB, maxStorageBufferBindingSize). */
   readonly pageSize?: number;
@@ -133,7 +133,7 @@ const roundUp = (n: number, to: number): number => Math.ceil(n / to) * to;
  * stream S touches an allocation, every *other* stream whose unsubmitted encoder refers to that
  * allocation is submitted first (producers before consumers, readers before a later writer).
  * Host writes (`queue.writeBuffer`) jump ahead of unsubmitted encoders, so the writing stream and
- * those streams are submitted before every write (bug P15); during bulk uploads an empty submit
+ * those streams are submitted before every write (docs/pitfalls.md#p15); during bulk uploads an empty submit
  * follows every `writesPerSubmit` writes.
  * **Batching.** Dispatches accumulate in the stream's encoder; it is submitted every `tasksMax`
  * dispatches, and at reads, syncs, writes and flushes. Reads issued in one turn are coalesced
@@ -143,7 +143,7 @@ const roundUp = (n: number, to: number): number => Math.ceil(n / to) * to;
  * waiting read has not copied yet.
  * **Lifetimes.** A launch pins every slice it binds. Pins on the stream's own slices are released
  * at submit (the queue orders any later reuse); pins on other streams' slices are released when
- * the consumer's submission completes (`onSubmittedWorkDone`, bug P14). A page is destroyed only
+ * the consumer's submission completes (`onSubmittedWorkDone`, docs/pitfalls.md#p14). A page is destroyed only
  * after its stream's pending encoder was submitted.
  * **Validation before launch.** A pipeline is created inside a `validation` error scope and is
  * `pending` until the scope pops. While any launch waits on a pending pipeline, every later
@@ -411,7 +411,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
    * read settles, so releasing the handles right away is safe.
    * **Errors.** A read of tainted bytes rejects alone, with its taint, checked when issued and
    * again once the error scopes outstanding at the copy settled; device loss rejects every
-   * pending read with {@link DeviceLostError}. The promise holds only the staging buffer (P4).
+   * pending read with {@link DeviceLostError}. The promise holds only the staging buffer (docs/pitfalls.md#p4).
    */
   read(bindings: readonly BufferBinding[], stream: StreamId): Promise<Uint8Array[]> {
     if (this.#lost) return Promise.reject(this.#lost);

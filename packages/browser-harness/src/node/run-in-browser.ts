@@ -22,7 +22,7 @@ import type { BrowserResults } from "../page/registry.js";
  */
 export const CHROMIUM_PATH = process.env["WEFT_CHROMIUM"] || "/usr/bin/chromium";
 
-/** The Chromium flags of DESIGN.md §5 (a fresh `--user-data-dir` is added per run). */
+/** The Chromium flags of docs/design.md#where-webgpu-runs (a fresh `--user-data-dir` is added per run). */
 export const CHROMIUM_FLAGS = [
   "--headless=new",
   "--no-sandbox",

@@ -39,7 +39,7 @@ export class UnsupportedError extends WeftError {
  * A broken internal invariant: a bug in Weft, never a user error.
  *
  * @remarks
- * **Why.** Bugs and errors are kept apart (STYLE.md §2.6): user-reachable failures get typed
+ * **Why.** Bugs and errors are kept apart (docs/style.md#decisions): user-reachable failures get typed
  * errors with a fix; impossible states get this, with the invariant it violated.
  */
 export class InvariantError extends WeftError {

@@ -1,7 +1,7 @@
 import { WeftError } from "../errors/weft-error.js";
 
 /**
- * Thrown when a service call re-enters the same service (bug P3 of the reference: a tensor method
+ * Thrown when a service call re-enters the same service (docs/pitfalls.md#p3: a tensor method
  * called from inside a server task).
  */
 export class ReentrancyError extends WeftError {

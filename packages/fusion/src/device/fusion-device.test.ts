@@ -31,7 +31,7 @@ describe("FusionDevice", () => {
     expect(runtime.allocatedFor.has(b.id)).toBe(true);
   });
 
-  it("reuses a consumed input in place only when it is the sole owner (P11)", async () => {
+  it("reuses a consumed input in place only when it is the sole owner (docs/pitfalls.md#p11)", async () => {
     const { device, runtime } = createTestDevice("elementwise");
     // Sole owner: x is disposed while its use is pending → the block consumes it in place.
     const x = fromValues(device, [1, 2]);
@@ -145,7 +145,7 @@ describe("FusionDevice", () => {
     expect(device.memory().liveTensors).toBe(0);
   });
 
-  it("a fuser or kernel that calls back into the device throws ReentrancyError (P3)", () => {
+  it("a fuser or kernel that calls back into the device throws ReentrancyError (docs/pitfalls.md#p3)", () => {
     let device: FusionDevice<TestHandle> | undefined;
     class Reentrant extends TestRuntime {
       override executeOperation(op: OperationIr, ctx: ExecutionContext<TestHandle>): void {

@@ -99,13 +99,13 @@ interface LeakToken {
  * optimizations or `executeOperation`, inside `StreamId.executes(stream, …)`. A read, a sync, the
  * queue limit or a plan trigger forces execution.
  * **Re-entrancy.** Every engine call runs under a {@link ReentrancyGuard}: a fuser, kernel or
- * callback that calls back into the device throws `ReentrancyError` (bug P3). Such bug errors
+ * callback that calls back into the device throws `ReentrancyError` (docs/pitfalls.md#p3). Such bug errors
  * (`InvariantError`, `ReentrancyError`) are rethrown to the caller after the engine's state was
  * made consistent; ordinary failures go onto the tensors.
  * **Invariants.**
  * - At quiescence (every wrapper disposed, every stream synced) there are no handles and no
  *   streams: `memory().liveHandles === 0 && memory().streams === 0`.
- * - Nothing is held across an `await`: reads return the backend's promise (bug P4).
+ * - Nothing is held across an `await`: reads return the backend's promise (docs/pitfalls.md#p4).
  * **Leak backstop, registered lazily.** Registering every wrapper with the `FinalizationRegistry`
  * (and unregistering it at dispose) was a large part of an op's host cost, although most wrappers
  * die within the same synchronous burst (`tidy`, temporaries). New wrappers are therefore queued
@@ -443,7 +443,7 @@ export class FusionDevice<H> {
     return new FusionTensor(this as FusionDevice<unknown>, ir.id, ir.shape, ir.dtype, stream, { count: 1, views: undefined });
   }
 
-  /** A fresh id on `current` aliasing `tensor` (seed 000's shared view). */
+  /** A fresh id on `current` aliasing `tensor` (the shared view of docs/concepts.md#multistream). */
   #sharedView(tensor: FusionTensor, current: StreamId): TensorIr {
     const dst = freshId();
     this.#call(() => this.streams.tagSharedView(tensor.stream, tensor.id, dst, current, this.#env));
@@ -495,7 +495,7 @@ export class FusionDevice<H> {
     else this.streams.foreignDrop(stream, ir, this.handles);
   }
 
-  /** The finalizer of a leaked wrapper: always the foreign path (§11.4). */
+  /** The finalizer of a leaked wrapper: always the foreign path (docs/design.md#lifetimes). */
   #finalize(token: LeakToken): void {
     this.#liveTensors--;
     if (this.#disposed) return;

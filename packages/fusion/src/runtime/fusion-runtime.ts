@@ -5,7 +5,7 @@ import type { TensorData, TensorIr, TypedArray } from "../ir/tensor-ir.js";
 import type { HandleContainer } from "./handle-container.js";
 
 /**
- * Whether the runtime was handed an operation of a drained block and carried it out. Seed 001: a
+ * Whether the runtime was handed an operation of a drained block and carried it out. docs/concepts.md#fusionruntime: a
  * block is drained whether or not its operations ran; one that did not was never replayed, so a
  * remote server still holds its inputs and only the handle's own release frees them.
  *
@@ -49,7 +49,7 @@ export interface Optimization<H> {
   /**
    * The largest relative shape id the optimization relies on beyond its own operations' (for
    * instance a shape it derived); the plan store takes the max with the operations' ids, and the
-   * queue runs the plan unfused when the stream never assigned that id (bug P12). Optional.
+   * queue runs the plan unfused when the stream never assigned that id (docs/pitfalls.md#p12). Optional.
    */
   readonly maxRelativeShapeId?: number;
   /** Executes the block. Throws when it fails; the engine puts the error on the block's outputs. */
@@ -101,7 +101,7 @@ export interface RuntimeStats {
 
 /**
  * What a backend gives the fusion engine: its fusers, how to run one operation unfused, and how
- * its handles are aliased, freed, uploaded and read. Burn's `FusionRuntime` (seed 001), plus the
+ * its handles are aliased, freed, uploaded and read. Burn's `FusionRuntime` (docs/concepts.md#fusionruntime), plus the
  * data paths Burn reaches through the inner backend.
  *
  * @remarks
@@ -124,7 +124,7 @@ export interface FusionRuntime<H, O extends Optimization<H> = Optimization<H>> {
    */
   executeOperation(operation: OperationIr, ctx: ExecutionContext<H>): void;
   /**
-   * A cross-stream alias of `handle` to register under a fresh id, for use on `stream` (seed 001):
+   * A cross-stream alias of `handle` to register under a fresh id, for use on `stream` (docs/concepts.md#fusionruntime):
    * an independent reference over the same memory, so consuming one alias never frees the memory
    * under the other. A remote runtime mints a fresh server id (a bare copy of the id would collapse
    * the aliases into one server tensor, freed by the first consume); a router also uses `stream` to
@@ -132,7 +132,7 @@ export interface FusionRuntime<H, O extends Optimization<H> = Optimization<H>> {
    */
   aliasHandle(handle: H, stream: StreamId): H;
   /**
-   * Reclaims a `ReadWrite` (last-use) handle as the engine drains a block (seed 001); `ran` says
+   * Reclaims a `ReadWrite` (last-use) handle as the engine drains a block (docs/concepts.md#fusionruntime); `ran` says
    * whether the runtime was handed the operation that used it last (see {@link OperationRan}).
    */
   freeHandle(handles: HandleContainer<H>, tensor: TensorIr, ran: OperationRan): void;
@@ -144,7 +144,7 @@ export interface FusionRuntime<H, O extends Optimization<H> = Optimization<H>> {
   upload(data: TensorData, stream: StreamId): H;
   /**
    * Reads `handle`'s values (row-major, `tensor.shape`, `tensor.dtype`) once `stream`'s work has
-   * run. The promise holds nothing of the engine while it waits (bug P4).
+   * run. The promise holds nothing of the engine while it waits (docs/pitfalls.md#p4).
    */
   read(handle: H, tensor: TensorIr, stream: StreamId): Promise<TypedArray>;
   /** The values now, where the backend can answer synchronously; else `undefined`. */
@@ -160,7 +160,7 @@ export interface FusionRuntime<H, O extends Optimization<H> = Optimization<H>> {
    * @remarks
    * **Why.** A fused block can compute independent outputs in one launch (`y = f(m)` and
    * `z = g(x)`). When `m` is tainted device-side, the backend skips the whole launch and taints
-   * every output, `z` included, although `z` is not computed from the failure (DESIGN.md §2:
+   * every output, `z` included, although `z` is not computed from the failure (docs/design.md#semantics:
    * a failure taints exactly what is computed from it). With this hook the engine runs such a
    * block op by op instead, so only the launches that read tainted bytes are skipped.
    * **Contract.** Synchronous, no side effect; `undefined` when every byte of the handle is clean.

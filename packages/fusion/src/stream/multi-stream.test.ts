@@ -1,5 +1,5 @@
 /**
- * MultiStream scenarios. The core property (seed 000, bugs P7/P8): the composition of a stream's
+ * MultiStream scenarios. The core property (docs/concepts.md#multistream, docs/pitfalls.md#p7, docs/pitfalls.md#p8): the composition of a stream's
  * fused blocks depends only on that stream's own operation sequence, never on when a foreign
  * event (another stream's drop or read, a finalizer) lands. And at quiescence nothing is left:
  * zero handles, zero streams, zero memories.

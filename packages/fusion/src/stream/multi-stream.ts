@@ -39,7 +39,7 @@ export interface MultiStreamOptions {
 const STREAM_POOL_SIZE = 16;
 
 /**
- * Keeps track of the concurrent lazy streams of one device (seed 000). Burn's `MultiStream`.
+ * Keeps track of the concurrent lazy streams of one device (docs/concepts.md#multistream). Burn's `MultiStream`.
  *
  * @remarks
  * **Why.** Each stream's queue assumes its inputs live on that stream; a tensor used from another

@@ -106,7 +106,7 @@ export class FusionTensor {
   /**
    * A new reference to the same value. On the home stream it shares the id and the count (cheap);
    * from another stream it is a shared view: a fresh id aliasing the same buffer, homed on the
-   * current stream (seed 000).
+   * current stream (docs/concepts.md#multistream).
    * @throws DisposedTensorError after dispose.
    */
   clone(): FusionTensor {

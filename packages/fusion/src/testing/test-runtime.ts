@@ -166,7 +166,7 @@ export class TestRuntime extends BaseFusionRuntime<TestHandle> {
     const failure = this.#deviceFailures.get(handle.memory);
     if (failure !== undefined) return Promise.reject(failure);
     invariant(handle.memory.refs > 0, "read of freed test memory");
-    // Copy now: the promise must hold nothing of the engine (bug P4).
+    // Copy now: the promise must hold nothing of the engine (docs/pitfalls.md#p4).
     return Promise.resolve(toTyped(handle.memory.data, tensor.dtype));
   }
 

@@ -100,7 +100,7 @@ describe("Client", () => {
     expect(() => client.launch(addScalarKernel(1), [-1, 1, 1], rw)).toThrow(/add-scalar\(1\)/);
   });
 
-  it("a read's promise holds nothing of the server while it waits (bug P4)", async () => {
+  it("a read's promise holds nothing of the server while it waits (docs/pitfalls.md#p4)", async () => {
     const { server, client, handle, rw } = setup();
     server.holdReads = true;
     let settled = false;
@@ -121,7 +121,7 @@ describe("Client", () => {
     expect(f32Values(after ?? new Uint8Array()), "the second read saw the launch").toEqual([2, 3, 4]);
   });
 
-  it("a client call made from inside a server call throws ReentrancyError (bug P3)", () => {
+  it("a client call made from inside a server call throws ReentrancyError (docs/pitfalls.md#p3)", () => {
     const { server, client, handle } = setup();
     let inner: unknown;
     const reentrant: HostTestKernel = {

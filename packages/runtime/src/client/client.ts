@@ -80,7 +80,7 @@ export class BatchCompileError extends WeftError {
  * runs every execution inside `StreamId.executes(stream, …)`, so an unbound client launches on the
  * executing stream. {@link withStream} gives a client bound to a stream of its own; it does not
  * follow the calling code's stream, nor the overrides set on it.
- * **Launch decision (seed 003, CubeCL `client.rs`).** A launch decides its {@link @weft/server!LaunchMode | LaunchMode} on the
+ * **Launch decision (docs/concepts.md#streammode-overrides, CubeCL `client.rs`).** A launch decides its {@link @weft/server!LaunchMode | LaunchMode} on the
  * caller, from the {@link ProcessMode} and the stream-mode registry, then forwards:
  * 1. the stream's mode ({@link mode}) is `execute` → `server.launch(…, 'execute')`;
  * 2. else under `'compile-and-autotune'` → `server.launch(…, 'discard')`: the server compiles the
@@ -89,9 +89,9 @@ export class BatchCompileError extends WeftError {
  *    for one batch compile ({@link compileQueued}, or the next {@link sync}) and the launch
  *    never reaches the server.
  * A discarded launch leaves memory untouched. Creates and writes are never discarded.
- * **Re-entrancy (bug P3).** Each server call runs inside the server's {@link ReentrancyGuard}:
+ * **Re-entrancy (docs/pitfalls.md#p3).** Each server call runs inside the server's {@link ReentrancyGuard}:
  * a client call made from inside a server call (a kernel callback) throws `ReentrancyError`.
- * **Reads (bug P4).** {@link read} does its synchronous part inside the guard and returns the
+ * **Reads (docs/pitfalls.md#p4).** {@link read} does its synchronous part inside the guard and returns the
  * server's promise after leaving it: the promise holds nothing of the server while it waits, so
  * other calls (launches, reads, syncs) proceed meanwhile.
  */

@@ -112,7 +112,7 @@ describe("Client.failureOf", () => {
     expect(client.failureOf([handle.binding()]), "without the query every byte counts as clean").toBeUndefined();
   });
 
-  it("asked from inside a server call it throws ReentrancyError, like every client call (bug P3)", () => {
+  it("asked from inside a server call it throws ReentrancyError, like every client call (docs/pitfalls.md#p3)", () => {
     const { client } = setup();
     const out = client.empty(8);
     let inner: unknown;

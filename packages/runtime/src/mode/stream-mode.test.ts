@@ -18,7 +18,7 @@ function permutations<T>(items: readonly T[]): T[][] {
   return items.flatMap((item, i) => permutations([...items.slice(0, i), ...items.slice(i + 1)]).map((rest) => [item, ...rest]));
 }
 
-describe("StreamModeOverride (seed 003)", () => {
+describe("StreamModeOverride (docs/concepts.md#streammode-overrides)", () => {
   const processModes: Array<[ProcessMode, StreamMode]> = [
     ["execute", "execute"],
     ["compile-and-autotune", "discard"],

@@ -1,6 +1,6 @@
 /**
  * Stream modes: whether one stream of one device runs its launches, and the scoped overrides
- * that set it (seed 003, CubeCL `execution/stream_mode.rs`).
+ * that set it (docs/concepts.md#streammode-overrides, CubeCL `execution/stream_mode.rs`).
  *
  * @module
  */

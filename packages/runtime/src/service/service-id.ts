@@ -11,7 +11,7 @@ import type { ComputeServer } from "@weft/server";
  * @remarks
  * **Why.** Stream ids are the process's, not a device's: stream 3 exists on every device. A
  * {@link StreamModeOverride} therefore keys on `(service, stream)`, so a measurement on one device
- * leaves the same stream of every other device alone (seed 003).
+ * leaves the same stream of every other device alone (docs/concepts.md#streammode-overrides).
  * **Why branded.** Service ids, stream ids and allocation ids are all numbers; the brand keeps them
  * apart at compile time.
  * **Invariant.** Ids handed out by {@link ServiceId.allocate} are never reused within a process.

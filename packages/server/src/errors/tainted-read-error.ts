@@ -5,7 +5,7 @@ import { ServerError } from "./server-error.js";
 /**
  * A read of bytes that a failed launch was to write (directly, or through launches skipped because
  * they read such bytes). This is how a deferred device failure reaches the caller: at the read,
- * where the caller waits for the data (DESIGN.md §2, "Errors").
+ * where the caller waits for the data (docs/design.md#errors).
  *
  * @remarks
  * **Kind.** `"tainted"`, not `"io"`: the read itself worked, the bytes were never written. Not

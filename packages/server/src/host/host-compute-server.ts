@@ -92,7 +92,7 @@ export const HOST_MEMORY_CONFIGURATION: MemoryConfiguration = {
  * @remarks
  * **Structure.** A {@link StreamPool} of {@link HostStream}s (each with its `MemoryManagement`
  * and `ByteRangeClaims`), one {@link ErrorGraph} behind a {@link FailureStore}.
- * **Launch** (the error contract of `ComputeServer`, seed 002):
+ * **Launch** (the error contract of `ComputeServer`, docs/concepts.md#streampool-streammemory-and-taint):
  * 1. `discard` → compile only; memory and claims untouched.
  * 2. Compile (`kernel.validate`, once per key); a compile error fails the launch (step 5).
  * 3. A read (`read`/`read-write`) claimed by a failure → the launch is skipped and its writes are

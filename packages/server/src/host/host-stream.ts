@@ -11,7 +11,7 @@ import { ByteRangeClaims, type StreamMemory } from "../stream/stream-memory.js";
  * One stream of a {@link HostComputeServer}: its memory and the taint claims on that memory.
  *
  * @remarks
- * **Why one per stream.** A binding is answered for by the stream that allocated it (seed 002);
+ * **Why one per stream.** A binding is answered for by the stream that allocated it (docs/concepts.md#streampool-streammemory-and-taint);
  * keeping memory and claims together makes that one lookup (`pool.tryGet(binding.stream)`).
  * **Invariant.** When an allocation's slice is freed its claims are forgotten, so claims only ever
  * name live allocations and a freed failure chain is pruned from the graph.

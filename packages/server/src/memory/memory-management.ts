@@ -97,7 +97,7 @@ export interface MemoryManagementOptions {
  * every free page.
  * **Reuse.** A slice is reused only when no handle reference *and* no pin (binding ref) remains.
  * Pins cover in-flight launches and cross-stream readers: a binding read by another stream stays
- * pinned until that stream's work is done, and the backend calls `unpin` then (P14).
+ * pinned until that stream's work is done, and the backend calls `unpin` then (docs/pitfalls.md#p14).
  * **Free.** A freed slice merges with free neighbours, so a page's slices always tile it.
  * **Bounded.** `#live` holds exactly the allocations with a reference or a pin; pages only grow on
  * a reserve nothing free could serve, and every fully free page is given back within

@@ -3,7 +3,7 @@ import type { AllocationId, BufferBinding } from "../binding.js";
 import type { ErrorGraph, FailureId } from "../errors/error-graph.js";
 
 /**
- * The memory a stream's kernels see, for the taint bookkeeping (seed 002).
+ * The memory a stream's kernels see, for the taint bookkeeping (docs/concepts.md#streampool-streammemory-and-taint).
  *
  * @remarks
  * **Why.** Whether bytes can be trusted lives with their allocation, on the stream that allocated

@@ -13,7 +13,7 @@ class CountingFactory implements StreamFactory<{ n: number; slot: StreamId }> {
   }
 }
 
-describe("StreamPool (seed 002)", () => {
+describe("StreamPool (docs/concepts.md#streampool-streammemory-and-taint)", () => {
   it("slots are pre-sized max + special and all start uninitialised", () => {
     const factory = new CountingFactory();
     const pool = new StreamPool(factory, 4, 2);

@@ -15,7 +15,7 @@ export interface StreamFactory<S> {
 
 /**
  * A fixed set of slots holding backend streams, created lazily by a {@link StreamFactory}
- * (CubeCL's `StreamPool`, seed 002 semantics).
+ * (CubeCL's `StreamPool`, the semantics of docs/concepts.md#streampool-streammemory-and-taint).
  *
  * @remarks
  * **Slots.** `maxStreams` regular slots followed by `numSpecial` special ones, all pre-sized and

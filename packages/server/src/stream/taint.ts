@@ -1,6 +1,6 @@
 /**
  * The free functions that record, on the memory of the stream that allocated each binding, what a
- * unit of work did or did not write (seed 002). Free rather than methods because the pool and the
+ * unit of work did or did not write (docs/concepts.md#streampool-streammemory-and-taint). Free rather than methods because the pool and the
  * graph are held apart by every caller; the surface a driver uses is `FailureStore`.
  *
  * @module

@@ -2,7 +2,7 @@
  * The typed errors the user API throws *at the call*, before anything is recorded.
  *
  * @remarks
- * **Why.** DESIGN.md §2 "Errors": bad input (shape or dtype mismatch, bad axis, use after dispose,
+ * **Why.** docs/design.md#errors: bad input (shape or dtype mismatch, bad axis, use after dispose,
  * wrong device) throws synchronously, names the op, the shapes and the fix, and leaves all state
  * intact. Every op validates all of its arguments before it registers its first operation, so
  * catching one of these errors never leaves a half-built graph behind.

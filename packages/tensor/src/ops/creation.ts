@@ -7,7 +7,7 @@
  * **Seeds.** `rand`/`randn` take `{ seed }`; without one they take the next value of a global
  * counter, so two calls differ but a program that calls `seed(n)` first is reproducible. Both the
  * device under test and the CPU oracle use the same generator for the same seed.
- * **Default dtype.** `f32` everywhere (DESIGN.md §3), `bool` when the values are booleans.
+ * **Default dtype.** `f32` everywhere (docs/design.md#user-api), `bool` when the values are booleans.
  *
  * @module
  */

@@ -3,11 +3,11 @@
  * and then *record* (borrow the inputs' IR, take a fresh output IR, register).
  *
  * @remarks
- * **Why split.** DESIGN.md §2: a bad call throws at the call and leaves all state intact. So
+ * **Why split.** docs/design.md#semantics: a bad call throws at the call and leaves all state intact. So
  * nothing here that registers may run before every check of the op passed; the checks are pure.
  * **Temporaries.** Ops that cast or compose (softmax, variance, …) create intermediate tensors and
  * dispose them right after registering their last consumer. The dispose then registers a `drop`
- * after a pending use, which the fusers treat as that use being the consuming one (DESIGN.md §2),
+ * after a pending use, which the fusers treat as that use being the consuming one (docs/design.md#semantics),
  * so intermediates are never written to memory when they fuse.
  *
  * @module

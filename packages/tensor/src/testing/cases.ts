@@ -58,7 +58,7 @@ export interface ConformanceCatalogueOptions {
   readonly largeElementwiseLog2?: number;
   /**
    * log2 of the large reduction's length; default {@link LARGE_REDUCTION_LOG2}. Keep it above 16,
-   * or the case no longer crosses Mesa's loop bound (DESIGN.md §5) and stops testing it.
+   * or the case no longer crosses Mesa's loop bound (docs/design.md#mesa-loop-bound) and stops testing it.
    */
   readonly largeReductionLog2?: number;
   /**

@@ -14,7 +14,7 @@ import type { ConformanceCatalogueOptions } from "@weft/tensor/testing/core";
  * the unfused CPU oracle in the page) is the largest part; should it ever dominate, shrink it here
  * with `largeElementwiseLog2` (the case name carries the size). Never shrink the large reduction
  * below 2^17: it is the case that crosses the 65,535-iteration loop bound of software adapters
- * (DESIGN.md §5).
+ * (docs/design.md#where-webgpu-runs).
  */
 export const BROWSER_CATALOGUE: ConformanceCatalogueOptions = { thresholds: false };
 

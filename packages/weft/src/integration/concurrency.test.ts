@@ -1,7 +1,7 @@
 /**
  * Concurrent tasks through the public API: Burn's `multi_threads.rs` (three tasks borrow a shared
- * tensor and keep computing with it before and after its owner lets go; bug classes P14/P17),
- * concurrency without reordering (DESIGN.md §2 "Streams": one task's pending work is never run or
+ * tensor and keep computing with it before and after its owner lets go; pitfalls docs/pitfalls.md#p14, docs/pitfalls.md#p17),
+ * concurrency without reordering (docs/design.md#streams: one task's pending work is never run or
  * reordered by another task's read), and the plan cache (a repeated model step explores nothing).
  * Deterministic: tasks are sequenced by promises and `setTimeout(0)` turns, never by sleeps.
  */

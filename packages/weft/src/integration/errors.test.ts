@@ -1,6 +1,6 @@
 /**
- * Errors delivered exactly, through the public API (DESIGN.md §2 "Errors", seeds 000/002, bug
- * classes P6/P16): a fault injected into one op of a graph reaches exactly the reads of what was
+ * Errors delivered exactly, through the public API (docs/design.md#errors, docs/concepts.md#multistream, docs/concepts.md#streampool-streammemory-and-taint, pitfalls
+ * docs/pitfalls.md#p6 and docs/pitfalls.md#p16): a fault injected into one op of a graph reaches exactly the reads of what was
  * computed from it, as a typed error naming the root cause and the chain; everything else — other
  * tensors of the graph, a drain of the stream, other streams, later work — is unaffected. Bad input
  * and use after dispose throw at the call, naming the op, and change nothing.

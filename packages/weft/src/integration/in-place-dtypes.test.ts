@@ -1,5 +1,5 @@
 /**
- * In-place reuse never mixes dtypes (DESIGN.md §2 "Laziness and fusion": a consumed input's
+ * In-place reuse never mixes dtypes (docs/design.md#laziness-and-fusion: a consumed input's
  * buffer is reused in place only when that is safe). `tidy` disposes a tensor right after its last
  * consumer is registered, which makes that consumer the consuming use — the in-place path — for
  * an op whose output dtype differs from its input's.

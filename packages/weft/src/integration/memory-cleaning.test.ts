@@ -1,6 +1,6 @@
 /**
  * Cross-stream memory cleaning through the public API (our equivalent of Burn's
- * `memory_cleaning.rs`, bug classes P1/P2/P7/P14/P17): a tensor shared from an owner stream to one
+ * `memory_cleaning.rs`, pitfalls docs/pitfalls.md#p1, docs/pitfalls.md#p2, docs/pitfalls.md#p7, docs/pitfalls.md#p14, docs/pitfalls.md#p17): a tensor shared from an owner stream to one
  * and to eight peer streams, re-shared onward, dropped in every order, read while the owner's work
  * is pending, shared before it is computed — for f32, i32, bool and sliced/permuted views, on the
  * CPU backend and on WebGPU. Every scenario checks the values and then that `memory()` is back to

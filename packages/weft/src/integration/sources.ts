@@ -4,7 +4,7 @@
  *
  * @remarks
  * **Why lazily.** Sharing a tensor that is not computed yet is the path that must drain its owner
- * stream exactly once (seed 000); a source that were already materialised would skip it. The values
+ * stream exactly once (docs/concepts.md#multistream); a source that were already materialised would skip it. The values
  * are exactly representable so every comparison is exact on both backends.
  *
  * @module

@@ -2,7 +2,7 @@
  * Accumulates WGSL source line by line with structured indentation.
  *
  * @remarks
- * **Why.** Kernels are generated in layers (STYLE.md §2.11): an expression IR, an op table, then
+ * **Why.** Kernels are generated in layers (docs/style.md#kernels): an expression IR, an op table, then
  * this builder. Control flow stays indented through {@link WgslBuilder.block} instead of string
  * arithmetic inside templates.
  * **Invariant.** Indentation never goes negative: every `block` closes what it opened.

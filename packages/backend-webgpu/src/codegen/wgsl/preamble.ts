@@ -56,7 +56,7 @@ const DEPENDS: Partial<Record<HelperName, readonly HelperName[]>> = {
 };
 
 /**
- * The helpers a kernel needs, collected while its expressions are emitted (STYLE.md §2.12: emit only
+ * The helpers a kernel needs, collected while its expressions are emitted (docs/style.md#kernels: emit only
  * what is used).
  *
  * @remarks

@@ -47,7 +47,7 @@ export class ExplorationBudget {
  *   sharing tensors, each with its own fusers); while some block's fuser is open, wait. Then the
  *   prefix up to the last operation a block's best fusion covers is cut into blocks and ordered
  *   by `scheduleBlocks`; the operations after it stay pending.
- * - sync: the whole segment is scheduled (bug P10: a sync plan covers the whole segment, so the
+ * - sync: the whole segment is scheduled (docs/pitfalls.md#p10: a sync plan covers the whole segment, so the
  *   next identical sync finds it).
  *
  * Blocks may run out of stream order — an independent reduction after a chain it does not touch,

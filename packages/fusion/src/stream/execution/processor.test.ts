@@ -83,7 +83,7 @@ describe("Processor, Policy, Explorer and ExecutionPlanStore", () => {
     expect(device.inspector.explorations, "neg is a key no cached plan names: the segment must be explored").toBeGreaterThan(explored);
   });
 
-  it("a sync plan covers the whole segment, so the next identical sync does not explore (P10)", async () => {
+  it("a sync plan covers the whole segment, so the next identical sync does not explore (docs/pitfalls.md#p10)", async () => {
     const { device } = createTestDevice("elementwise+never-ready");
     const run = async (seed: number): Promise<void> => {
       const x = fromValues(device, [seed, 2, 3]);
@@ -104,7 +104,7 @@ describe("Processor, Policy, Explorer and ExecutionPlanStore", () => {
     expect(device.inspector.explorations, "identical syncs find their plans").toBe(explored);
   });
 
-  it("a cached plan naming a shape id the stream never assigned runs its operations unfused, in order (P12)", async () => {
+  it("a cached plan naming a shape id the stream never assigned runs its operations unfused, in order (docs/pitfalls.md#p12)", async () => {
     const runtime = new TestRuntime({
       fusers: (rt) => [
         new TappedFuser(new ElementwiseFuser(rt), {

@@ -79,7 +79,7 @@ export class OperationQueue {
   readonly global: OperationIr[] = [];
   /** Pending operations, relative form. */
   readonly relative: RelativeOperation[] = [];
-  /** Relative shape ids assigned after each pending operation (bug P12 bound check). */
+  /** Relative shape ids assigned after each pending operation (the bound check of docs/pitfalls.md#p12). */
   readonly shapesAssigned: number[] = [];
   /** Frees that must wait for the next boundary (a pending operation still references them). */
   readonly deferredFrees: TensorIr[] = [];
@@ -126,7 +126,7 @@ export class OperationQueue {
    * Executes `plan` on the prefix it covers, on `stream`, in the plan's execution order (its
    * steps over `plan.order`), then drains that prefix. Falls back to
    * running the prefix unfused in stream order when the plan names a relative shape id this stream
-   * never assigned (bug P12).
+   * never assigned (docs/pitfalls.md#p12).
    */
   execute<H>(plan: ExecutionPlan<Optimization<H>>, stream: StreamId, env: ExecutionEnv<H>): number {
     const n = plan.operations.length;

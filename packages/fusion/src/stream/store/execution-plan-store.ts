@@ -58,7 +58,7 @@ export interface ExecutionPlan<O> {
   readonly strategy: ExecutionStrategy<O>;
   /**
    * The largest relative shape id the plan relies on (its operations', or an optimization's own
-   * `maxRelativeShapeId`): the bound check of bug P12.
+   * `maxRelativeShapeId`): the bound check of docs/pitfalls.md#p12.
    */
   readonly maxRelativeShapeId: number;
   /** The interned ids ({@link ExecutionPlanStore.keyId}) of `operations`' keys, what validators compare. */
