@@ -10,8 +10,6 @@ export type { CpuRuntimeOptions } from "./runtime/cpu-runtime.js";
 export { CpuFusionStats } from "./runtime/cpu-stats.js";
 export type { CpuHandle } from "./handle/cpu-handle.js";
 export { hostBytesPerElement } from "./handle/cpu-handle.js";
-export type { Layout } from "./handle/layout.js";
-export { contiguousStrides, isContiguous, broadcastShapes } from "./handle/layout.js";
 export type { CpuKernel } from "./kernels/cpu-kernel.js";
 export type { KernelPath, KernelPathChoice } from "./kernels/kernel-path.js";
 export { codeGeneration } from "./kernels/kernel-path.js";

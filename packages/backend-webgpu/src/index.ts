@@ -16,7 +16,7 @@ export type { WgslKernel } from "./kernel.js";
 export { DEFAULT_ENTRY_POINT } from "./kernel.js";
 
 export type { WebGpuHandle } from "./handle/index.js";
-export { contiguousStrides, isContiguous, reshapeView, permuteView, expandView, sliceView } from "./handle/index.js";
+export { reshapeView, permuteView, expandView, sliceView } from "./handle/index.js";
 
 export { WgslBuilder, ExprGraph, emitExpressions, Preamble, helperName, UNARY, BINARY, deviceProfile, literal, wgslType, pcg } from "./codegen/index.js";
 export type { DeviceProfile, ValueType, ExprNode, NodeId, StridedLayout, HelperName } from "./codegen/index.js";

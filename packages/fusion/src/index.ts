@@ -15,8 +15,45 @@ export type {
   SliceRange,
   RandomDistribution,
 } from "./ir/operation-ir.js";
-export { operationInputs, operationOutputs, operationNodes, forEachTensor } from "./ir/operation-ir.js";
-export { OperationConverter, mapOperation } from "./ir/relative.js";
+export {
+  OPERATIONS,
+  descriptorOf,
+  operationInputs,
+  operationOutputs,
+  operationNodes,
+  operationReferences,
+  forEachInput,
+  forEachTensor,
+  pushValues,
+  tensorAt,
+  mapOperation,
+  isElementwise,
+  isCreation,
+  readsIndex,
+} from "./ir/operation-descriptor.js";
+export type {
+  OperationOf,
+  OperationFamily,
+  OperationDescriptor,
+  ElementwiseOperation,
+  CreationOperation,
+} from "./ir/operation-descriptor.js";
+export { OperationConverter } from "./ir/relative.js";
+export type { Layout } from "./layout/layout.js";
+export {
+  elementCount,
+  contiguousStrides,
+  isContiguous,
+  broadcastShapes,
+  broadcastsInto,
+  sameShape,
+  broadcastStrides,
+  permuteLayout,
+  expandLayout,
+  sliceLayout,
+  denseLayout,
+  forEachPosition,
+} from "./layout/layout.js";
 export type { RelativeOperation } from "./ir/relative.js";
 export { HandleContainer } from "./runtime/handle-container.js";
 export type { ReleaseHandle } from "./runtime/handle-container.js";

@@ -1,8 +1,6 @@
 import type { FuserProperties, FuserStatus, OperationFuser, OperationIr, Optimization, TensorId, TensorStatus } from "@weft/fusion";
-import { operationInputs } from "@weft/fusion";
+import { isElementwise, operationInputs, broadcastShapes, sameShape } from "@weft/fusion";
 import type { CpuHandle } from "../handle/cpu-handle.js";
-import { broadcastShapes, sameShape } from "../handle/layout.js";
-import { isElementwise } from "../kernels/elementwise-ops.js";
 import type { CpuRuntime } from "../runtime/cpu-runtime.js";
 import { ElementwiseOptimization } from "./elementwise-optimization.js";
 

@@ -1,10 +1,9 @@
 import type { ExecutionContext, OperationIr, Optimization, TensorId, TensorIr, TensorStatus } from "@weft/fusion";
-import { numElements, operationInputs } from "@weft/fusion";
+import { broadcastShapes, denseLayout, isElementwise, numElements, operationInputs, sameShape } from "@weft/fusion";
 import { UnsupportedError, invariant } from "@weft/environment";
 import { hostBytesPerElement, isDense, withLayout, type CpuHandle } from "../handle/cpu-handle.js";
-import { broadcastShapes, denseLayout, sameShape } from "../handle/layout.js";
 import { ElementwiseProgramBuilder, type Register } from "../kernels/elementwise-kernel.js";
-import { appendElementwise, isElementwise } from "../kernels/elementwise-ops.js";
+import { appendElementwise } from "../kernels/elementwise-ops.js";
 import type { CpuRuntime } from "../runtime/cpu-runtime.js";
 
 /**

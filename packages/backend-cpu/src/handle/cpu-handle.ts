@@ -1,6 +1,6 @@
 import type { MemoryHandle } from "@weft/server";
 import type { DType } from "@weft/fusion";
-import { contiguousStrides, isContiguous, type Layout } from "./layout.js";
+import { contiguousStrides, isContiguous, type Layout } from "@weft/fusion";
 import { rejectF16 } from "../numerics/scalar-ops.js";
 
 /**

@@ -7,7 +7,7 @@
 import type { BindingAccess, HostKernel, KernelBinding, MemoryHandle } from "@weft/server";
 import type { DType, TypedArray } from "@weft/fusion";
 import { invariant } from "@weft/environment";
-import type { Layout } from "../handle/layout.js";
+import type { Layout } from "@weft/fusion";
 import { hostBytesPerElement } from "../handle/cpu-handle.js";
 import { rejectF16 } from "../numerics/scalar-ops.js";
 

@@ -18,7 +18,7 @@
 import type { BinaryOp, DType, UnaryOp } from "@weft/fusion";
 import type { MemoryHandle } from "@weft/server";
 import { invariant } from "@weft/environment";
-import { broadcastStrides, type Layout } from "../handle/layout.js";
+import { broadcastStrides, type Layout } from "@weft/fusion";
 import { binaryFn, castFn, convert, converter, unaryFn, type UnaryFn } from "../numerics/scalar-ops.js";
 import { BindingSet, KernelMemory, decodeUniforms, encodeUniforms, type CpuKernel } from "./cpu-kernel.js";
 import { compiledElementwise, type ElementwiseCache } from "./elementwise-codegen.js";

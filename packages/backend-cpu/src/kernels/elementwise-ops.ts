@@ -1,30 +1,12 @@
 /**
- * Which IR operations are elementwise, and how each one becomes a step of an
- * {@link ElementwiseProgramBuilder} program. Shared by the unfused path and the fused
+ * How each elementwise IR operation (`isElementwise` of `@weft/fusion`'s operation table) becomes
+ * a step of an {@link ElementwiseProgramBuilder} program. Shared by the unfused path and the fused
  * elementwise optimization, so both evaluate the same scalar code.
  *
  * @module
  */
-import type { OperationIr, TensorIr } from "@weft/fusion";
+import type { ElementwiseOperation, TensorIr } from "@weft/fusion";
 import type { ElementwiseProgramBuilder, Register } from "./elementwise-kernel.js";
-
-/** The IR operations an elementwise program evaluates. */
-export type ElementwiseOperation = Extract<OperationIr, { kind: "unary" | "binary" | "binary-scalar" | "clamp" | "cast" | "where" }>;
-
-/** Whether `op` is one of the {@link ElementwiseOperation}s. */
-export function isElementwise(op: OperationIr): op is ElementwiseOperation {
-  switch (op.kind) {
-    case "unary":
-    case "binary":
-    case "binary-scalar":
-    case "clamp":
-    case "cast":
-    case "where":
-      return true;
-    default:
-      return false;
-  }
-}
 
 /** Appends `op`'s step to `builder`, reading its inputs through `load`; returns its output's register. */
 export function appendElementwise(builder: ElementwiseProgramBuilder, op: ElementwiseOperation, load: (tensor: TensorIr) => Register): Register {

@@ -15,7 +15,7 @@
 import type { DType, ReduceOp, TypedArray } from "@weft/fusion";
 import { numElements } from "@weft/fusion";
 import { invariant } from "@weft/environment";
-import { broadcastStrides, contiguousStrides, sliceLayout, type Layout } from "../handle/layout.js";
+import { broadcastStrides, contiguousStrides, sliceLayout, type Layout } from "@weft/fusion";
 import { convert, converter, isIntegerDType } from "../numerics/scalar-ops.js";
 import { IndexOutOfRangeError } from "../errors/cpu-errors.js";
 import { KernelMemory, decodeUniforms, type CpuKernel } from "./cpu-kernel.js";

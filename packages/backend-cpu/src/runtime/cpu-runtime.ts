@@ -3,6 +3,7 @@ import { HostComputeServer, type FaultSpec, type MemoryUsage } from "@weft/serve
 import { Client } from "@weft/runtime";
 import {
   BaseFusionRuntime,
+  isElementwise,
   numElements,
   operationInputs,
   operationNodes,
@@ -15,15 +16,19 @@ import {
   type TensorData,
   type TensorIr,
   type TypedArray,
+  denseLayout,
+  expandLayout,
+  isContiguous,
+  permuteLayout,
+  sliceLayout,
 } from "@weft/fusion";
 import { allocationBytes, denseHandle, isDense, withLayout, type CpuHandle } from "../handle/cpu-handle.js";
-import { denseLayout, expandLayout, isContiguous, permuteLayout, sliceLayout } from "../handle/layout.js";
 import { forEachRun, planLoop } from "../kernels/strided-loop.js";
 import { BindingSet, KernelMemory, allocateTyped, encodeUniforms, type CpuKernel } from "../kernels/cpu-kernel.js";
 import { ElementwiseProgramBuilder, type ElementwiseRunner } from "../kernels/elementwise-kernel.js";
 import { ElementwiseCache } from "../kernels/elementwise-codegen.js";
 import { resolveKernelPath, type KernelPath, type KernelPathChoice } from "../kernels/kernel-path.js";
-import { appendElementwise, isElementwise } from "../kernels/elementwise-ops.js";
+import { appendElementwise } from "../kernels/elementwise-ops.js";
 import { arangeKernel, fullKernel, randomKernel } from "../kernels/creation-kernels.js";
 import { concatKernel, gatherKernel, matmulKernel, padKernel, reduceKernel, type KernelOperand } from "../kernels/tensor-kernels.js";
 import { rejectF16 } from "../numerics/scalar-ops.js";

@@ -1,6 +1,6 @@
 import type { OperationIr, TensorId, TensorIr } from "@weft/fusion";
 import { ExprGraph, type NodeId } from "../codegen/wgsl/expr.js";
-import { addElementwise, isElementwise } from "./elementwise-ops.js";
+import { addElementwise, isExpression } from "./elementwise-ops.js";
 
 /** A tensor read by a block from outside it (a kernel input slot). */
 export interface BlockInput {
@@ -63,7 +63,7 @@ export class BlockGraph {
     return node;
   }
 
-  /** Adds one operation (elementwise or `drop`). Returns false for any other kind. */
+  /** Adds one operation (an expression — elementwise or creation — or a `drop`). Returns false for any other kind. */
   add(op: OperationIr): boolean {
     if (op.kind === "drop") {
       const produced = this.outputs.find((o) => o.tensor.id === op.tensor.id);
@@ -72,7 +72,7 @@ export class BlockGraph {
       if (input !== undefined) input.dies = true;
       return true;
     }
-    if (!isElementwise(op)) return false;
+    if (!isExpression(op)) return false;
     const node = addElementwise(this.graph, op, (t) => this.leaf(t));
     this.outputs.push({ tensor: op.out, node, written: true });
     this.#nodes.set(op.out.id, node);

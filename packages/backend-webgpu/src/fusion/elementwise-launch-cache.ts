@@ -1,6 +1,6 @@
 import { invariant } from "@weft/environment";
 import type { ExecutionContext, OperationIr, TensorIr } from "@weft/fusion";
-import { forEachTensor } from "@weft/fusion";
+import { forEachTensor, tensorAt as operandAt } from "@weft/fusion";
 import type { KernelBinding } from "@weft/server";
 import { encodeParamValues } from "../codegen/wgsl/params.js";
 import { contiguousHandle, type WebGpuHandle } from "../handle/webgpu-handle.js";
@@ -187,30 +187,6 @@ function tensorAt(ops: readonly OperationIr[], at: InputLocator): TensorIr {
   const t = op === undefined ? undefined : operandAt(op, at.pos);
   invariant(t !== undefined, () => `elementwise launch cache: no tensor at op ${at.op} position ${at.pos}`);
   return t;
-}
-
-/** Tensor `pos` of `op` in `forEachTensor` order, without allocating (elementwise kinds and `drop`). */
-function operandAt(op: OperationIr, pos: number): TensorIr | undefined {
-  switch (op.kind) {
-    case "unary":
-    case "clamp":
-    case "cast":
-      return pos === 0 ? op.input : op.out;
-    case "binary":
-      return pos === 0 ? op.lhs : pos === 1 ? op.rhs : op.out;
-    case "binary-scalar":
-      return pos === 0 ? op.lhs : op.out;
-    case "where":
-      return pos === 0 ? op.condition : pos === 1 ? op.lhs : pos === 2 ? op.rhs : op.out;
-    case "full":
-    case "arange":
-    case "random":
-      return op.out;
-    case "drop":
-      return op.tensor;
-    default:
-      return undefined;
-  }
 }
 
 /**

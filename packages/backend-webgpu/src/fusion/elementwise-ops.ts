@@ -1,34 +1,18 @@
 import { invariant } from "@weft/environment";
-import type { OperationIr, TensorIr } from "@weft/fusion";
+import type { CreationOperation, ElementwiseOperation, OperationIr, TensorIr } from "@weft/fusion";
+import { isCreation, isElementwise, pushValues } from "@weft/fusion";
 import { pcg, type ExprGraph, type NodeId } from "../codegen/wgsl/expr.js";
 
-/** The operation kinds that are one elementwise expression of their inputs. */
-export type ElementwiseOperation = Extract<
-  OperationIr,
-  { kind: "unary" | "binary" | "binary-scalar" | "clamp" | "cast" | "where" | "full" | "arange" | "random" }
->;
+/**
+ * The operations a WebGPU kernel evaluates as one expression: the elementwise ones and, unlike the
+ * CPU backend, the creation ops (`full` is a constant, `arange`/`random` read the element index).
+ * Both families come from `@weft/fusion`'s operation table.
+ */
+export type ExpressionOperation = ElementwiseOperation | CreationOperation;
 
-/** Whether `op` is an {@link ElementwiseOperation}. */
-export function isElementwise(op: OperationIr): op is ElementwiseOperation {
-  switch (op.kind) {
-    case "unary":
-    case "binary":
-    case "binary-scalar":
-    case "clamp":
-    case "cast":
-    case "where":
-    case "full":
-    case "arange":
-    case "random":
-      return true;
-    default:
-      return false;
-  }
-}
-
-/** Whether `op` reads the element index (`arange`, `random`): it must produce the block's reference shape. */
-export function readsIndex(op: OperationIr): boolean {
-  return op.kind === "arange" || op.kind === "random";
+/** Whether `op` is an {@link ExpressionOperation}. */
+export function isExpression(op: OperationIr): op is ExpressionOperation {
+  return isElementwise(op) || isCreation(op);
 }
 
 /**
@@ -39,25 +23,9 @@ export function readsIndex(op: OperationIr): boolean {
  * the graph; allocation-free.
  */
 export function pushParams(op: OperationIr, out: number[]): void {
-  switch (op.kind) {
-    case "binary-scalar":
-      out.push(op.scalar);
-      return;
-    case "clamp":
-      out.push(op.min, op.max);
-      return;
-    case "full":
-      out.push(op.value);
-      return;
-    case "arange":
-      out.push(op.start, op.step);
-      return;
-    case "random":
-      out.push(pcg(op.seed >>> 0), op.a, op.b);
-      return;
-    default:
-      return;
-  }
+  // The values in `OPERATIONS` order, except `random`'s seed, which the kernel takes hashed.
+  if (op.kind === "random") out.push(pcg(op.seed >>> 0), op.a, op.b);
+  else pushValues(op, out);
 }
 
 /**
@@ -65,7 +33,7 @@ export function pushParams(op: OperationIr, out: number[]): void {
  * its output (cast to `op.out.dtype` when the op's natural type differs). Every value the op
  * carries becomes a parameter (a uniform), in {@link pushParams}'s order.
  */
-export function addElementwise(graph: ExprGraph, op: ElementwiseOperation, leaf: (t: TensorIr) => NodeId): NodeId {
+export function addElementwise(graph: ExprGraph, op: ExpressionOperation, leaf: (t: TensorIr) => NodeId): NodeId {
   let node: NodeId;
   switch (op.kind) {
     case "unary":

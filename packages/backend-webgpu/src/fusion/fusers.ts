@@ -1,11 +1,10 @@
 import type { FuserProperties, FuserStatus, OperationFuser, OperationIr, TensorId } from "@weft/fusion";
-import { isElementwise } from "./elementwise-ops.js";
+import { broadcastsInto, forEachTensor, operationInputs, readsIndex, sameShape } from "@weft/fusion";
+import { isExpression } from "./elementwise-ops.js";
 import { WebGpuOptimization, type BlockExecutor, type FusedKind } from "./optimization.js";
 
 /** Most operations one fused block takes (Burn's limit). */
 export const MAX_FUSED_OPS = 64;
-
-const sameShape = (a: readonly number[], b: readonly number[]): boolean => a.length === b.length && a.every((s, d) => s === b[d]);
 
 /**
  * The relative shape id of a dimension of size 1. Fusers see operations in the fusion engine's
@@ -13,13 +12,6 @@ const sameShape = (a: readonly number[], b: readonly number[]): boolean => a.len
  * size 1 is always id 0, so "broadcasts" means "equal id, or id 0".
  */
 const SIZE_ONE = 0;
-
-/** Whether relative `shape` broadcasts to relative `ref` (equal trailing dim ids, or size 1). */
-function broadcastsTo(shape: readonly number[], ref: readonly number[]): boolean {
-  if (shape.length > ref.length) return false;
-  const lead = ref.length - shape.length;
-  return shape.every((s, d) => s === ref[d + lead] || s === SIZE_ONE);
-}
 
 /**
  * The shared trace logic of the three fusers: phases of elementwise ops over one reference shape,
@@ -62,11 +54,7 @@ abstract class TraceFuser implements OperationFuser<WebGpuOptimization> {
       return;
     }
     const touched = new Set(this.tensors);
-    const nodes = op.kind === "concat" ? [...op.inputs, op.out] : [];
-    if (isElementwise(op) || op.kind === "reduce" || op.kind === "matmul") {
-      const ins = op.kind === "reduce" ? [op.input] : op.kind === "matmul" ? [op.lhs, op.rhs] : inputsOf(op);
-      for (const t of [...ins, op.out, ...nodes]) touched.add(t.id);
-    }
+    forEachTensor(op, (t) => touched.add(t.id));
     if (touched.size > this.maxBindings || !this.accept(op)) {
       this.closed = true;
       return;
@@ -119,26 +107,9 @@ abstract class TraceFuser implements OperationFuser<WebGpuOptimization> {
   protected abstract copyPhase(into: TraceFuser): void;
 }
 
-function inputsOf(op: OperationIr): { id: TensorId; shape: readonly number[] }[] {
-  switch (op.kind) {
-    case "unary":
-    case "clamp":
-    case "cast":
-      return [op.input];
-    case "binary":
-      return [op.lhs, op.rhs];
-    case "binary-scalar":
-      return [op.lhs];
-    case "where":
-      return [op.condition, op.lhs, op.rhs];
-    default:
-      return [];
-  }
-}
-
-/** Whether elementwise `op` fits a block whose outputs all have shape `ref`. */
+/** Whether `op` is an expression (elementwise or creation) that fits a block whose outputs all have shape `ref`. */
 function fitsShape(op: Exclude<OperationIr, { kind: "drop" }>, ref: readonly number[]): boolean {
-  return isElementwise(op) && sameShape(op.out.shape, ref) && inputsOf(op).every((t) => broadcastsTo(t.shape, ref));
+  return isExpression(op) && sameShape(op.out.shape, ref) && operationInputs(op).every((t) => broadcastsInto(t.shape, ref, SIZE_ONE));
 }
 
 /**
@@ -187,7 +158,7 @@ export class ReduceFuser extends TraceFuser {
       return true;
     }
     const ref = this.#prologue ?? op.out.shape;
-    if (!fitsShape(op, ref) || op.kind === "arange" || op.kind === "random") return false;
+    if (!fitsShape(op, ref) || readsIndex(op)) return false;
     this.#prologue = ref;
     return true;
   }
@@ -221,7 +192,7 @@ export class MatmulFuser extends TraceFuser {
       this.#out = op.out.shape;
       return true;
     }
-    return fitsShape(op, this.#out) && op.kind !== "arange" && op.kind !== "random";
+    return fitsShape(op, this.#out) && !readsIndex(op);
   }
   protected ready(): boolean {
     return this.#out !== undefined;

@@ -1,7 +1,8 @@
 import type { DType, ExecutionContext, OperationIr } from "@weft/fusion";
 import { deviceBytesPerElement } from "@weft/fusion";
 import type { KernelBinding } from "@weft/server";
-import { contiguousHandle, elementCount, isContiguous, type WebGpuHandle } from "../handle/webgpu-handle.js";
+import { elementCount, isContiguous } from "@weft/fusion";
+import { contiguousHandle, type WebGpuHandle } from "../handle/webgpu-handle.js";
 import { elementwiseKernel, elementwiseKey, elementwiseUniforms, type ElementwiseOutput, type ElementwiseSpec, type KernelLaunchPlan } from "../kernels/elementwise.js";
 import { storageElement } from "../codegen/wgsl/types.js";
 import { BlockGraph } from "./block-graph.js";

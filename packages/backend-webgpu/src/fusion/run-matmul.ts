@@ -1,6 +1,7 @@
 import { invariant } from "@weft/environment";
 import type { DType, ExecutionContext, OperationIr } from "@weft/fusion";
-import { contiguousHandle, elementCount, type WebGpuHandle } from "../handle/webgpu-handle.js";
+import { elementCount } from "@weft/fusion";
+import { contiguousHandle, type WebGpuHandle } from "../handle/webgpu-handle.js";
 import { configFits, configTile, MATMUL_CONFIGS, matmulKernel, matmulKey, matmulUniforms, type MatmulConfig, type MatmulSpec } from "../kernels/matmul.js";
 import type { DeviceProfile } from "../codegen/wgsl/types.js";
 import { BlockGraph } from "./block-graph.js";

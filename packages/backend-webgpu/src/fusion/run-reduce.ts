@@ -1,7 +1,8 @@
 import { invariant } from "@weft/environment";
 import type { ExecutionContext, OperationIr } from "@weft/fusion";
 import type { KernelBinding, MemoryHandle } from "@weft/server";
-import { contiguousHandle, elementCount, type WebGpuHandle } from "../handle/webgpu-handle.js";
+import { elementCount } from "@weft/fusion";
+import { contiguousHandle, type WebGpuHandle } from "../handle/webgpu-handle.js";
 import type { ElementwiseInput } from "../kernels/elementwise.js";
 import { accumulatorDtype, isArgOp, REDUCE_ITERATIONS, reducePassKernel, reducePassKey, reducePassUniforms, type ReducePassSpec, type ReduceSink, type ReduceSource } from "../kernels/reduce.js";
 import { BlockGraph } from "./block-graph.js";

@@ -2,6 +2,8 @@
 import { UnsupportedError, invariant, type StreamId } from "@weft/environment";
 import {
   BaseFusionRuntime,
+  contiguousStrides,
+  isContiguous,
   numElements,
   type ExecutionContext,
   type OperationFuser,
@@ -21,9 +23,7 @@ import { ExprGraph } from "../codegen/wgsl/expr.js";
 import { deviceProfile, type DeviceProfile, type ProfileLimits } from "../codegen/wgsl/types.js";
 import {
   contiguousHandle,
-  contiguousStrides,
   expandView,
-  isContiguous,
   permuteView,
   releaseWebGpuHandle,
   reshapeView,

@@ -1,8 +1,5 @@
 export type { WebGpuHandle } from "./webgpu-handle.js";
 export {
-  contiguousStrides,
-  elementCount,
-  isContiguous,
   contiguousHandle,
   reshapeView,
   permuteView,

@@ -32,9 +32,10 @@ export type RandomDistribution = "uniform" | "normal";
  * One operation, as recorded on a stream's queue. Burn's `OperationIr`.
  *
  * @remarks
- * **Why a closed union.** Fusers, the relative form, the plan cache and every backend switch over
- * `kind` exhaustively (`satisfies never`), so adding an op is a compile error wherever it must be
- * handled.
+ * **Why a closed union.** What the engine knows about each kind (its inputs, its values, its
+ * relative key, its family) is one row of `OPERATIONS` (`operation-descriptor.ts`), a mapped type
+ * over `kind`; the backends switch over `kind` exhaustively (`satisfies never`) where behaviour
+ * differs. Adding an op is a compile error wherever it must be handled.
  * **Invariants.**
  * - Outputs are `NotInit` and carry fresh ids (SSA): a handle, once registered, is never replaced.
  * - Inputs are `ReadOnly` or `ReadWrite`; `ReadWrite` is a tensor's last use.
@@ -108,107 +109,3 @@ export type OperationIr =
 
 /** The `kind`s of {@link OperationIr}. */
 export type OperationKind = OperationIr["kind"];
-
-/** The tensors an op reads, in a fixed order per kind. */
-export function operationInputs(op: OperationIr): readonly TensorIr[] {
-  switch (op.kind) {
-    case "init":
-    case "full":
-    case "arange":
-    case "random":
-      return [];
-    case "unary":
-    case "clamp":
-    case "cast":
-    case "reduce":
-    case "reshape":
-    case "permute":
-    case "expand":
-    case "slice":
-    case "pad":
-      return [op.input];
-    case "binary":
-    case "matmul":
-      return [op.lhs, op.rhs];
-    case "binary-scalar":
-      return [op.lhs];
-    case "where":
-      return [op.condition, op.lhs, op.rhs];
-    case "concat":
-      return op.inputs;
-    case "gather":
-      return [op.input, op.indices];
-    case "drop":
-      return [op.tensor];
-    default:
-      return op satisfies never;
-  }
-}
-
-/** The tensors an op writes (none for `drop`). */
-export function operationOutputs(op: OperationIr): readonly TensorIr[] {
-  return op.kind === "drop" ? [] : [op.out];
-}
-
-/**
- * Calls `fn` on every tensor of `op` in a fixed order: inputs (in
- * `operationInputs` order), then the output. Allocates nothing: the hot-path
- * replacement for {@link operationNodes}. `mapOperation` visits tensors in the same order.
- */
-export function forEachTensor(op: OperationIr, fn: (t: TensorIr) => void): void {
-  switch (op.kind) {
-    case "init":
-    case "full":
-    case "arange":
-    case "random":
-      fn(op.out);
-      return;
-    case "unary":
-    case "clamp":
-    case "cast":
-    case "reduce":
-    case "reshape":
-    case "permute":
-    case "expand":
-    case "slice":
-    case "pad":
-      fn(op.input);
-      fn(op.out);
-      return;
-    case "binary":
-    case "matmul":
-      fn(op.lhs);
-      fn(op.rhs);
-      fn(op.out);
-      return;
-    case "binary-scalar":
-      fn(op.lhs);
-      fn(op.out);
-      return;
-    case "where":
-      fn(op.condition);
-      fn(op.lhs);
-      fn(op.rhs);
-      fn(op.out);
-      return;
-    case "concat":
-      for (const input of op.inputs) fn(input);
-      fn(op.out);
-      return;
-    case "gather":
-      fn(op.input);
-      fn(op.indices);
-      fn(op.out);
-      return;
-    case "drop":
-      fn(op.tensor);
-      return;
-    default:
-      op satisfies never;
-  }
-}
-
-/** Inputs then outputs. */
-export function operationNodes(op: OperationIr): readonly TensorIr[] {
-  return [...operationInputs(op), ...operationOutputs(op)];
-}

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { forEachTensor, operationNodes, type OperationIr } from "./operation-ir.js";
-import { OperationConverter, mapOperation } from "./relative.js";
+import { OPERATIONS, forEachTensor, mapOperation, operationInputs, operationReferences, pushValues, tensorAt, valueCount } from "./operation-descriptor.js";
+import type { OperationIr, OperationKind } from "./operation-ir.js";
+import { OperationConverter } from "./relative.js";
 import type { TensorId, TensorIr } from "./tensor-ir.js";
 
 const t = (id: number, shape: number[], status: TensorIr["status"] = "ReadOnly"): TensorIr => ({
@@ -146,13 +147,36 @@ describe("OperationConverter keys and the lazy relative form", () => {
   });
 });
 
-describe("forEachTensor", () => {
-  it("visits exactly operationNodes' tensors, in the same order, for every op kind", () => {
-    const ops = [...everyKind(10, 4, 1), { kind: "drop", tensor: { id: 99 as TensorId, shape: [4], dtype: "f32", status: "ReadWrite" } } as OperationIr];
+describe("the operation descriptor table", () => {
+  const ops = [...everyKind(10, 4, 1), { kind: "drop", tensor: { id: 99 as TensorId, shape: [4], dtype: "f32", status: "ReadWrite" } } as OperationIr];
+
+  it("has a sample of every kind here, so every row below is exercised", () => {
+    expect(new Set(ops.map((op) => op.kind)), "one sample per row of OPERATIONS").toEqual(new Set(Object.keys(OPERATIONS) as OperationKind[]));
+  });
+
+  it("maps tensors and values in the order the walks visit them", () => {
     for (const op of ops) {
       const visited: TensorIr[] = [];
       forEachTensor(op, (t) => visited.push(t));
-      expect(visited, `the allocation-free walk of '${op.kind}' agrees with operationNodes`).toEqual(operationNodes(op));
+      let values = 0;
+      const mapped = mapOperation(op, (t) => ({ ...t, id: (t.id + 1000) as TensorId }), (v) => {
+        values++;
+        return v + 0.5;
+      });
+      const remapped: TensorIr[] = [];
+      forEachTensor(mapped, (t) => remapped.push(t));
+      expect(remapped.map((t) => t.id), `'${op.kind}': every tensor mapped, in walk order`).toEqual(visited.map((t) => t.id + 1000));
+      expect(values, `'${op.kind}': every value visited once`).toBe(valueCount(op));
+      const seen: number[] = [];
+      pushValues(op, seen);
+      const placeholders: number[] = [];
+      mapOperation(op, (x) => x, (v) => (placeholders.push(v), v));
+      expect(seen, `'${op.kind}': pushValues lists the values mapOperation maps, in order`).toEqual(placeholders);
+      expect(visited.map((_, pos) => tensorAt(op, pos)), `'${op.kind}': tensorAt follows the walk`).toEqual(visited);
+      expect(tensorAt(op, visited.length), `'${op.kind}': nothing past the last tensor`).toBeUndefined();
+      for (const t of visited) expect(operationReferences(op, t.id), `'${op.kind}' references #${t.id}`).toBe(true);
+      expect(operationReferences(op, 12345 as TensorId), `'${op.kind}' references no other tensor`).toBe(false);
+      expect(operationInputs(op).length + (op.kind === "drop" ? 0 : 1), `'${op.kind}': inputs then the output`).toBe(visited.length);
     }
   });
 });

@@ -1,6 +1,6 @@
 import { invariant } from "@weft/environment";
 import type { OperationIr } from "../ir/operation-ir.js";
-import { operationInputs, operationOutputs } from "../ir/operation-ir.js";
+import { operationInputs, operationOutputs } from "../ir/operation-descriptor.js";
 import type { TensorId } from "../ir/tensor-ir.js";
 import type {
   ExecutionContext,

@@ -3,7 +3,7 @@ import type { StreamId } from "@weft/environment";
 import type { MemoryUsage } from "@weft/server";
 import { InjectedFaultError } from "@weft/server";
 import type { OperationIr } from "../ir/operation-ir.js";
-import { operationInputs, operationOutputs } from "../ir/operation-ir.js";
+import { operationInputs, operationOutputs } from "../ir/operation-descriptor.js";
 import type { TensorData, TensorId, TensorIr, TypedArray } from "../ir/tensor-ir.js";
 import { BaseFusionRuntime } from "../runtime/fusion-runtime.js";
 import type { ExecutionContext, OperationFuser, Optimization } from "../runtime/fusion-runtime.js";

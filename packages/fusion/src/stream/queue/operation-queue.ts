@@ -1,7 +1,7 @@
 import { InvariantError, ReentrancyError, StreamId, invariant } from "@weft/environment";
 import { TensorComputationError } from "../../errors/tensor-errors.js";
 import type { OperationIr } from "../../ir/operation-ir.js";
-import { forEachTensor, operationInputs, operationOutputs } from "../../ir/operation-ir.js";
+import { forEachTensor, operationInputs, operationOutputs, operationReferences } from "../../ir/operation-descriptor.js";
 import type { RelativeOperation } from "../../ir/relative.js";
 import { OperationConverter } from "../../ir/relative.js";
 import type { TensorId, TensorIr } from "../../ir/tensor-ir.js";
@@ -34,24 +34,6 @@ export interface ExecutionEnv<H> {
   readonly onBlock: (block: ExecutedBlock) => void;
   /** Called with an error that is a bug (invariant, re-entrancy), rethrown at the end of the call. */
   readonly onBug: (error: Error) => void;
-}
-
-/** Whether `op` reads or writes tensor `id` (no allocation). */
-function references(op: OperationIr, id: TensorId): boolean {
-  switch (op.kind) {
-    case "drop":
-      return op.tensor.id === id;
-    case "binary-scalar":
-      return op.out.id === id || op.lhs.id === id;
-    case "unary":
-      return op.out.id === id || op.input.id === id;
-    case "binary":
-      return op.out.id === id || op.lhs.id === id || op.rhs.id === id;
-    default:
-      if (op.out.id === id) return true;
-      for (const input of operationInputs(op)) if (input.id === id) return true;
-      return false;
-  }
 }
 
 function isBug(error: unknown): error is Error {
@@ -106,7 +88,7 @@ export class OperationQueue {
 
   /** Whether a pending operation reads or writes `id` (a linear scan of the segment, allocation-free). */
   referencesTensor(id: TensorId): boolean {
-    for (const op of this.global) if (references(op, id)) return true;
+    for (const op of this.global) if (operationReferences(op, id)) return true;
     return false;
   }
 

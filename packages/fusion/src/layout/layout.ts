@@ -1,7 +1,8 @@
 /**
- * Strided layouts: how a logical shape maps onto elements of a flat buffer. Every CPU view
+ * Strided layouts: how a logical shape maps onto elements of a flat buffer. Every backend view
  * (reshape of contiguous data, permute, expand, slice with steps) is a new layout over the same
- * memory, never a copy.
+ * memory, never a copy. The one home of this arithmetic: the CPU and WebGPU backends both build
+ * their handles' views with it.
  *
  * @module
  */
@@ -13,6 +14,13 @@ export interface Layout {
   readonly strides: readonly number[];
   /** Position of element `[0, …, 0]`, in elements from the start of the memory. */
   readonly offset: number;
+}
+
+/** Number of elements of `shape` (1 for rank 0). */
+export function elementCount(shape: readonly number[]): number {
+  let n = 1;
+  for (const d of shape) n *= d;
+  return n;
 }
 
 /** Row-major strides of a dense tensor of `shape` (the last dim has stride 1). */
@@ -30,7 +38,7 @@ export function contiguousStrides(shape: readonly number[]): number[] {
  * Whether the layout visits its elements densely in row-major order from `offset` (so element
  * `i` is at `offset + i`). Strides of size-1 dims do not matter; an empty tensor is contiguous.
  */
-export function isContiguous(layout: Layout): boolean {
+export function isContiguous(layout: Pick<Layout, "shape" | "strides">): boolean {
   let step = 1;
   for (let d = layout.shape.length - 1; d >= 0; d--) {
     const size = layout.shape[d] ?? 1;
@@ -59,10 +67,18 @@ export function broadcastShapes(a: readonly number[], b: readonly number[], one 
   return out;
 }
 
-/** Whether `shape` broadcasts into `target` without growing it. */
-export function broadcastsInto(shape: readonly number[], target: readonly number[]): boolean {
-  const b = broadcastShapes(shape, target);
-  return b !== undefined && sameShape(b, target);
+/**
+ * Whether `shape` broadcasts into `target` without growing it (`one` as in {@link broadcastShapes}:
+ * `0` for the relative shapes fusers see).
+ */
+export function broadcastsInto(shape: readonly number[], target: readonly number[], one = 1): boolean {
+  if (shape.length > target.length) return false;
+  const lead = target.length - shape.length;
+  for (let d = 0; d < shape.length; d++) {
+    const s = shape[d];
+    if (s !== target[d + lead] && s !== one) return false;
+  }
+  return true;
 }
 
 /** Element-wise equality of two shapes. */
@@ -100,7 +116,7 @@ export function expandLayout(layout: Layout, target: readonly number[]): Layout 
   return { shape: [...target], strides: broadcastStrides(layout, target), offset: layout.offset };
 }
 
-/** The sliced view: per dim, elements `start, start + step, …` while `< end`. */
+/** The sliced view: per dim, elements `start, start + step, …` while `< end` (and inside the dim). */
 export function sliceLayout(
   layout: Layout,
   ranges: readonly { readonly start: number; readonly end: number; readonly step: number }[],
@@ -111,7 +127,7 @@ export function sliceLayout(
   layout.shape.forEach((size, d) => {
     const r = ranges[d] ?? { start: 0, end: size, step: 1 };
     const stride = layout.strides[d] ?? 0;
-    const len = Math.max(0, Math.ceil((r.end - r.start) / r.step));
+    const len = Math.max(0, Math.ceil((Math.min(r.end, size) - r.start) / r.step));
     if (len > 0) offset += r.start * stride;
     shape.push(len);
     strides.push(stride * r.step);
