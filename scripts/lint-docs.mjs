@@ -115,7 +115,7 @@ function bareResolves(file, name) {
 const REFUSED = [
   [/\.\.\/shared\b|\/work\/shared\b/, "a path outside the repository ('../shared'); cite docs/… instead"],
   [/§/, "a '§' section number; cite a docs/….md#anchor instead"],
-  [/\bseeds?\s+`?0\d\d/i, "an external seed document; cite docs/concepts.md#… instead"],
+  [/\bseeds?[\s-]+`?0\d\d/i, "an external seed document; cite docs/concepts.md#… instead"],
   [/\bP(1[0-7]|[1-9])\b/, "a bare pitfall number; cite docs/pitfalls.md#pN instead"],
 ];
 

@@ -15,7 +15,7 @@
  * @module
  */
 import { createWebGpuRuntime, WebGpuServer, type WebGpuDevice, type WgslKernel } from "@weft/backend-webgpu";
-import { FusionDevice, type FusionRuntime, type Optimization } from "@weft/fusion";
+import { FusionDevice, type FusionClient } from "@weft/fusion";
 import type { ComputeServer } from "@weft/server";
 import { Device, type Tensor } from "@weft/tensor";
 import type { Timed } from "../harness/measure.js";
@@ -71,7 +71,7 @@ export class PeakMeter {
 /** One Weft device and the fusion engine under it. */
 export interface WeftVariant {
   readonly device: Device;
-  readonly fusion: FusionDevice<unknown>;
+  readonly fusion: FusionClient;
   /** The peak-memory meter around this device's server. */
   readonly meter: PeakMeter;
   /** Resolves once background autotuning (matmul tile choice) has finished, so timing sees the winner. */
@@ -82,9 +82,8 @@ export interface WeftVariant {
 export async function createWeftVariant(gpu: WebGpuDevice, fusion: boolean): Promise<WeftVariant> {
   const meter = new PeakMeter(new WebGpuServer(gpu.device));
   const runtime = await createWebGpuRuntime({ device: gpu.device, fusion, server: meter.wrap() });
-  const engine = new FusionDevice(runtime as unknown as FusionRuntime<unknown, Optimization<unknown>>);
-  const dtypes = gpu.features.has("shader-f16") ? (["f32", "i32", "u32", "bool", "f16"] as const) : (["f32", "i32", "u32", "bool"] as const);
-  const device = new Device(engine, { backend: "webgpu", label: `webgpu${fusion ? "" : " unfused"} (${gpu.info.description})`, dtypes });
+  const engine = new FusionDevice(runtime);
+  const device = new Device(engine, { label: `webgpu${fusion ? "" : " unfused"} (${gpu.info.description})` });
   return { device, fusion: engine, meter, settle: () => runtime.autotuneIdle() };
 }
 

@@ -1,6 +1,9 @@
 /**
  * `@weft/fusion`: the lazy multi-stream fusion engine, the TypeScript counterpart of burn-ir and
- * burn-fusion.
+ * burn-fusion. This entry is what users and backend authors need: the IR and its descriptor
+ * table, the strided-layout arithmetic, the `FusionRuntime`/`OperationFuser`/`Optimization`
+ * contract a backend implements, `FusionDevice`/`FusionTensor`/`tidy`, and the errors. The
+ * engine's internals (queues, processor, policy, explorer, plan store) are `@weft/fusion/internal`.
  *
  * @module
  */
@@ -38,7 +41,6 @@ export type {
   ElementwiseOperation,
   CreationOperation,
 } from "./ir/operation-descriptor.js";
-export { OperationConverter } from "./ir/relative.js";
 export type { Layout } from "./layout/layout.js";
 export {
   elementCount,
@@ -54,7 +56,6 @@ export {
   denseLayout,
   forEachPosition,
 } from "./layout/layout.js";
-export type { RelativeOperation } from "./ir/relative.js";
 export { HandleContainer } from "./runtime/handle-container.js";
 export type { ReleaseHandle } from "./runtime/handle-container.js";
 export { BaseFusionRuntime } from "./runtime/fusion-runtime.js";
@@ -66,39 +67,16 @@ export type {
   FuserProperties,
   ExecutionContext,
   OperationRan,
+  RuntimeCapabilities,
   RuntimeStats,
 } from "./runtime/fusion-runtime.js";
 export { TensorComputationError, DisposedTensorError, DisposedDeviceError, ScopeSettledError, describeOperation } from "./errors/tensor-errors.js";
-export { FusionTensor, FUSION_TENSOR } from "./tensor/fusion-tensor.js";
-export type { SharedRef } from "./tensor/fusion-tensor.js";
+export { FusionTensor } from "./tensor/fusion-tensor.js";
 export { tidy } from "./tensor/tidy.js";
 export { scope, keep, dispose } from "./tensor/scope.js";
 export { inheritOwner } from "./tensor/ownership.js";
 export type { Scope } from "./tensor/scope.js";
 export { FusionDevice } from "./device/fusion-device.js";
-export type { FusionDeviceOptions, FusionMemory, DeviceStats } from "./device/fusion-device.js";
+export type { FusionClient, FusionDeviceOptions, FusionMemory, DeviceStats } from "./device/fusion-device.js";
 export { FusionInspector } from "./inspector/fusion-inspector.js";
-export { MultiStream } from "./stream/multi-stream.js";
-export type { ReadPlan, MultiStreamOptions } from "./stream/multi-stream.js";
-export { OperationQueue, setOutputErrors } from "./stream/queue/operation-queue.js";
-export type { ExecutedBlock, ExecutionEnv } from "./stream/queue/operation-queue.js";
-export { Processor } from "./stream/execution/processor.js";
-export { Policy } from "./stream/execution/policy.js";
-export type { Action, ExecutionMode } from "./stream/execution/policy.js";
-export { Explorer, ExplorationBudget } from "./stream/execution/explorer.js";
-export type { Exploration } from "./stream/execution/explorer.js";
-export { OperationsValidator } from "./stream/execution/validator.js";
-export type { ValidatorState } from "./stream/execution/validator.js";
-export { ExecutionPlanStore, DEFAULT_MAX_PLANS } from "./stream/store/execution-plan-store.js";
-export type {
-  ExecutionPlan,
-  ExecutionPlanId,
-  ExecutionTrigger,
-  ExecutionStep,
-  ExecutionStrategy,
-  PlanImport,
-} from "./stream/store/execution-plan-store.js";
-export { PlanCache, PLAN_CACHE_FORMAT, defaultPlanStore, planCacheKey } from "./stream/store/plan-cache.js";
-export type { PlanCacheOptions, PlanCacheState } from "./stream/store/plan-cache.js";
-export { planFromState, planToState } from "./stream/store/plan-state.js";
-export type { ExecutionPlanState, ExecutionStepState, RelativeOperationState, RestoredPlan } from "./stream/store/plan-state.js";
+export type { ExecutedBlock } from "./stream/queue/operation-queue.js";

@@ -11,7 +11,7 @@ export { Tensor } from "./tensor/tensor.js";
 export type { DataArray } from "./tensor/tensor.js";
 export { Device, device, setDevice, tryDevice } from "./device/device.js";
 export type { DeviceOptions } from "./device/device.js";
-export type { FusionDeviceLike, FusionInspectorLike, FusionTensorLike, MemoryReport, StatsReport, CacheReport } from "./device/fusion-port.js";
+export type { FusionMemory as MemoryReport, DeviceStats as StatsReport } from "@weft/fusion";
 export type { DType } from "./dtype/dtype.js";
 export { DTYPES, promoteTypes, promoteWithScalar, isFloat, isInteger } from "./dtype/dtype.js";
 export {

@@ -49,5 +49,5 @@ if (probe.available) {
 /** A WebGPU device whose kernels use 4-invocation workgroups (see `WebGpuRuntimeOptions.workgroupSize`). */
 async function createSmallWorkgroupDevice(): Promise<Device> {
   const runtime = await createWebGpuRuntime({ workgroupSize: 4, autotune: false });
-  return new Device(new FusionDevice(runtime), { backend: "webgpu", label: "webgpu (workgroups of 4)", dtypes: ["f32", "i32", "u32", "bool"] });
+  return new Device(new FusionDevice(runtime), { label: "webgpu (workgroups of 4)" });
 }

@@ -11,5 +11,5 @@ import { Device } from "@weft/tensor";
 /** A fused (default) or unfused CPU device. */
 export function cpuDevice(options: { fusion?: boolean } = {}): Device {
   const fusion = options.fusion ?? true;
-  return new Device(new FusionDevice(createCpuRuntime({ fusion })), { backend: "cpu", label: fusion ? "cpu" : "cpu unfused", syncReads: true });
+  return new Device(new FusionDevice(createCpuRuntime({ fusion })), { label: fusion ? "cpu" : "cpu unfused" });
 }

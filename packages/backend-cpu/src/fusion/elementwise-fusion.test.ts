@@ -7,7 +7,8 @@ import { describe, expect, it } from "vitest";
 import { StreamId } from "@weft/environment";
 import { InjectedFaultError, TaintedReadError } from "@weft/server";
 import { withProcessMode } from "@weft/runtime";
-import { OperationConverter, type OperationIr, type TensorIr } from "@weft/fusion";
+import type { OperationIr, TensorIr } from "@weft/fusion";
+import { OperationConverter } from "@weft/fusion/internal";
 import { CpuTestHarness } from "../testing/cpu-test-harness.js";
 
 /** An 8-op chain over x[2,3] and y[3] (broadcast), ending in `out`; intermediates consumed. */

@@ -12,6 +12,7 @@ import {
   type OperationFuser,
   type OperationIr,
   type Optimization,
+  type RuntimeCapabilities,
   type RuntimeStats,
   type TensorData,
   type TensorIr,
@@ -86,6 +87,8 @@ export function createCpuRuntime(options: CpuRuntimeOptions = {}): CpuRuntime {
  */
 export class CpuRuntime extends BaseFusionRuntime<CpuHandle> {
   readonly name = "cpu";
+  /** No `f16`; host memory, so reads can be synchronous. */
+  readonly capabilities: RuntimeCapabilities = { dtypes: ["f32", "i32", "u32", "bool"], reads: "async-and-sync" };
   /** The client every launch, allocation and read goes through. */
   readonly client: Client<CpuKernel>;
   /** What fusion did (fused launches, in-place and elided writes). */

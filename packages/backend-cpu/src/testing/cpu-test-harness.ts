@@ -1,5 +1,6 @@
 import { StreamId, invariant } from "@weft/environment";
-import { HandleContainer, OperationConverter, numElements, type DType, type OperationIr, type TensorId, type TensorIr, type TensorStatus, type TypedArray } from "@weft/fusion";
+import { OperationConverter } from "@weft/fusion/internal";
+import { HandleContainer, numElements, type DType, type OperationIr, type TensorId, type TensorIr, type TensorStatus, type TypedArray } from "@weft/fusion";
 import type { CpuHandle } from "../handle/cpu-handle.js";
 import { createCpuRuntime, type CpuRuntime, type CpuRuntimeOptions } from "../runtime/cpu-runtime.js";
 import { allocateTyped } from "../kernels/cpu-kernel.js";

@@ -3,7 +3,6 @@ import { describeAdapter, requestWebGpuDevice, type WebGpuAdapterDescription } f
 import type { ComputeServer } from "@weft/server";
 import type { WgslKernel } from "../kernel.js";
 import { WebGpuServer, type WebGpuServerOptions } from "../server/webgpu-server.js";
-import { DirectGpuServer } from "./direct-gpu-server.js";
 import { WebGpuRuntime, type WebGpuAutotuneOptions } from "./webgpu-runtime.js";
 
 /** Options of {@link createWebGpuRuntime}. */
@@ -11,10 +10,10 @@ export interface CreateWebGpuRuntimeOptions {
   /** The device to run on; default: `requestWebGpuDevice()` (Vulkan, else software GLES). */
   readonly device?: GPUDevice;
   /**
-   * The server that launches kernels: default `"webgpu"` (the full {@link WebGpuServer}: streams,
-   * pools, taint); `"direct"` is the minimal {@link DirectGpuServer}; or any server instance.
+   * The server that launches kernels: default a new {@link WebGpuServer} on `device` (streams,
+   * pools, taint), or any server instance (a wrapper that measures it, a test double).
    */
-  readonly server?: ComputeServer<WgslKernel> | "webgpu" | "direct";
+  readonly server?: ComputeServer<WgslKernel>;
   /** Whether to fuse (default true). */
   readonly fusion?: boolean;
   /**
@@ -71,12 +70,11 @@ export async function createWebGpuRuntime(options: CreateWebGpuRuntimeOptions = 
     adapter ??= adapterName(found.info);
   }
   adapter ??= deviceAdapter(device);
-  const choice = options.server ?? "webgpu";
   const serverOptions: WebGpuServerOptions = {
     ...options.serverOptions,
     ...(options.memoryLimit === undefined ? {} : { memoryLimit: options.memoryLimit }),
   };
-  const server = choice === "webgpu" ? new WebGpuServer(device, serverOptions) : choice === "direct" ? new DirectGpuServer(device) : choice;
+  const server = options.server ?? new WebGpuServer(device, serverOptions);
   const gpu = device;
   return new WebGpuRuntime({
     server,

@@ -4,7 +4,6 @@ export { createWebGpuRuntime, adapterName } from "./create-runtime.js";
 export { chooseMatmulConfig } from "./run-matmul.js";
 export type { MatmulChooser } from "./run-matmul.js";
 export type { CreateWebGpuRuntimeOptions } from "./create-runtime.js";
-export { DirectGpuServer } from "./direct-gpu-server.js";
 export { ElementwiseFuser, ReduceFuser, MatmulFuser } from "./fusers.js";
 export { WebGpuOptimization } from "./optimization.js";
 export { ElementwiseLaunchCache, MAX_LAUNCH_ENTRIES } from "./elementwise-launch-cache.js";

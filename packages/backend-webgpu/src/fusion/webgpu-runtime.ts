@@ -8,6 +8,7 @@ import {
   type ExecutionContext,
   type OperationFuser,
   type OperationIr,
+  type RuntimeCapabilities,
   type TensorData,
   type TensorIr,
   type TypedArray,
@@ -107,6 +108,8 @@ const AUTOTUNE_MIN_WORK = 1 << 15;
  */
 export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimization> {
   readonly name = "webgpu";
+  /** `f16` only with `shader-f16`; reads always wait for the device. */
+  readonly capabilities: RuntimeCapabilities;
   readonly server: ComputeServer<WgslKernel>;
   readonly profile: DeviceProfile;
   /** Launch, fusion, elision, in-place and cache counters (see {@link RuntimeCounters}). */
@@ -135,6 +138,7 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
     super();
     this.server = options.server;
     this.profile = options.workgroupSize === undefined ? deviceProfile(options.limits, options.features) : deviceProfile(options.limits, options.features, options.workgroupSize);
+    this.capabilities = { dtypes: this.profile.f16 ? ["f32", "i32", "u32", "bool", "f16"] : ["f32", "i32", "u32", "bool"], reads: "async" };
     this.fusion = options.fusion ?? true;
     this.client = options.client ?? new Client(this.server);
     this.#launcher = new Launcher(this.client, this.profile, this.counters);

@@ -76,6 +76,30 @@ export interface DeviceStats extends RuntimeStats {
 }
 
 /**
+ * What tensors and the user API call on a device, independent of the backend's handle type: Burn's
+ * fusion client. {@link FusionDevice} implements it; `@weft/tensor`'s `Device` holds one, so
+ * `Tensor` never carries the handle type.
+ */
+export interface FusionClient {
+  /** The backend's name and what it supports. */
+  readonly runtime: Pick<FusionRuntime<unknown>, "name" | "capabilities">;
+  /** Engine state for tests, benchmarks and `memory()`. */
+  readonly inspector: FusionInspector;
+  /** A fresh output `TensorIr`: new id, `NotInit`. */
+  outputIr(shape: readonly number[], dtype: DType): TensorIr;
+  /** Records `op` on the current stream; returns its outputs wrapped (home: the current stream). */
+  register(op: OperationIr): FusionTensor[];
+  /** Uploads host values as a new tensor on the current stream. */
+  upload(data: TensorData): FusionTensor;
+  /** Drains `stream` (default: the current one), then waits for its device work. */
+  sync(stream?: StreamId): Promise<void>;
+  /** Drains every stream, then waits for all their device work. */
+  syncAll(): Promise<void>;
+  /** The memory report. */
+  memory(): FusionMemory;
+}
+
+/**
  * Wrappers created since the last registration batch that the device registers with its
  * `FinalizationRegistry` once they are still alive at the batch (see `FusionDevice`).
  */
@@ -114,7 +138,7 @@ interface LeakToken {
  * registered at the latest at the end of the current synchronous turn; until then the queue holds
  * it (so it cannot be collected unregistered).
  */
-export class FusionDevice<H> {
+export class FusionDevice<H> implements FusionClient {
   /** The backend. */
   readonly runtime: FusionRuntime<H, Optimization<H>>;
   /** The device's handles, shared by all streams. */

@@ -1,7 +1,7 @@
 import type { CacheStats, StreamId } from "@weft/environment";
 import type { MemoryUsage } from "@weft/server";
 import type { OperationIr } from "../ir/operation-ir.js";
-import type { TensorData, TensorIr, TypedArray } from "../ir/tensor-ir.js";
+import type { DType, TensorData, TensorIr, TypedArray } from "../ir/tensor-ir.js";
 import type { HandleContainer } from "./handle-container.js";
 
 /**
@@ -19,6 +19,21 @@ import type { HandleContainer } from "./handle-container.js";
  * error, the launch failed).
  */
 export type OperationRan = "ran" | "not-ran";
+
+/**
+ * What a backend can do, as the backend itself reports it: the user API refuses the rest at the
+ * call (a dtype the device cannot store, a synchronous read it cannot serve) instead of each
+ * caller asserting what a backend supports.
+ */
+export interface RuntimeCapabilities {
+  /** The dtypes tensors of this runtime can have (`f16` only where the device stores it). */
+  readonly dtypes: readonly DType[];
+  /**
+   * How reads are served: `"async"` (a read waits for the device: WebGPU), or `"async-and-sync"`
+   * (host memory: `readSync` answers at once, so `dataSync()` works).
+   */
+  readonly reads: "async" | "async-and-sync";
+}
 
 /**
  * What an {@link Optimization} or an unfused operation executes against.
@@ -109,11 +124,14 @@ export interface RuntimeStats {
  * reference over the same memory (a cross-stream alias is an independent container entry, so
  * consuming one alias never frees the memory under the other), {@link FusionRuntime.releaseHandle}
  * gives one back, and {@link FusionRuntime.canMut} says whether the caller holds the only one.
- * Extend {@link BaseFusionRuntime} to get the seed's defaults for `aliasHandle`/`freeHandle`.
+ * Extend {@link BaseFusionRuntime} to get the defaults of docs/concepts.md#fusionruntime for
+ * `aliasHandle`/`freeHandle`.
  */
 export interface FusionRuntime<H, O extends Optimization<H> = Optimization<H>> {
   /** The backend's name (`"webgpu"`, `"cpu"`). */
   readonly name: string;
+  /** What the backend supports (dtypes, synchronous reads). */
+  readonly capabilities: RuntimeCapabilities;
   /** A fresh set of fusers; each stream gets its own set. */
   fusers(): OperationFuser<O>[];
   /**
@@ -193,12 +211,13 @@ export interface FusionRuntime<H, O extends Optimization<H> = Optimization<H>> {
 }
 
 /**
- * The seed-001 defaults of {@link FusionRuntime.aliasHandle} and {@link FusionRuntime.freeHandle},
+ * The defaults of {@link FusionRuntime.aliasHandle} and {@link FusionRuntime.freeHandle},
  * right for local backends whose handle is a reference count over device memory. A backend whose
  * handles are remote ids (a router/remote backend) overrides both.
  */
 export abstract class BaseFusionRuntime<H, O extends Optimization<H> = Optimization<H>> implements FusionRuntime<H, O> {
   abstract readonly name: string;
+  abstract readonly capabilities: RuntimeCapabilities;
   abstract fusers(): OperationFuser<O>[];
   abstract executeOperation(operation: OperationIr, ctx: ExecutionContext<H>): void;
   abstract retainHandle(handle: H): H;

@@ -6,7 +6,7 @@ import type { OperationIr } from "../ir/operation-ir.js";
 import { operationInputs, operationOutputs } from "../ir/operation-descriptor.js";
 import type { TensorData, TensorId, TensorIr, TypedArray } from "../ir/tensor-ir.js";
 import { BaseFusionRuntime } from "../runtime/fusion-runtime.js";
-import type { ExecutionContext, OperationFuser, Optimization } from "../runtime/fusion-runtime.js";
+import type { ExecutionContext, OperationFuser, Optimization, RuntimeCapabilities } from "../runtime/fusion-runtime.js";
 import { evaluate, toTyped } from "./host-math.js";
 
 /**
@@ -32,6 +32,8 @@ export interface TestHandle {
 export interface TestRuntimeOptions {
   /** The fusers each stream gets (default: one {@link ElementwiseFuser}-like set from `fusers`). */
   readonly fusers?: (runtime: TestRuntime) => OperationFuser<Optimization<TestHandle>>[];
+  /** What the runtime reports (default: every dtype but `f16`, synchronous reads). */
+  readonly capabilities?: RuntimeCapabilities;
 }
 
 /**
@@ -46,6 +48,8 @@ export interface TestRuntimeOptions {
  */
 export class TestRuntime extends BaseFusionRuntime<TestHandle> {
   readonly name = "test";
+  /** Host values of every dtype but `f16`; reads can be synchronous (unless the options say otherwise). */
+  readonly capabilities: RuntimeCapabilities;
   readonly #fusers: (runtime: TestRuntime) => OperationFuser<Optimization<TestHandle>>[];
   readonly #live = new Set<TestMemory>();
   #serial = 0;
@@ -63,6 +67,7 @@ export class TestRuntime extends BaseFusionRuntime<TestHandle> {
   constructor(options: TestRuntimeOptions = {}) {
     super();
     this.#fusers = options.fusers ?? (() => []);
+    this.capabilities = options.capabilities ?? { dtypes: ["f32", "i32", "u32", "bool"], reads: "async-and-sync" };
   }
 
   /** Live memories (0 at quiescence). */

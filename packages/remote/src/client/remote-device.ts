@@ -4,7 +4,6 @@
  * @module
  */
 import { FusionDevice } from "@weft/fusion";
-import type { DType } from "@weft/fusion";
 import { Device, type MemoryReport, type StatsReport } from "@weft/tensor";
 import type { ServerMemory } from "../protocol/messages.js";
 import { type ConnectionOptions, type ConnectionStats, RemoteConnection } from "./connection.js";
@@ -64,11 +63,11 @@ export class RemoteDevice extends Device {
   /** The runtime (connections, router). */
   readonly runtime: RemoteRuntime;
 
-  constructor(runtime: RemoteRuntime, dtypes: readonly DType[]) {
+  constructor(runtime: RemoteRuntime) {
     const first = runtime.connections[0] as RemoteConnection;
     const where = runtime.connections.length === 1 ? first.url : `${runtime.connections.length} servers`;
     // No client-side exploration: every operation is forwarded as it is recorded; servers fuse.
-    super(new FusionDevice(runtime, { maxExplorations: 0 }), { backend: "remote", label: `remote (${first.backend} @ ${where})`, dtypes, syncReads: false });
+    super(new FusionDevice(runtime, { maxExplorations: 0 }), { label: `remote (${first.backend} @ ${where})` });
     this.runtime = runtime;
   }
 
@@ -123,6 +122,5 @@ export async function createRemoteDevice(options: RemoteDeviceOptions): Promise<
     for (const c of connections) c.close();
     throw failed.reason;
   }
-  const dtypes = (connections[0] as RemoteConnection).dtypes.filter((d) => connections.every((c) => c.dtypes.includes(d)));
-  return new RemoteDevice(new RemoteRuntime(connections), dtypes);
+  return new RemoteDevice(new RemoteRuntime(connections));
 }

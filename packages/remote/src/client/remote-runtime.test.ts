@@ -31,7 +31,7 @@ class DefaultFreeRuntime extends RemoteRuntime {
 
 async function device(url: string, make: (c: RemoteConnection[]) => RemoteRuntime = (c) => new RemoteRuntime(c)): Promise<RemoteDevice> {
   const connection = await RemoteConnection.open(url, TEST_TOKEN, { heartbeatMs: 200, timeoutMs: 5_000 });
-  return new RemoteDevice(make([connection]), connection.dtypes);
+  return new RemoteDevice(make([connection]));
 }
 
 describe("remote runtime (in-process server)", () => {

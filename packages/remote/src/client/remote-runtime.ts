@@ -14,6 +14,7 @@ import {
   type OperationRan,
   type OperationFuser,
   type OperationIr,
+  type RuntimeCapabilities,
   type Optimization,
   type TensorData,
   type TensorIr,
@@ -89,9 +90,14 @@ export class RemoteRuntime implements FusionRuntime<RemoteHandle> {
   /** Moves between servers. */
   readonly router: RouterStats = { moves: 0, bytesMoved: 0 };
 
+  /** The dtypes every server stores; reads are asynchronous (a round trip). */
+  readonly capabilities: RuntimeCapabilities;
+
   constructor(connections: readonly RemoteConnection[]) {
     if (connections.length === 0) throw new InvariantError("a remote runtime needs at least one server");
     this.connections = connections;
+    const first = connections[0] as RemoteConnection;
+    this.capabilities = { dtypes: first.dtypes.filter((d) => connections.every((c) => c.dtypes.includes(d))), reads: "async" };
   }
 
   /** The server `stream` lives on. */

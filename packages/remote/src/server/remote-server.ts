@@ -6,8 +6,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { type WebSocket, WebSocketServer } from "ws";
-import type { DType } from "@weft/fusion";
-import type { FusionDeviceLike } from "@weft/tensor";
+import type { DType, FusionClient } from "@weft/fusion";
 import { decodeMessage, encodeMessage } from "../protocol/codec.js";
 import { CloseCode, DEFAULT_LIMITS, PROTOCOL_VERSION, type RemoteLimits, type Reply, type WireError } from "../protocol/messages.js";
 import { toWireError } from "../protocol/wire-data.js";
@@ -18,7 +17,7 @@ import { SessionViolation } from "./violation.js";
 /** What the server computes on: a device's fusion engine and what it is. */
 export interface ServedDevice {
   /** The device's fusion engine (a `Device`'s `fusion`). */
-  readonly fusion: FusionDeviceLike;
+  readonly fusion: FusionClient;
   /** The backend's name, told to clients (`"cpu"`, `"webgpu"`). */
   readonly backend: string;
   /** The dtypes the device stores. */

@@ -4,9 +4,8 @@
  * @module
  */
 import { StreamId } from "@weft/environment";
-import type { DType, OperationIr, TensorIr, TypedArray } from "@weft/fusion";
+import type { DType, FusionClient, FusionTensor, OperationIr, TensorIr, TypedArray } from "@weft/fusion";
 import { deviceBytesPerElement, mapOperation, numElements, operationInputs } from "@weft/fusion";
-import type { FusionDeviceLike, FusionTensorLike } from "@weft/tensor";
 import type { Item, RemoteLimits, Reply, ServerMemory, WireError } from "../protocol/messages.js";
 import { arrayOf, bytesOf, hostBytesPerElement, toWireError } from "../protocol/wire-data.js";
 import { parseBatch, parseItem } from "./parse.js";
@@ -21,7 +20,7 @@ const MAX_BATCH_ITEMS = 65_536;
 
 /** A live id of the session: a server tensor, or an error standing for one (a failed move). */
 type Entry =
-  | { readonly kind: "tensor"; readonly tensor: FusionTensorLike; readonly stream: number; readonly home: StreamId; readonly shape: readonly number[]; readonly dtype: DType; readonly bytes: number }
+  | { readonly kind: "tensor"; readonly tensor: FusionTensor; readonly stream: number; readonly home: StreamId; readonly shape: readonly number[]; readonly dtype: DType; readonly bytes: number }
   | { readonly kind: "poison"; readonly error: WireError; readonly stream: number | undefined; readonly shape: readonly number[]; readonly dtype: DType; readonly bytes: 0 };
 
 /** A client stream's server stream and how many live ids it homes (the entry goes at 0). */
@@ -50,7 +49,7 @@ interface StreamEntry {
 export class Session {
   /** The session's name in logs (`s1`, `s2`, …). */
   readonly name: string;
-  readonly #device: FusionDeviceLike;
+  readonly #device: FusionClient;
   readonly #limits: RemoteLimits;
   readonly #send: (reply: Reply) => void;
   readonly #sessions: () => number;
@@ -66,7 +65,7 @@ export class Session {
   #pending = 0;
   #closed = false;
 
-  constructor(name: string, device: FusionDeviceLike, limits: RemoteLimits, send: (reply: Reply) => void, sessions: () => number) {
+  constructor(name: string, device: FusionClient, limits: RemoteLimits, send: (reply: Reply) => void, sessions: () => number) {
     this.name = name;
     this.#device = device;
     this.#limits = limits;

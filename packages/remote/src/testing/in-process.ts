@@ -16,7 +16,7 @@ export const TEST_TOKEN = "test-token";
 
 /** A CPU device for a server (fused) or an oracle (`fusion: false`). */
 export function cpuDevice(fusion = true): Device {
-  return new Device(new FusionDevice(createCpuRuntime({ fusion })), { backend: "cpu", dtypes: ["f32", "i32", "u32", "bool"], syncReads: true });
+  return new Device(new FusionDevice(createCpuRuntime({ fusion })));
 }
 
 /** A server on 127.0.0.1 (any free port) over a fresh CPU device. */

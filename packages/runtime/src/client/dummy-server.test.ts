@@ -1,6 +1,6 @@
 /**
  * The runtime against `@weft/server/testing`'s `DummyServer` (a full `HostComputeServer` with
- * memory management and byte-range taint): the seed-003 behaviours end to end on a real server.
+ * memory management and byte-range taint): the behaviours of docs/concepts.md#streammode-overrides end to end on a real server.
  */
 import { StreamId } from "@weft/environment";
 import type { HostKernel, MemoryHandle } from "@weft/server";

@@ -3,23 +3,19 @@
  *
  * @module
  */
-import type { DType } from "@weft/fusion";
+import type { DType, FusionClient, FusionMemory } from "@weft/fusion";
 import { NoDeviceError } from "../errors/tensor-errors.js";
-import type { FusionDeviceLike, MemoryReport, StatsReport } from "./fusion-port.js";
 
-/** What a backend says about itself when it is wrapped in a {@link Device}. */
+/**
+ * How a {@link Device} is named. What it can do (dtypes, synchronous reads) is not an option: the
+ * backend's runtime reports it (`FusionRuntime.capabilities`).
+ */
 export interface DeviceOptions {
-  /** The backend's name (`"webgpu"`, `"cpu"`), shown in messages and `weft doctor`. */
-  readonly backend: string;
+  /** The backend's name shown in messages and `weft doctor`. Defaults to the runtime's `name`. */
+  readonly backend?: string;
   /** A longer description (adapter name, "fused"/"unfused"), for messages. Defaults to `backend`. */
   readonly label?: string;
-  /** The dtypes the device stores. Defaults to `f32, i32, u32, bool` (`f16` only when listed). */
-  readonly dtypes?: readonly DType[];
-  /** Whether `dataSync()` can work here (host-memory backends). Defaults to `false`. */
-  readonly syncReads?: boolean;
 }
-
-const DEFAULT_DTYPES: readonly DType[] = ["f32", "i32", "u32", "bool"];
 
 /**
  * Devices created so far per backend name, for {@link Device.name}. **Bound.** One entry per
@@ -28,7 +24,8 @@ const DEFAULT_DTYPES: readonly DType[] = ["f32", "i32", "u32", "bool"];
 const created = new Map<string, number>();
 
 /**
- * One backend device as the user API sees it: a `FusionDevice` plus what the backend is.
+ * One backend device as the user API sees it: a `FusionDevice` (through its handle-independent
+ * `FusionClient` surface) plus what the backend is.
  *
  * @remarks
  * **Why.** A `Tensor` must know which device it lives on, to refuse mixing devices at the call
@@ -38,7 +35,7 @@ const created = new Map<string, number>();
  */
 export class Device {
   /** The fusion device every op on this device is registered with. */
-  readonly fusion: FusionDeviceLike;
+  readonly fusion: FusionClient;
   /** The backend's name (`"webgpu"`, `"cpu"`). */
   readonly backend: string;
   /** A human-readable description (backend and adapter or kernel paths), for logs and reports. */
@@ -53,15 +50,16 @@ export class Device {
   readonly syncReads: boolean;
   readonly #dtypes: ReadonlySet<DType>;
 
-  constructor(fusion: FusionDeviceLike, options: DeviceOptions) {
+  constructor(fusion: FusionClient, options: DeviceOptions = {}) {
     this.fusion = fusion;
-    this.backend = options.backend;
-    this.label = options.label ?? options.backend;
-    const ordinal = (created.get(options.backend) ?? 0) + 1;
-    created.set(options.backend, ordinal);
-    this.name = `${options.backend}#${ordinal}`;
-    this.syncReads = options.syncReads ?? false;
-    this.#dtypes = new Set(options.dtypes ?? DEFAULT_DTYPES);
+    const { capabilities } = fusion.runtime;
+    this.backend = options.backend ?? fusion.runtime.name;
+    this.label = options.label ?? this.backend;
+    const ordinal = (created.get(this.backend) ?? 0) + 1;
+    created.set(this.backend, ordinal);
+    this.name = `${this.backend}#${ordinal}`;
+    this.syncReads = capabilities.reads === "async-and-sync";
+    this.#dtypes = new Set(capabilities.dtypes);
   }
 
   /** Whether tensors of `dtype` can live on this device (`f16` needs `shader-f16` on WebGPU). */
@@ -85,7 +83,7 @@ export class Device {
   }
 
   /** Live tensors, handles, streams and bytes of this device. */
-  memory(): MemoryReport {
+  memory(): FusionMemory {
     return this.fusion.memory();
   }
 

@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import * as api from "../index.js";
 import { Device } from "../device/device.js";
-import type { FusionDeviceLike, FusionTensorLike } from "../device/fusion-port.js";
+import type { FusionClient, FusionTensor } from "@weft/fusion";
 import { ValueError } from "../errors/tensor-errors.js";
 import { Tensor } from "../tensor/tensor.js";
 import * as generated from "./functional.js";
@@ -35,8 +35,8 @@ const complete: [Missing | Mismatched] extends [never] ? true : { missingOrMisma
 const forms = Object.entries(generated).filter(([name]) => name !== "functional") as [TensorMethodName, (x: Tensor, ...args: unknown[]) => unknown][];
 
 function stubTensor(): Tensor {
-  const inner = { shape: [2], dtype: "f32", disposed: false } as unknown as FusionTensorLike;
-  return Tensor.wrap(inner, new Device({} as FusionDeviceLike, { backend: "stub" }));
+  const inner = { shape: [2], dtype: "f32", disposed: false } as unknown as FusionTensor;
+  return Tensor.wrap(inner, new Device({ runtime: { name: "stub", capabilities: { dtypes: ["f32"], reads: "async" } } } as unknown as FusionClient));
 }
 
 afterEach(() => {

@@ -6,9 +6,8 @@
  *
  * @module
  */
-import { type Scope, dispose as fusionDispose, keep as fusionKeep, scope as fusionScope, tidy as fusionTidy } from "@weft/fusion";
+import { type FusionMemory, type Scope, dispose as fusionDispose, keep as fusionKeep, scope as fusionScope, tidy as fusionTidy } from "@weft/fusion";
 import { device as currentDevice } from "../device/device.js";
-import type { MemoryReport, StatsReport } from "../device/fusion-port.js";
 
 /**
  * Runs synchronous `fn` and disposes every tensor created inside it except those reachable from
@@ -16,9 +15,10 @@ import type { MemoryReport, StatsReport } from "../device/fusion-port.js";
  * those passed to {@link keep}. The result belongs to the enclosing `tidy` or {@link scope}.
  *
  * @remarks
- * **Why a wrapper.** `Tensor` carries `[FUSION_TENSOR]`, so the fusion engine's `tidy` follows it
- * to the fusion tensor it owns; this re-export keeps users on one import. `fn` must be
- * synchronous (it throws when `fn` returns a promise): use {@link scope} for async code.
+ * **Why a wrapper.** `Tensor` carries the fusion engine's internal `FUSION_TENSOR` key, so the
+ * engine's `tidy` follows it to the fusion tensor it owns; this re-export keeps users on one
+ * import. `fn` must be synchronous (it throws when `fn` returns a promise): use {@link scope} for
+ * async code.
  */
 export function tidy<T>(fn: () => T): T {
   return fusionTidy(fn);
@@ -71,7 +71,7 @@ export function dispose(value: unknown): void {
 }
 
 /** The current device's memory report: `{ liveTensors, liveHandles, streams, bytesInUse, bytesReserved }`. */
-export function memory(): MemoryReport {
+export function memory(): FusionMemory {
   return currentDevice().memory();
 }
 

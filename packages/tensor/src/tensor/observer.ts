@@ -16,7 +16,7 @@
  * @module
  */
 import type { OperationIr, TensorId, TensorIr } from "@weft/fusion";
-import type { Tensor } from "./tensor.js";
+import { type Tensor, fusionTensorOf } from "./tensor.js";
 
 /** What an installed observer is told; see the module doc for the order of calls. */
 export interface OpObserver {
@@ -61,5 +61,5 @@ export function unobserved<T>(fn: () => T): T {
  * For `@weft/autodiff`, through `@weft/tensor/internal`; not part of the user API.
  */
 export function valueId(t: Tensor): TensorId {
-  return t.fusionTensor.id;
+  return fusionTensorOf(t).id;
 }

@@ -17,7 +17,7 @@ import type { DType, OperationIr, TensorIr } from "@weft/fusion";
 import type { Device } from "../device/device.js";
 import { DeviceMismatchError } from "../errors/tensor-errors.js";
 import { observer } from "./observer.js";
-import { Tensor } from "./tensor.js";
+import { Tensor, fusionTensorOf } from "./tensor.js";
 
 /**
  * {@link checkOperands} for one operand (no array per call: the hot path of unary and scalar ops).
@@ -25,7 +25,7 @@ import { Tensor } from "./tensor.js";
  */
 export function checkOperand(op: string, t: Tensor): Device {
   if (t.disposed) {
-    t.fusionTensor.intoIr(op);
+    fusionTensorOf(t).intoIr(op);
     invariant(false, `${op}: a disposed tensor accepted a use`);
   }
   return t.device;
@@ -40,7 +40,7 @@ export function checkOperands(op: string, tensors: readonly Tensor[], expected?:
     if (t.disposed) {
       // The fusion tensor raises the contract's DisposedTensorError (naming `op`) for a use after
       // dispose, before it touches any state.
-      t.fusionTensor.intoIr(op);
+      fusionTensorOf(t).intoIr(op);
       invariant(false, `${op}: a disposed tensor accepted a use`);
     }
   }
@@ -54,7 +54,7 @@ export function checkOperands(op: string, tensors: readonly Tensor[], expected?:
 
 /** The inputs of an op being built: borrow each operand's IR under `op`'s name (an installed observer is told). */
 export function use(op: string, t: Tensor): TensorIr {
-  const ir = t.fusionTensor.intoIr(op);
+  const ir = fusionTensorOf(t).intoIr(op);
   if (observer !== undefined) observer.input(t, ir);
   return ir;
 }

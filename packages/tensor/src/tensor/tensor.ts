@@ -3,10 +3,10 @@
  *
  * @module
  */
-import { FUSION_TENSOR, inheritOwner } from "@weft/fusion";
+import { inheritOwner } from "@weft/fusion";
 import type { BinaryOp, DType, FusionTensor, TypedArray, UnaryOp } from "@weft/fusion";
+import { FUSION_TENSOR } from "@weft/fusion/internal";
 import type { Device } from "../device/device.js";
-import type { FusionTensorLike } from "../device/fusion-port.js";
 import { halfToFloat } from "../dtype/dtype.js";
 import { DTypeError, DeviceMismatchError, ShapeError, SyncReadError, formatShape } from "../errors/tensor-errors.js";
 import { nest } from "../shape/shape.js";
@@ -44,6 +44,17 @@ import {
 /** Node's `util.inspect.custom` key (a `Symbol.for`, so no Node import is needed). */
 const INSPECT: unique symbol = Symbol.for("nodejs.util.inspect.custom") as never;
 
+/** Reads a tensor's fusion tensor (set once, by `Tensor`'s static block). */
+let innerOf: (t: Tensor) => FusionTensor;
+
+/**
+ * The `FusionTensor` behind `t`, for the library's own ops and sibling packages
+ * (`@weft/tensor/internal`); not part of the user API.
+ */
+export function fusionTensorOf(t: Tensor): FusionTensor {
+  return innerOf(t);
+}
+
 /** What `data()` resolves to per dtype: `f16` is widened to `Float32Array`. */
 export type DataArray = Float32Array | Int32Array | Uint32Array | Uint8Array;
 
@@ -51,10 +62,11 @@ export type DataArray = Float32Array | Int32Array | Uint32Array | Uint8Array;
  * An n-dimensional array on a {@link Device}: the user's handle to one lazily computed value.
  *
  * @remarks
- * **What it is.** A thin wrapper over one `FusionTensor` (reachable under `[FUSION_TENSOR]`, so
- * `tidy` sees through it) plus the `Device` it lives on. Every method validates its arguments
- * first and then records operations on the current stream; nothing runs until a read
- * (`data()`, `array()`, `item()`), a `sync`, or the engine decides to.
+ * **What it is.** A thin wrapper over one `FusionTensor` plus the `Device` it lives on. The
+ * fusion tensor is not part of the public type: `tidy` reaches it through the engine's internal
+ * `FUSION_TENSOR` key, sibling packages through {@link fusionTensorOf} (`@weft/tensor/internal`).
+ * Every method validates its arguments first and then records operations on the current stream;
+ * nothing runs until a read (`data()`, `array()`, `item()`), a `sync`, or the engine decides to.
  * **Ownership.** A `Tensor` owns one reference: `dispose()` (or `using`, or `tidy`) gives it
  * back. Ops *borrow* their inputs, so `a.add(b)` leaves `a` and `b` alive. `clone()` is a cheap
  * new reference to the same value.
@@ -64,31 +76,30 @@ export type DataArray = Float32Array | Int32Array | Uint32Array | Uint8Array;
  */
 export class Tensor {
   /** The fusion tensor this reference holds; replaced only by {@link Tensor.assign}. */
-  #inner: FusionTensorLike;
+  #inner: FusionTensor;
   /** The device this tensor lives on. */
   readonly device: Device;
 
-  private constructor(inner: FusionTensorLike, device: Device) {
+  static {
+    innerOf = (t) => t.#inner;
+  }
+
+  private constructor(inner: FusionTensor, device: Device) {
     this.#inner = inner;
     this.device = device;
   }
 
   /**
    * Wraps a fusion tensor that `device` produced, taking over its reference. For the library's
-   * ops and for backends' tests; users create tensors with `tensor()`, `zeros()`, ….
+   * ops; users create tensors with `tensor()`, `zeros()`, ….
    * @internal
    */
-  static wrap(inner: FusionTensorLike, device: Device): Tensor {
+  static wrap(inner: FusionTensor, device: Device): Tensor {
     return new Tensor(inner, device);
   }
 
-  /** The fusion tensor behind this one (what `tidy` follows). */
-  get [FUSION_TENSOR](): FusionTensorLike {
-    return this.#inner;
-  }
-
-  /** The fusion tensor behind this one (same as `[FUSION_TENSOR]`). */
-  get fusionTensor(): FusionTensorLike {
+  /** @internal The fusion tensor behind this one: what the engine's `tidy` follows. */
+  get [FUSION_TENSOR](): FusionTensor {
     return this.#inner;
   }
 

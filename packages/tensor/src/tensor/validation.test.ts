@@ -1,70 +1,76 @@
 /**
- * Validation and recording properties of the user API, against a *recording* fusion device: it
- * hands out output IR and records every registered operation without executing anything. Values
+ * Validation and recording properties of the user API, against a real fusion device that keeps
+ * every registered operation pending and executes nothing (see `Recorder`). Values
  * are checked in `weft`'s conformance run; here we check that bad calls throw typed errors at the
  * call and register nothing, and that ops emit the IR the fusers expect.
  */
 import { beforeEach, describe, expect, it } from "vitest";
-import type { DType, OperationIr, TensorData, TensorId, TensorIr, TypedArray } from "@weft/fusion";
+import { StreamId } from "@weft/environment";
+import { FusionDevice, type DType, type OperationIr } from "@weft/fusion";
+import { NeverReadyFuser, TestRuntime, type TestHandle } from "@weft/fusion/testing";
 import { Device, setDevice } from "../device/device.js";
-import type { FusionDeviceLike, FusionTensorLike, MemoryReport } from "../device/fusion-port.js";
 import { AxisError, DTypeError, DeviceMismatchError, NoDeviceError, ShapeError, SyncReadError } from "../errors/tensor-errors.js";
 import { arange, ones, rand, tensor, zeros } from "../ops/creation.js";
 import { concat, stack } from "../ops/layout.js";
 import { broadcastShapes } from "../shape/shape.js";
 import { promoteTypes } from "../dtype/dtype.js";
 
-class RecordingTensor implements FusionTensorLike {
-  disposed = false;
-  constructor(readonly device: RecordingDevice, readonly ir: TensorIr) {}
-  get shape(): readonly number[] { return this.ir.shape; }
-  get dtype(): DType { return this.ir.dtype; }
-  get id(): TensorId { return this.ir.id; }
-  clone(): FusionTensorLike { return new RecordingTensor(this.device, this.ir); }
-  dispose(): void { this.disposed = true; this.device.drops++; }
-  intoIr(opName: string): TensorIr {
-    if (this.disposed) throw new Error(`${opName}: tensor #${this.ir.id} was disposed`);
-    return { ...this.ir, status: "ReadOnly" };
+/**
+ * A real `FusionDevice` whose only fuser never becomes ready, so every operation stays pending in
+ * the current stream's queue (nothing executes); what the API recorded is read back from there.
+ * Its runtime reports asynchronous reads only, like WebGPU.
+ */
+class Recorder {
+  readonly fusion = new FusionDevice<TestHandle>(
+    new TestRuntime({ fusers: () => [new NeverReadyFuser()], capabilities: { dtypes: ["f32", "i32", "u32", "bool"], reads: "async" } }),
+    { queueLimit: 1_000_000 },
+  );
+  #mark = 0;
+
+  /** Every operation recorded on the current stream so far (pending, since nothing runs). */
+  #all(): OperationIr[] {
+    return this.fusion.streams.pending(StreamId.current());
   }
-  read(): Promise<TypedArray> { return Promise.reject(new Error("the recording device executes nothing")); }
-  readSync(): TypedArray | undefined { return undefined; }
+
+  /** The operations other than `drop` recorded since the last {@link Recorder.reset}. */
+  ops(): OperationIr[] {
+    return this.#all().slice(this.#mark).filter((o) => o.kind !== "drop");
+  }
+
+  /** Recorded operations of any kind (a rejected call must leave this unchanged). */
+  count(): number {
+    return this.#all().length;
+  }
+
+  /** `drop`s registered so far: pending ones, and those run at once on an empty segment. */
+  drops(): number {
+    const pending = this.#all().filter((o) => o.kind === "drop").length;
+    return pending + this.fusion.inspector.executedBlocks.filter((b) => b.name === "drop").length;
+  }
+
+  /** Forgets what was recorded so far, for {@link Recorder.ops} and {@link Recorder.kinds}. */
+  reset(): void {
+    this.#mark = this.#all().length;
+  }
+
+  /** `kind:op` of each operation since the last reset. */
+  kinds(): string[] {
+    return this.ops().map((o) => ("op" in o ? `${o.kind}:${o.op}` : o.kind));
+  }
 }
 
-/** Records operations; executes nothing. */
-class RecordingDevice implements FusionDeviceLike {
-  ops: OperationIr[] = [];
-  drops = 0;
-  #next = 1;
-  outputIr(shape: readonly number[], dtype: DType): TensorIr {
-    return { id: this.#next++ as TensorIr["id"], shape: [...shape], dtype, status: "NotInit" };
-  }
-  register(op: OperationIr): readonly FusionTensorLike[] {
-    this.ops.push(op);
-    return op.kind === "drop" ? [] : [new RecordingTensor(this, op.out)];
-  }
-  upload(data: TensorData): FusionTensorLike {
-    const out = this.outputIr(data.shape, data.dtype);
-    this.ops.push({ kind: "init", out });
-    return new RecordingTensor(this, out);
-  }
-  sync(): Promise<void> { return Promise.resolve(); }
-  syncAll(): Promise<void> { return Promise.resolve(); }
-  memory(): MemoryReport { return { liveTensors: 0, liveHandles: 0, streams: 0, bytesInUse: 0, bytesReserved: 0 }; }
-  kinds(): string[] { return this.ops.map((o) => ("op" in o ? `${o.kind}:${o.op}` : o.kind)); }
-}
-
-let rec: RecordingDevice;
+let rec: Recorder;
 let device: Device;
 beforeEach(() => {
-  rec = new RecordingDevice();
-  device = new Device(rec, { backend: "recording" });
+  rec = new Recorder();
+  device = new Device(rec.fusion, { backend: "recording" });
   setDevice(device);
 });
 
 /** Asserts `fn` throws `type` with a message containing every fragment, and registered nothing. */
 function rejects(fn: () => unknown, type: abstract new (...args: never[]) => Error, ...fragments: string[]): void {
-  const before = rec.ops.length;
-  const drops = rec.drops;
+  const before = rec.count();
+  const drops = rec.drops();
   let caught: unknown;
   try {
     fn();
@@ -73,8 +79,8 @@ function rejects(fn: () => unknown, type: abstract new (...args: never[]) => Err
   }
   expect(caught, "the call must throw at the call").toBeInstanceOf(type);
   for (const f of fragments) expect((caught as Error).message, `the message names ${f}`).toContain(f);
-  expect(rec.ops.length, "a rejected call must register nothing (validate before recording)").toBe(before);
-  expect(rec.drops, "a rejected call must dispose nothing").toBe(drops);
+  expect(rec.count(), "a rejected call must register nothing (validate before recording)").toBe(before);
+  expect(rec.drops(), "a rejected call must dispose nothing").toBe(drops);
 }
 
 describe("validation at the call", () => {
@@ -131,7 +137,7 @@ describe("validation at the call", () => {
   });
 
   it("operands from two devices are refused", () => {
-    const other = new Device(new RecordingDevice(), { backend: "other" });
+    const other = new Device(new Recorder().fusion, { backend: "other" });
     const a = zeros([2]);
     const b = zeros([2], { device: other });
     rejects(() => a.add(b), DeviceMismatchError, "add:", "recording", "other");
@@ -150,18 +156,18 @@ describe("validation at the call", () => {
 describe("what ops record", () => {
   it("softmax is composed of reduce and elementwise ops the fusers can fuse, and frees its intermediates", () => {
     const x = zeros([4, 8]);
-    rec.ops = [];
-    const drops = rec.drops;
+    rec.reset();
+    const drops = rec.drops();
     const y = x.softmax();
     expect(rec.kinds(), "max, subtract, exp, sum, divide").toEqual(["reduce:max", "binary:sub", "unary:exp", "reduce:sum", "binary:div"]);
-    expect(rec.drops - drops, "the four intermediates are disposed so their last uses consume them").toBe(4);
+    expect(rec.drops() - drops, "the four intermediates are disposed so their last uses consume them").toBe(4);
     expect(y.shape).toEqual([4, 8]);
   });
 
   it("mixed dtypes cast to the promoted dtype first (i32 + f32 → f32)", () => {
     const i = zeros([3], { dtype: "i32" });
     const f = zeros([3]);
-    rec.ops = [];
+    rec.reset();
     const r = i.add(f);
     expect(rec.kinds()).toEqual(["cast", "binary:add"]);
     expect(r.dtype).toBe("f32");
@@ -184,19 +190,19 @@ describe("what ops record", () => {
 
   it("slice resolves negative indices and steps, and an integer index removes the dim", () => {
     const x = zeros([10, 9]);
-    rec.ops = [];
+    rec.reset();
     const y = x.slice([[1, -1, 2], -2]);
-    const sl = rec.ops.find((o) => o.kind === "slice");
+    const sl = rec.ops().find((o) => o.kind === "slice");
     expect(sl?.kind === "slice" ? sl.ranges : undefined).toEqual([{ start: 1, end: 9, step: 2 }, { start: 7, end: 8, step: 1 }]);
     expect(y.shape).toEqual([4]);
   });
 
   it("rand without a seed takes successive seeds; with one, the given seed", () => {
-    rec.ops = [];
+    rec.reset();
     rand([2]);
     rand([2]);
     rand([2], { seed: 42 });
-    const seeds = rec.ops.map((o) => (o.kind === "random" ? o.seed : -1));
+    const seeds = rec.ops().map((o) => (o.kind === "random" ? o.seed : -1));
     expect(seeds[1], "the global counter advances").toBe((seeds[0] ?? 0) + 1);
     expect(seeds[2]).toBe(42);
   });

@@ -1,63 +1,35 @@
 /**
- * Properties of the vitest-free conformance core, on a host-only fake fusion device that can
- * upload, clone, read and drop (no op executes): cases here only clone their inputs, and the
- * "device under test" differs from the oracle by how it stores what it is given (a perturbation,
- * an error at upload). What the real backends compute is checked by `weft`'s conformance runs.
+ * Properties of the vitest-free conformance core, on real fusion devices over the engine's host
+ * test runtime: cases here only clone their inputs, and the "device under test" differs from the
+ * oracle by how it stores what it is given (a perturbation, an error at upload). What the real backends compute is checked by `weft`'s conformance runs.
  */
 import { describe, expect, it } from "vitest";
+import type { StreamId } from "@weft/environment";
 import { UnsupportedError } from "@weft/environment";
-import type { DType, OperationIr, TensorData, TensorId, TensorIr, TypedArray } from "@weft/fusion";
+import { FusionDevice, type TensorData, type TypedArray } from "@weft/fusion";
+import { TestRuntime, type TestHandle } from "@weft/fusion/testing";
 import { Device } from "../device/device.js";
-import type { FusionDeviceLike, FusionTensorLike, MemoryReport } from "../device/fusion-port.js";
 import type { Tensor } from "../tensor/tensor.js";
 import { type ConformanceCase, conformanceCases, LARGE_ELEMENTWISE_LOG2, LARGE_REDUCTION_LOG2 } from "./cases.js";
 import { checkReleased, compareOutputs, evaluateCase, planCase, runConformanceCase } from "./run-case.js";
 
-/** A reference-counted host buffer shared by clones. */
-class HostTensor implements FusionTensorLike {
-  disposed = false;
-  constructor(readonly device: HostDevice, readonly ir: TensorIr, readonly values: TypedArray) {
-    device.live++;
+/** The engine's host test runtime, storing uploads through `transform` (the identity for an honest device). */
+class HostRuntime extends TestRuntime {
+  readonly #transform: (data: TensorData) => TypedArray;
+
+  constructor(transform: (data: TensorData) => TypedArray) {
+    super();
+    this.#transform = transform;
   }
-  get shape(): readonly number[] { return this.ir.shape; }
-  get dtype(): DType { return this.ir.dtype; }
-  get id(): TensorId { return this.ir.id; }
-  clone(): FusionTensorLike { return new HostTensor(this.device, this.ir, this.values); }
-  dispose(): void {
-    if (this.disposed) return;
-    this.disposed = true;
-    this.device.live--;
+
+  override upload(data: TensorData, stream: StreamId): TestHandle {
+    return super.upload({ ...data, data: this.#transform(data) }, stream);
   }
-  intoIr(opName: string): TensorIr {
-    if (this.disposed) throw new Error(`${opName}: disposed`);
-    return { ...this.ir, status: "ReadOnly" };
-  }
-  read(): Promise<TypedArray> { return Promise.resolve(this.values.slice()); }
-  readSync(): TypedArray | undefined { return this.values.slice(); }
 }
 
-/** Stores uploads on the host, through `transform` (the identity for an honest device). */
-class HostDevice implements FusionDeviceLike {
-  live = 0;
-  #next = 1;
-  constructor(readonly transform: (data: TensorData) => TypedArray = (d) => d.data.slice()) {}
-  outputIr(shape: readonly number[], dtype: DType): TensorIr {
-    return { id: this.#next++ as TensorIr["id"], shape: [...shape], dtype, status: "NotInit" };
-  }
-  register(op: OperationIr): readonly FusionTensorLike[] {
-    throw new Error(`the host fake executes no op (asked for ${op.kind})`);
-  }
-  upload(data: TensorData): FusionTensorLike {
-    return new HostTensor(this, this.outputIr(data.shape, data.dtype), this.transform(data));
-  }
-  sync(): Promise<void> { return Promise.resolve(); }
-  syncAll(): Promise<void> { return Promise.resolve(); }
-  memory(): MemoryReport { return { liveTensors: this.live, liveHandles: this.live, streams: 1, bytesInUse: 0, bytesReserved: 0 }; }
-}
-
-const device = (label: string, transform?: (data: TensorData) => TypedArray): { fake: HostDevice; device: Device } => {
-  const fake = new HostDevice(transform);
-  return { fake, device: new Device(fake, { backend: "host", label }) };
+const device = (label: string, transform: (data: TensorData) => TypedArray = (d) => d.data.slice()): { fusion: FusionDevice<TestHandle>; device: Device } => {
+  const fusion = new FusionDevice<TestHandle>(new HostRuntime(transform));
+  return { fusion, device: new Device(fusion, { backend: "host", label }) };
 };
 
 /** Clones every input: the outputs are exactly what the device stored at upload. */
@@ -80,8 +52,8 @@ describe("runConformanceCase", () => {
     const oracle = device("oracle");
     const result = await runConformanceCase(echo("echo"), dut.device, oracle.device);
     expect(result, "identical uploads must compare equal under an exact tolerance").toEqual({ ok: true });
-    expect(dut.fake.live, "inputs and outputs are disposed by the core").toBe(0);
-    expect(oracle.fake.live, "the oracle's tensors are disposed too").toBe(0);
+    expect(dut.fusion.memory().liveTensors, "inputs and outputs are disposed by the core").toBe(0);
+    expect(oracle.fusion.memory().liveTensors, "the oracle's tensors are disposed too").toBe(0);
   });
 
   it("a difference beyond the tolerance fails and names the output, got and oracle", async () => {
@@ -107,7 +79,7 @@ describe("runConformanceCase", () => {
     const result = await runConformanceCase(echo("echo"), dut.device, device("oracle").device);
     expect(result.ok).toBe(false);
     expect(result.message, "the message names which device threw and the error").toContain("the device under test (flaky) threw RangeError: no memory for the second input");
-    expect(dut.fake.live, "the first input was uploaded before the throw and must still be disposed").toBe(0);
+    expect(dut.fusion.memory().liveTensors, "the first input was uploaded before the throw and must still be disposed").toBe(0);
   });
 
   it("an error on the oracle is reported as the oracle's", async () => {
@@ -176,12 +148,12 @@ describe("selection and catalogue", () => {
   });
 
   it("checkReleased reports a leaked tensor with the counts", async () => {
-    const { fake, device: d } = device("leaky");
+    const { fusion, device: d } = device("leaky");
     const baseline = d.memory().liveTensors;
     expect(await checkReleased(d, baseline)).toEqual({ ok: true });
     const leaked = await evaluateCase({ ...echo("leak"), run: (xs) => xs[0]?.clone() ?? [] }, d);
     expect(leaked.length).toBe(1);
-    fake.upload({ data: new Float32Array(1), shape: [1], dtype: "f32" }); // a wrapper nobody disposes
+    fusion.upload({ data: new Float32Array(1), shape: [1], dtype: "f32" }); // a wrapper nobody disposes
     const result = await checkReleased(d, baseline);
     expect(result.message, "one wrapper stayed live").toContain("1 leaked");
   });

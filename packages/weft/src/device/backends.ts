@@ -7,10 +7,8 @@
  *
  * @module
  */
-import { UnsupportedError } from "@weft/environment";
 import { cpuKernelReport, createCpuRuntime, type KernelPathChoice } from "@weft/backend-cpu";
-import { FusionDevice, type FusionDeviceOptions, type FusionRuntime, type Optimization } from "@weft/fusion";
-import type { TuneProgress } from "@weft/runtime";
+import { FusionDevice, type FusionDeviceOptions } from "@weft/fusion";
 import { Device } from "@weft/tensor";
 import { TuneRelay, attachTuneRelay } from "./tune-progress.js";
 
@@ -31,10 +29,7 @@ export function createCpuDevice(options: DeviceCreationOptions & { kernels?: Ker
     ...(options.memoryLimit === undefined ? {} : { memoryLimit: options.memoryLimit }),
   });
   return new Device(new FusionDevice(runtime, fusionOptions(options, fusion ? "cpu" : "cpu unfused")), {
-    backend: "cpu",
     label: `cpu${fusion ? "" : " unfused"} (${runtime.kernelPath} kernels, ${cpuKernelReport().matmul === "webassembly-simd" ? "WebAssembly SIMD" : "JavaScript"} matmul)`,
-    dtypes: ["f32", "i32", "u32", "bool"],
-    syncReads: true,
   });
 }
 
@@ -74,29 +69,12 @@ export async function plansLoaded(device: Device): Promise<void> {
   await fusion.planCache?.load();
 }
 
-/** What an adapter probe answers (the shape of `@weft/backend-webgpu`'s `probeWebGpu`). */
-export interface AdapterProbe {
-  readonly available: boolean;
-  /** Why not, or the adapter's description. */
-  readonly reason: string;
-  readonly info?: { readonly description: string; readonly vendor: string; readonly backend: string; readonly software: boolean };
-}
+/** What an adapter probe answers: `@weft/backend-webgpu`'s `probeWebGpu` result. */
+export type AdapterProbe = WebGpuProbe;
 
-/** What weft needs from `@weft/backend-webgpu`, loaded with a dynamic import. */
-interface WebGpuModule {
-  probeWebGpu(): Promise<AdapterProbe>;
-  requestWebGpuDevice(): Promise<{ readonly device: unknown; readonly features: ReadonlySet<string>; readonly limits: object; readonly info: { readonly description: string } }>;
-  createWebGpuRuntime?: (options?: {
-    device?: unknown;
-    fusion?: boolean;
-    autotune?: { onProgress?: (progress: TuneProgress) => void };
-    memoryLimit?: number;
-    ownsDevice?: boolean;
-  }) => FusionRuntime<unknown, Optimization<unknown>> | Promise<FusionRuntime<unknown, Optimization<unknown>>>;
-}
-
-async function loadWebGpu(): Promise<WebGpuModule> {
-  return (await import("@weft/backend-webgpu")) as unknown as WebGpuModule;
+/** `@weft/backend-webgpu`, loaded on first use (only its types are imported statically). */
+function loadWebGpu(): Promise<typeof import("@weft/backend-webgpu")> {
+  return import("@weft/backend-webgpu");
 }
 
 /** Looks for a WebGPU adapter without creating a device; never throws. */
@@ -123,21 +101,19 @@ export async function describeWebGpu(): Promise<{ description: string; features:
   const limits: Record<string, number> = {};
   // Limits are prototype getters (not enumerable in every implementation): read the standard names.
   for (const key of LIMIT_NAMES) {
-    const v = (gpu.limits as Record<string, unknown>)[key];
+    const v: unknown = gpu.limits[key];
     if (typeof v === "number") limits[key] = v;
   }
   return { description: gpu.info.description, features: [...gpu.features].sort(), limits };
 }
 
 /**
- * Creates a WebGPU device (`fusion: false` asks the runtime for no fusers, for `weft bench`).
- * @throws UnsupportedError when the backend build has no runtime factory or no adapter exists.
+ * Creates a WebGPU device (`fusion: false` asks the runtime for no fusers, for `weft bench`). The
+ * dtypes it stores (`f16` only with `shader-f16`) are what its runtime reports.
+ * @throws UnsupportedError when no adapter exists.
  */
 export async function createWebGpuDevice(options: DeviceCreationOptions = {}): Promise<Device> {
   const mod = await loadWebGpu();
-  if (typeof mod.createWebGpuRuntime !== "function") {
-    throw new UnsupportedError("the WebGPU runtime", "@weft/backend-webgpu does not export createWebGpuRuntime in this build");
-  }
   const gpu = await mod.requestWebGpuDevice();
   const relay = new TuneRelay();
   // The device is ours: `Device.dispose()` (and `weft.init()` replacing it) destroys it.
@@ -148,10 +124,9 @@ export async function createWebGpuDevice(options: DeviceCreationOptions = {}): P
     ownsDevice: true,
     ...(options.memoryLimit === undefined ? {} : { memoryLimit: options.memoryLimit }),
   });
-  const dtypes = gpu.features.has("shader-f16") ? (["f32", "i32", "u32", "bool", "f16"] as const) : (["f32", "i32", "u32", "bool"] as const);
   const fusion = new FusionDevice(runtime, fusionOptions(options, gpu.info.description));
   await fusion.planCache.load();
-  const device = new Device(fusion, { backend: "webgpu", label: `webgpu${options.fusion === false ? " unfused" : ""} (${gpu.info.description})`, dtypes });
+  const device = new Device(fusion, { label: `webgpu${options.fusion === false ? " unfused" : ""} (${gpu.info.description})` });
   attachTuneRelay(device, relay);
   return device;
 }
