@@ -11,9 +11,22 @@ export { WgslBuilder, ExprGraph, emitExpressions, pcg, Preamble, helperName, UNA
 export type { DeviceProfile, ValueType, ProfileLimits, ExprNode, NodeId, EmitContext, StridedLayout, HelperName } from "./codegen/index.js";
 export { elementwiseKernel, elementwiseKey, vectorizable, reducePassKernel, reducePassKey, REDUCE_ITERATIONS, matmulKernel, matmulKey, MATMUL_CONFIGS, gatherKernel, gatherKey } from "./kernels/index.js";
 export type { ElementwiseSpec, ElementwiseInput, ElementwiseOutput, KernelLaunchPlan, ReducePassSpec, MatmulSpec, MatmulConfig, GatherSpec } from "./kernels/index.js";
-export { chooseMatmulConfig, ElementwiseFuser, ReduceFuser, MatmulFuser, WebGpuOptimization, ElementwiseLaunchCache, MAX_LAUNCH_ENTRIES } from "./fusion/index.js";
+export {
+  chooseMatmulConfig,
+  ElementwiseFuser,
+  ReduceFuser,
+  MatmulFuser,
+  WebGpuOptimization,
+  ElementwiseOptimization,
+  ReduceOptimization,
+  MatmulOptimization,
+  Launcher,
+  ElementwiseLaunchCache,
+  MAX_LAUNCH_ENTRIES,
+} from "./fusion/index.js";
+export type { FuserKit, FusedKind } from "./fusion/index.js";
 export { MATMUL_TUNABLE, matmulTunableSet, matmulCandidate, matmulTuneKey, prepareMatmulInputs, readMatmulOutput } from "./autotune/index.js";
 export type { MatmulTuneInputs, MatmulTuneOutput, MatmulTunable, MatmulCandidate, MatmulTunableSetOptions, PlanSource } from "./autotune/index.js";
-export { WebGpuStream, FAILURE_LOG_LIMIT, PipelineStore, declaredBindings, ReadBatch, planReadCopies, readBytes, completeReads, GpuBufferStorage, StagingPool } from "./server/index.js";
-export type { PipelineEntry, PipelineState, PendingRead, ReadSource, ReadCopy, ReadPlacement, CopyGroup, ReadPlan, ReadCompletion, StagingPoolOptions, StagingPoolStats, GpuBufferStorageHooks } from "./server/index.js";
+export { WebGpuStream, FAILURE_LOG_LIMIT, ValidationGate, Readback, UniformArenas, PipelineStore, declaredBindings, ReadBatch, planReadCopies, readBytes, completeReads, GpuBufferStorage, StagingPool } from "./server/index.js";
+export type { StreamContext, SubmissionCounters, Dispatch, LaunchPin, GatedTask, ReadbackHost, ReadCounters, PipelineEntry, PipelineState, PendingRead, ReadSource, ReadCopy, ReadPlacement, CopyGroup, ReadPlan, ReadCompletion, StagingPoolOptions, StagingPoolStats, GpuBufferStorageHooks } from "./server/index.js";
 export { vulkanLoaderPresent } from "./device/index.js";

@@ -10,8 +10,10 @@ import type { KernelDefinition } from "@weft/server";
  *
  * **Binding layout (the convention every kernel follows).**
  * 1. `@group(0) @binding(i)` for `i` in `0..n-1` are the storage buffers, in the order of the
- *    launch's `KernelBinding` list. A `read` binding is declared `var<storage, read>`; a `write`
- *    or `read-write` binding is declared `var<storage, read_write>`.
+ *    launch's `KernelBinding` list, every one declared `var<storage, read_write>` (slices of one
+ *    page share a `GPUBuffer`, and a read-only and a writable binding of one buffer conflict; the
+ *    server refuses a read-only declaration with a `ValidationError` and never rewrites the text).
+ *    The `KernelBinding`'s `access` says whether the launch reads or writes the binding.
  * 2. When the launch passes `uniforms`, they are bound at `@binding(n)` as `var<uniform>`; the
  *    server pads the bytes to a multiple of 16, so the WGSL struct may be padded up to that.
  * 3. The dispatch is the launch's `CubeCount` `[x, y, z]`, in work groups (not invocations).

@@ -77,6 +77,6 @@ export { scope, keep, dispose } from "./tensor/scope.js";
 export { inheritOwner } from "./tensor/ownership.js";
 export type { Scope } from "./tensor/scope.js";
 export { FusionDevice } from "./device/fusion-device.js";
-export type { FusionClient, FusionDeviceOptions, FusionMemory, DeviceStats } from "./device/fusion-device.js";
+export type { FusionClient, FusionDeviceOptions, FusionMemory, DeviceStats, ProducingOperation } from "./device/fusion-device.js";
 export { FusionInspector } from "./inspector/fusion-inspector.js";
 export type { ExecutedBlock } from "./stream/queue/operation-queue.js";

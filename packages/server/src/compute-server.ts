@@ -113,6 +113,11 @@ export type CubeCount = readonly [number, number, number];
  * - A read of tainted bytes rejects with the failure's error, naming the root cause; any other
  *   read succeeds.
  * - `launch` never throws for a device-side failure; it records it. It throws only for misuse.
+ * **Misuse** throws at the call (a `read`, being asynchronous, rejects) and changes nothing, with the
+ * same error class on every server: a binding of memory the server never allocated, or no longer
+ * live, or data whose size does not match it → `InvalidBindingError`; a work-group count that is not
+ * three non-negative integers → `LaunchError`. `describeComputeServer` (`@weft/server/testing`)
+ * checks all of this on every server.
  * **Streams.** Every call names the stream it is issued on; work on one stream runs in order.
  */
 export interface ComputeServer<K extends KernelDefinition = KernelDefinition> {
@@ -146,8 +151,8 @@ export interface ComputeServer<K extends KernelDefinition = KernelDefinition> {
    * launch, write and failure recorded so far, on every stream (each binding names the stream
    * whose memory answers for it). A failure the device has not reported yet is not seen.
    * **Optional.** Servers that track taint by byte range implement it (`HostComputeServer`,
-   * hence `DummyServer`; the WebGPU server is to add it with this exact signature). Callers treat a
-   * server without it as one whose bytes are always clean (`Client.failureOf` answers `undefined`).
+   * hence `DummyServer`, and the WebGPU server). Callers treat a server without it as one whose
+   * bytes are always clean (`Client.failureOf` answers `undefined`).
    *
    * @throws InvalidBindingError when a binding names memory that is not live (misuse, as `read`).
    */

@@ -40,7 +40,7 @@ export { FailureStore } from "./errors/failure-store.js";
 export type { ReadFailure } from "./errors/failure-store.js";
 export { StreamPool } from "./stream/stream-pool.js";
 export type { StreamFactory } from "./stream/stream-pool.js";
-export { ByteRangeClaims } from "./stream/stream-memory.js";
+export { ByteRangeClaims, ClaimedStream } from "./stream/stream-memory.js";
 export type { StreamMemory, Claim } from "./stream/stream-memory.js";
 export { taint, taintWith, written } from "./stream/taint.js";
 export type { ComputeStorage } from "./memory/compute-storage.js";
@@ -49,6 +49,7 @@ export { checkMemoryConfiguration, minPageSizeOf, DEFAULT_MIN_PAGE_SIZE } from "
 export { DeviceMemory, DEFAULT_DEALLOC_POLICY } from "./memory/device-memory.js";
 export type { DeallocPolicy, DeviceMemoryStats } from "./memory/device-memory.js";
 export { MemoryManagement } from "./memory/memory-management.js";
+export { totalMemoryUsage } from "./memory/memory-usage.js";
 export type { MemoryManagementOptions, ResolvedBinding } from "./memory/memory-management.js";
 export { ManagedMemoryHandle } from "./memory/managed-memory-handle.js";
 export { HostComputeServer, HOST_MEMORY_CONFIGURATION } from "./host/host-compute-server.js";

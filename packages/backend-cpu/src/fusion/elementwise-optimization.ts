@@ -121,7 +121,7 @@ export class ElementwiseOptimization implements Optimization<CpuHandle> {
           handle = withLayout(reused, denseLayout(out.shape, reused.offset), out.dtype);
           inPlace++;
         } else {
-          handle = runtime.allocate(out.shape, out.dtype);
+          handle = runtime.allocate(out.shape, out.dtype, ctx.stream);
         }
         outputs.push([out, handle]);
         builder.output(register, handle.memory, handle.dtype, handle);
@@ -129,7 +129,7 @@ export class ElementwiseOptimization implements Optimization<CpuHandle> {
       }
       if (stored > 0) {
         const built = builder.build(runtime.runner);
-        runtime.launch(built.kernel, built.bindings, built.uniforms);
+        runtime.launch(built.kernel, built.bindings, ctx.stream, built.uniforms);
         runtime.stats.fusedLaunches++;
       }
     } catch (error) {

@@ -191,7 +191,7 @@ export class CpuRuntime extends BaseFusionRuntime<CpuHandle> {
     if (data.dtype === "f16") rejectF16("upload");
     const bytes = new Uint8Array(allocationBytes(numElements(data.shape), data.dtype));
     bytes.set(new Uint8Array(data.data.buffer, data.data.byteOffset, data.data.byteLength));
-    const memory = this.client.withStream(stream).create(bytes);
+    const memory = this.client.create(bytes, stream);
     return denseHandle(memory, data.shape, data.dtype);
   }
 
@@ -200,15 +200,14 @@ export class CpuRuntime extends BaseFusionRuntime<CpuHandle> {
     const binding = handle.memory.binding();
     const layout = { shape: [...handle.shape], strides: [...handle.strides], offset: handle.offset };
     const dtype = handle.dtype;
-    // A client bound to `stream` (not `StreamId.executes`, which is for synchronous code only).
-    const [bytes] = await this.client.withStream(stream).read([binding]);
+    const [bytes] = await this.client.read([binding], stream);
     invariant(bytes !== undefined, "a read of one binding returns one buffer");
     return gatherDense(bytes, dtype, layout, tensor.dtype);
   }
 
   /** As {@link CpuRuntime.read}, synchronously (throws instead of rejecting). */
   readSync(handle: CpuHandle, tensor: TensorIr, stream: StreamId): TypedArray | undefined {
-    const bytes = this.client.withStream(stream).readSync([handle.memory.binding()]);
+    const bytes = this.client.readSync([handle.memory.binding()], stream);
     const first = bytes?.[0];
     return first === undefined ? undefined : gatherDense(first, handle.dtype, handle, tensor.dtype);
   }
@@ -236,7 +235,7 @@ export class CpuRuntime extends BaseFusionRuntime<CpuHandle> {
 
   /** Resolves once `stream`'s work has run (at once on the synchronous host server). */
   sync(stream: StreamId): Promise<void> {
-    return this.client.withStream(stream).sync();
+    return this.client.sync(stream);
   }
 
   /** The host server's memory report. */
@@ -244,17 +243,16 @@ export class CpuRuntime extends BaseFusionRuntime<CpuHandle> {
     return this.client.memoryUsage();
   }
 
-  /** A dense, freshly allocated handle of `shape` (one reference, owned by the caller). */
-  allocate(shape: readonly number[], dtype: DType): CpuHandle {
-    return denseHandle(this.client.empty(allocationBytes(numElements(shape), dtype)), shape, dtype);
+  /** A dense, freshly allocated handle of `shape` on `stream` (one reference, owned by the caller). */
+  allocate(shape: readonly number[], dtype: DType, stream: StreamId): CpuHandle {
+    return denseHandle(this.client.empty(allocationBytes(numElements(shape), dtype), stream), shape, dtype);
   }
 
-  /** Launches one CPU kernel on the current stream. */
-  launch(kernel: CpuKernel, bindings: BindingSet | ReturnType<BindingSet["bindings"]>, uniforms?: Uint8Array): void {
+  /** Launches one CPU kernel on `stream` (the executing block's: passed, never ambient). */
+  launch(kernel: CpuKernel, bindings: BindingSet | ReturnType<BindingSet["bindings"]>, stream: StreamId, uniforms?: Uint8Array): void {
     this.#launches++;
     const list = bindings instanceof BindingSet ? bindings.bindings() : bindings;
-    if (uniforms === undefined) this.client.launch(kernel, [1, 1, 1], list);
-    else this.client.launch(kernel, [1, 1, 1], list, uniforms);
+    this.client.launch(kernel, [1, 1, 1], list, uniforms, stream);
   }
 
   /** Runs one operation unfused (see the type doc); throws typed errors for what cannot run. */
@@ -277,30 +275,30 @@ export class CpuRuntime extends BaseFusionRuntime<CpuHandle> {
     const get = (t: TensorIr): CpuHandle => ctx.handles.getHandle(t);
     if (isElementwise(op)) {
       const builder = new ElementwiseProgramBuilder(op.out.shape);
-      const out = this.allocate(op.out.shape, op.out.dtype);
+      const out = this.allocate(op.out.shape, op.out.dtype, ctx.stream);
       const reg = appendElementwise(builder, op, (t) => {
         const h = get(t);
         return builder.input(h.memory, h.dtype, h);
       });
       builder.output(reg, out.memory, out.dtype, out);
       const built = builder.build(this.runner);
-      this.launch(built.kernel, built.bindings, built.uniforms);
+      this.launch(built.kernel, built.bindings, ctx.stream, built.uniforms);
       return out;
     }
     switch (op.kind) {
       case "full": {
-        const out = this.allocate(op.out.shape, op.out.dtype);
-        this.launch(fullKernel(op.out.shape, op.out.dtype), [{ binding: out.memory.binding(), access: "write" }], encodeUniforms([op.value]));
+        const out = this.allocate(op.out.shape, op.out.dtype, ctx.stream);
+        this.launch(fullKernel(op.out.shape, op.out.dtype), [{ binding: out.memory.binding(), access: "write" }], ctx.stream, encodeUniforms([op.value]));
         return out;
       }
       case "arange": {
-        const out = this.allocate(op.out.shape, op.out.dtype);
-        this.launch(arangeKernel(op.out.shape, op.out.dtype), [{ binding: out.memory.binding(), access: "write" }], encodeUniforms([op.start, op.step]));
+        const out = this.allocate(op.out.shape, op.out.dtype, ctx.stream);
+        this.launch(arangeKernel(op.out.shape, op.out.dtype), [{ binding: out.memory.binding(), access: "write" }], ctx.stream, encodeUniforms([op.start, op.step]));
         return out;
       }
       case "random": {
-        const out = this.allocate(op.out.shape, op.out.dtype);
-        this.launch(randomKernel(op.out.shape, op.out.dtype, op.distribution), [{ binding: out.memory.binding(), access: "write" }], encodeUniforms([op.seed, op.a, op.b]));
+        const out = this.allocate(op.out.shape, op.out.dtype, ctx.stream);
+        this.launch(randomKernel(op.out.shape, op.out.dtype, op.distribution), [{ binding: out.memory.binding(), access: "write" }], ctx.stream, encodeUniforms([op.seed, op.a, op.b]));
         return out;
       }
       case "reduce": {
@@ -310,20 +308,20 @@ export class CpuRuntime extends BaseFusionRuntime<CpuHandle> {
         if (extent === 0 && noIdentity) {
           throw new InvalidOperationError(`reduce ${op.op}`, `axes [${op.axes.join(", ")}] of shape [${op.input.shape.join(", ")}] are empty and ${op.op} has no identity; reduce a non-empty axis`);
         }
-        return this.#kernel(op.out, [input], (operands, out, w) => reduceKernel(op.op, operands[0]!, op.axes, out, w));
+        return this.#kernel(ctx.stream, op.out, [input], (operands, out, w) => reduceKernel(op.op, operands[0]!, op.axes, out, w));
       }
       case "matmul":
-        return this.#kernel(op.out, [get(op.lhs), get(op.rhs)], (o, out, w) => matmulKernel(o[0]!, o[1]!, out, w));
+        return this.#kernel(ctx.stream, op.out, [get(op.lhs), get(op.rhs)], (o, out, w) => matmulKernel(o[0]!, o[1]!, out, w));
       case "concat":
-        return this.#kernel(op.out, op.inputs.map(get), (o, out, w) => concatKernel(o, op.axis, out, w));
+        return this.#kernel(ctx.stream, op.out, op.inputs.map(get), (o, out, w) => concatKernel(o, op.axis, out, w));
       case "gather":
-        return this.#kernel(op.out, [get(op.input), get(op.indices)], (o, out, w) => gatherKernel(o[0]!, o[1]!, op.axis, out, w));
+        return this.#kernel(ctx.stream, op.out, [get(op.input), get(op.indices)], (o, out, w) => gatherKernel(o[0]!, o[1]!, op.axis, out, w));
       case "pad": {
         if (op.padding.some(([before, after]) => before < 0 || after < 0)) {
           throw new InvalidOperationError("pad", `padding [${op.padding.map((p) => `[${p.join(", ")}]`).join(", ")}] has a negative amount; use slice to remove elements`);
         }
         const input = get(op.input);
-        return this.#kernel(op.out, [input], (o, out, w) => padKernel(o[0]!, op.padding, out, w), [op.value]);
+        return this.#kernel(ctx.stream, op.out, [input], (o, out, w) => padKernel(o[0]!, op.padding, out, w), [op.value]);
       }
       case "reshape": {
         const input = get(op.input);
@@ -331,7 +329,7 @@ export class CpuRuntime extends BaseFusionRuntime<CpuHandle> {
           input.memory.retain();
           return withLayout(input, denseLayout(op.out.shape, input.offset));
         }
-        const copy = this.#copyDense(input);
+        const copy = this.#copyDense(input, ctx.stream);
         return withLayout(copy, denseLayout(op.out.shape, copy.offset));
       }
       case "permute": {
@@ -355,28 +353,29 @@ export class CpuRuntime extends BaseFusionRuntime<CpuHandle> {
   }
 
   /** A dense copy of `input` (a zero-step elementwise program). */
-  #copyDense(input: CpuHandle): CpuHandle {
+  #copyDense(input: CpuHandle, stream: StreamId): CpuHandle {
     const builder = new ElementwiseProgramBuilder(input.shape);
-    const out = this.allocate(input.shape, input.dtype);
+    const out = this.allocate(input.shape, input.dtype, stream);
     builder.output(builder.input(input.memory, input.dtype, input), out.memory, out.dtype, out);
     const built = builder.build(this.runner);
-    this.launch(built.kernel, built.bindings, built.uniforms);
+    this.launch(built.kernel, built.bindings, stream, built.uniforms);
     return out;
   }
 
   /** Binds `inputs` (read) and a fresh dense output (write), builds the kernel, launches it. */
   #kernel(
+    stream: StreamId,
     outIr: TensorIr,
     inputs: readonly CpuHandle[],
     make: (operands: KernelOperand[], out: KernelOperand, writable: boolean[]) => CpuKernel,
     scalars?: readonly number[],
   ): CpuHandle {
-    const out = this.allocate(outIr.shape, outIr.dtype);
+    const out = this.allocate(outIr.shape, outIr.dtype, stream);
     const set = new BindingSet();
     const operands = inputs.map((h) => ({ binding: set.bind(h.memory, "read"), dtype: h.dtype, layout: h }));
     const outOperand = { binding: set.bind(out.memory, "write"), dtype: out.dtype, layout: out };
     const kernel = make(operands, outOperand, set.writable());
-    this.launch(kernel, set, scalars === undefined ? undefined : encodeUniforms(scalars));
+    this.launch(kernel, set, stream, scalars === undefined ? undefined : encodeUniforms(scalars));
     return out;
   }
 }

@@ -3,7 +3,7 @@
  * reads, and quiescence (no handle and no allocation left once everything is disposed).
  */
 import { describe, expect, it } from "vitest";
-import { FusionDevice, type FusionTensor, type OperationIr, type TensorIr } from "@weft/fusion";
+import { FusionDevice, type FusionTensor, type ProducingOperation, type TensorIr } from "@weft/fusion";
 import { createCpuRuntime, type CpuRuntime } from "./cpu-runtime.js";
 import type { CpuHandle } from "../handle/cpu-handle.js";
 
@@ -12,10 +12,10 @@ async function chainOn(runtime: CpuRuntime): Promise<{ chain: number[]; sum: num
   const device = new FusionDevice<CpuHandle>(runtime);
   const x = device.upload({ data: Float32Array.from([-1, 0, 0.5, 1, 2, 3]), shape: [2, 3], dtype: "f32" });
   const y = device.upload({ data: Float32Array.from([0.25, -0.5, 1]), shape: [3], dtype: "f32" });
-  const apply = (t: FusionTensor, make: (input: TensorIr, out: TensorIr) => OperationIr, dispose = true): FusionTensor => {
-    const [out] = device.register(make(t.intoIr("chain"), device.outputIr([2, 3], "f32")));
+  const apply = (t: FusionTensor, make: (input: TensorIr, out: TensorIr) => ProducingOperation, dispose = true): FusionTensor => {
+    const out = device.register(make(t.intoIr("chain"), device.outputIr([2, 3], "f32")));
     if (dispose) t.dispose();
-    return out!;
+    return out;
   };
   let t = apply(x, (i, o) => ({ kind: "binary", op: "add", lhs: i, rhs: y.intoIr("add"), out: o }), false);
   t = apply(t, (i, o) => ({ kind: "binary-scalar", op: "mul", lhs: i, scalar: 3, scalarFirst: false, out: o }));
@@ -25,9 +25,9 @@ async function chainOn(runtime: CpuRuntime): Promise<{ chain: number[]; sum: num
   t = apply(t, (i, o) => ({ kind: "binary-scalar", op: "pow", lhs: i, scalar: 2, scalarFirst: false, out: o }));
   t = apply(t, (i, o) => ({ kind: "unary", op: "silu", input: i, out: o }));
   t = apply(t, (i, o) => ({ kind: "binary", op: "mul", lhs: i, rhs: x.intoIr("mul"), out: o }));
-  const [s] = device.register({ kind: "reduce", op: "sum", input: t.intoIr("sum"), axes: [1], keepDims: false, out: device.outputIr([2], "f32") });
+  const s = device.register({ kind: "reduce", op: "sum", input: t.intoIr("sum"), axes: [1], keepDims: false, out: device.outputIr([2], "f32") });
   const chain = Array.from(await t.read());
-  const sum = Array.from(await s!.read());
+  const sum = Array.from(await s.read());
   for (const tensor of [x, y, t, s!]) tensor.dispose();
   await device.syncAll();
   return { chain, sum, device };

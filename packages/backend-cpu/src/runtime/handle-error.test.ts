@@ -120,9 +120,9 @@ async function independentOutput(runtime: CpuRuntime): Promise<{ y: unknown; z: 
   const x = upload(device, [1, 2, 3, 4], [2, 2]);
   const w = upload(device, [1, 0, 0, 1], [2, 2]);
   runtime.injectFault({ launch: 1 });
-  const [m] = device.register({ kind: "matmul", lhs: x.intoIr("matmul"), rhs: w.intoIr("matmul"), out: device.outputIr([2, 2], "f32") });
-  const [y] = device.register({ kind: "binary-scalar", op: "add", lhs: m!.intoIr("add"), scalar: 1, scalarFirst: false, out: device.outputIr([2, 2], "f32") });
-  const [z] = device.register({ kind: "binary-scalar", op: "mul", lhs: x.intoIr("mul"), scalar: 3, scalarFirst: false, out: device.outputIr([2, 2], "f32") });
+  const m = device.register({ kind: "matmul", lhs: x.intoIr("matmul"), rhs: w.intoIr("matmul"), out: device.outputIr([2, 2], "f32") });
+  const y = device.register({ kind: "binary-scalar", op: "add", lhs: m.intoIr("add"), scalar: 1, scalarFirst: false, out: device.outputIr([2, 2], "f32") });
+  const z = device.register({ kind: "binary-scalar", op: "mul", lhs: x.intoIr("mul"), scalar: 3, scalarFirst: false, out: device.outputIr([2, 2], "f32") });
   const before = runtime.server.stats().skipped;
   const settle = (t: FusionTensor) => t.read().then((v) => Array.from(v), (e: unknown) => e);
   const zValues = await settle(z!);

@@ -45,14 +45,14 @@ export class CpuTestHarness {
 
   /** Executes `op` unfused and returns its output as a `ReadOnly` use (`undefined` for `drop`). */
   run(op: OperationIr): TensorIr {
-    StreamId.executes(this.stream, () => this.runtime.executeOperation(op, { handles: this.handles, stream: this.stream }));
+    this.runtime.executeOperation(op, { handles: this.handles, stream: this.stream });
     invariant(op.kind !== "drop", "run() of a drop has no output; use exec()");
     return { ...op.out, status: "ReadOnly" };
   }
 
   /** Executes `op` unfused (drops included). */
   exec(op: OperationIr): void {
-    StreamId.executes(this.stream, () => this.runtime.executeOperation(op, { handles: this.handles, stream: this.stream }));
+    this.runtime.executeOperation(op, { handles: this.handles, stream: this.stream });
   }
 
   /**
@@ -68,7 +68,7 @@ export class CpuTestHarness {
     invariant(fuser.len() === ops.length, () => `the fuser accepted ${fuser.len()} of ${ops.length} ops`);
     const { score } = fuser.properties();
     const optimization = fuser.finish();
-    StreamId.executes(this.stream, () => optimization.execute({ handles: this.handles, stream: this.stream }, ops));
+    optimization.execute({ handles: this.handles, stream: this.stream }, ops);
     return score;
   }
 

@@ -16,7 +16,7 @@ const values = (bytes: Uint8Array | undefined): number[] => (bytes ? [...new Uin
 const double: WgslKernel = {
   key: "smoke/double",
   source: `
-@group(0) @binding(0) var<storage, read> a: array<u32>;
+@group(0) @binding(0) var<storage, read_write> a: array<u32>;
 @group(0) @binding(1) var<storage, read_write> out: array<u32>;
 @compute @workgroup_size(32) fn main(@builtin(global_invocation_id) g: vec3<u32>) {
   if (g.x < arrayLength(&out)) { out[g.x] = a[g.x] * 2u; }

@@ -35,8 +35,8 @@ describe("generated WGSL", () => {
     );
     expect(block.elided(), "t3 and t4 die inside the block").toBe(2);
     expect(plan.kernel.source).toMatchInlineSnapshot(`
-      "@group(0) @binding(0) var<storage, read> in0: array<f32>;
-      @group(0) @binding(1) var<storage, read> in1: array<f32>;
+      "@group(0) @binding(0) var<storage, read_write> in0: array<f32>;
+      @group(0) @binding(1) var<storage, read_write> in1: array<f32>;
       @group(0) @binding(2) var<storage, read_write> out0: array<f32>;
 
       fn weft_erf_f32(x: f32) -> f32 {
@@ -130,7 +130,7 @@ describe("generated WGSL", () => {
         return bitcast<f32>(bits);
       }
 
-      @group(0) @binding(0) var<storage, read> in0: array<f32>;
+      @group(0) @binding(0) var<storage, read_write> in0: array<f32>;
       @group(0) @binding(1) var<storage, read_write> out0: array<f32>;
 
       var<workgroup> sv: array<f32, 64>;
@@ -212,9 +212,9 @@ describe("generated WGSL", () => {
       profile,
     );
     expect(plan.kernel.source).toMatchInlineSnapshot(`
-      "@group(0) @binding(0) var<storage, read> lhs: array<f32>;
-      @group(0) @binding(1) var<storage, read> rhs: array<f32>;
-      @group(0) @binding(2) var<storage, read> ep0: array<f32>;
+      "@group(0) @binding(0) var<storage, read_write> lhs: array<f32>;
+      @group(0) @binding(1) var<storage, read_write> rhs: array<f32>;
+      @group(0) @binding(2) var<storage, read_write> ep0: array<f32>;
       @group(0) @binding(3) var<storage, read_write> out0: array<f32>;
 
       var<workgroup> ta: array<f32, 16>;

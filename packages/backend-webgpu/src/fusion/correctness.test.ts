@@ -10,6 +10,8 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { WebGpuHandle } from "../handle/webgpu-handle.js";
 import { createWebGpuRuntime } from "./create-runtime.js";
 import type { WebGpuRuntime } from "./webgpu-runtime.js";
+import { Launcher } from "./launcher.js";
+import { ElementwiseOptimization, MatmulOptimization, ReduceOptimization, type FusedKind } from "./optimization.js";
 
 process.env["EGL_PLATFORM"] ??= "surfaceless";
 
@@ -53,11 +55,18 @@ async function read(ctx: Context, x: TensorIr): Promise<number[]> {
 }
 
 /**
- * Runs `ops` as ONE block of the family `kind`, the way a `WebGpuOptimization` does (the fusers
- * decide on relative IR, which these global-shape ops are not; what is tested here is execution).
+ * Runs `ops` as ONE block of the family `kind`, through that family's optimization (what a fuser
+ * would have built; what is tested here is execution, not the fusers' choice).
  */
-function runBlock(ctx: Context, kind: "elementwise" | "reduce" | "matmul", ops: OperationIr[]): void {
-  runtime.executeBlock(kind, ctx, ops);
+function runBlock(ctx: Context, kind: FusedKind, ops: OperationIr[]): void {
+  const launcher = new Launcher(runtime.client, runtime.profile, runtime.counters);
+  const block =
+    kind === "elementwise"
+      ? new ElementwiseOptimization(launcher, ops.length)
+      : kind === "reduce"
+        ? new ReduceOptimization(launcher, ops.length)
+        : new MatmulOptimization(launcher, ops.length);
+  block.execute(ctx, ops);
 }
 
 /** Every launch recorded so far binds pairwise distinct allocations. */

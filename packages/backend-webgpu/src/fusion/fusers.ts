@@ -1,7 +1,9 @@
 import type { FuserProperties, FuserStatus, OperationFuser, OperationIr, TensorId } from "@weft/fusion";
 import { broadcastsInto, forEachTensor, operationInputs, readsIndex, sameShape } from "@weft/fusion";
 import { isExpression } from "./elementwise-ops.js";
-import { WebGpuOptimization, type BlockExecutor, type FusedKind } from "./optimization.js";
+import type { Launcher } from "./launcher.js";
+import { ElementwiseOptimization, MatmulOptimization, ReduceOptimization, type FusedKind, type WebGpuOptimization } from "./optimization.js";
+import type { MatmulChooser } from "./run-matmul.js";
 
 /** Most operations one fused block takes (Burn's limit). */
 export const MAX_FUSED_OPS = 64;
@@ -13,6 +15,16 @@ export const MAX_FUSED_OPS = 64;
  */
 const SIZE_ONE = 0;
 
+/** What every fuser hands to the optimizations it builds, and the bound on a block's tensors. */
+export interface FuserKit {
+  /** Where the optimizations launch (the runtime's kernel cache and client). */
+  readonly launcher: Launcher;
+  /** How a matmul block picks its tile configuration (the runtime's tuner, or the heuristic). */
+  readonly chooseMatmul: MatmulChooser;
+  /** Distinct tensors one block may touch: `maxStorageBuffersPerShaderStage - 1`. */
+  readonly maxBindings: number;
+}
+
 /**
  * The shared trace logic of the three fusers: phases of elementwise ops over one reference shape,
  * bounded bindings, `drop`s accepted once something was fused.
@@ -23,17 +35,15 @@ const SIZE_ONE = 0;
  * **Invariant.** `len()` counts exactly the accepted prefix; once closed, `fuse` ignores ops.
  */
 abstract class TraceFuser implements OperationFuser<WebGpuOptimization> {
-  protected readonly executor: BlockExecutor;
-  protected readonly maxBindings: number;
+  protected readonly kit: FuserKit;
   protected count = 0;
   protected computeOps = 0;
   protected closed = false;
   /** Distinct tensors the block touches (inputs and outputs); bounded by `maxBindings`. */
   protected tensors = new Set<TensorId>();
 
-  constructor(executor: BlockExecutor, maxBindings: number) {
-    this.executor = executor;
-    this.maxBindings = maxBindings;
+  constructor(kit: FuserKit) {
+    this.kit = kit;
   }
 
   abstract readonly kind: FusedKind;
@@ -50,12 +60,15 @@ abstract class TraceFuser implements OperationFuser<WebGpuOptimization> {
     }
     if (op.kind === "drop") {
       if (this.count === 0) this.closed = true;
-      else this.count++;
+      else {
+        this.count++;
+        this.dropped(op.tensor.id);
+      }
       return;
     }
     const touched = new Set(this.tensors);
     forEachTensor(op, (t) => touched.add(t.id));
-    if (touched.size > this.maxBindings || !this.accept(op)) {
+    if (touched.size > this.kit.maxBindings || !this.accept(op)) {
       this.closed = true;
       return;
     }
@@ -64,9 +77,10 @@ abstract class TraceFuser implements OperationFuser<WebGpuOptimization> {
     this.computeOps++;
   }
 
-  finish(): WebGpuOptimization {
-    return new WebGpuOptimization(this.executor, this.kind, this.count);
-  }
+  abstract finish(): WebGpuOptimization;
+
+  /** A `drop` of `id` was accepted (the dropped tensor dies inside the block). */
+  protected dropped(_id: TensorId): void {}
 
   reset(): void {
     this.count = 0;
@@ -130,8 +144,11 @@ export class ElementwiseFuser extends TraceFuser {
   protected ready(): boolean {
     return this.computeOps > 0;
   }
+  finish(): WebGpuOptimization {
+    return new ElementwiseOptimization(this.kit.launcher, this.count);
+  }
   protected fresh(): TraceFuser {
-    return new ElementwiseFuser(this.executor, this.maxBindings);
+    return new ElementwiseFuser(this.kit);
   }
   protected resetPhase(): void {
     this.#ref = undefined;
@@ -143,41 +160,79 @@ export class ElementwiseFuser extends TraceFuser {
 
 /**
  * Fuses an elementwise prologue (on the reduce input's shape), one reduction, and an elementwise
- * epilogue (on the reduced shape) into one kernel. Ready only once the reduction was seen.
+ * epilogue (on the reduced shape) into one kernel. Burn's `ReduceFuser`.
+ *
+ * @remarks
+ * **Decided at fuse time.** The reduce kernel writes only the epilogue's outputs: a prologue
+ * tensor still used after the block cannot be produced. So the fuser is ready only once the
+ * reduction was seen *and* every prologue output dies inside the block (a consuming use in the
+ * prologue or by the reduction, or a `drop`); an epilogue operation reading a prologue output
+ * closes it. What it offers is exactly what `planReduceBlock` plans, so execution never falls back
+ * to running the block op by op.
  */
 export class ReduceFuser extends TraceFuser {
   readonly kind = "reduce" as const;
   #prologue: readonly number[] | undefined;
   #epilogue: readonly number[] | undefined;
+  /**
+   * Prologue outputs (relative ids) that do not die inside the accepted prefix yet. Added when a
+   * prologue op is accepted, removed by a consuming use before the epilogue or by a `drop`;
+   * cleared by `reset`. Bounded by the block's operations.
+   */
+  #live = new Set<TensorId>();
+  /** Every prologue output, live or not (an epilogue op may read none of them). */
+  #produced = new Set<TensorId>();
 
   protected accept(op: Exclude<OperationIr, { kind: "drop" }>): boolean {
-    if (this.#epilogue !== undefined) return fitsShape(op, this.#epilogue);
+    if (this.#epilogue !== undefined) {
+      if (operationInputs(op).some((t) => this.#produced.has(t.id))) return false;
+      return fitsShape(op, this.#epilogue);
+    }
     if (op.kind === "reduce") {
       if (this.#prologue !== undefined && !sameShape(op.input.shape, this.#prologue)) return false;
       this.#epilogue = op.out.shape;
+      this.#consume(op);
       return true;
     }
     const ref = this.#prologue ?? op.out.shape;
     if (!fitsShape(op, ref) || readsIndex(op)) return false;
     this.#prologue = ref;
+    this.#consume(op);
+    this.#live.add(op.out.id);
+    this.#produced.add(op.out.id);
     return true;
   }
+  /** A consuming (`ReadWrite`) use of a prologue output before the epilogue is its last. */
+  #consume(op: Exclude<OperationIr, { kind: "drop" }>): void {
+    for (const t of operationInputs(op)) if (t.status === "ReadWrite") this.#live.delete(t.id);
+  }
+  protected override dropped(id: TensorId): void {
+    this.#live.delete(id);
+  }
   protected ready(): boolean {
-    return this.#epilogue !== undefined;
+    return this.#epilogue !== undefined && this.#live.size === 0;
   }
   protected override bonus(): number {
     return 5;
   }
+  finish(): WebGpuOptimization {
+    return new ReduceOptimization(this.kit.launcher, this.count);
+  }
   protected fresh(): TraceFuser {
-    return new ReduceFuser(this.executor, this.maxBindings);
+    return new ReduceFuser(this.kit);
   }
   protected resetPhase(): void {
     this.#prologue = undefined;
     this.#epilogue = undefined;
+    this.#live = new Set();
+    this.#produced = new Set();
   }
   protected copyPhase(into: TraceFuser): void {
-    (into as ReduceFuser).#prologue = this.#prologue;
-    (into as ReduceFuser).#epilogue = this.#epilogue;
+    const copy = into as ReduceFuser;
+    copy.#prologue = this.#prologue;
+    copy.#epilogue = this.#epilogue;
+    copy.#live = new Set(this.#live);
+    copy.#produced = new Set(this.#produced);
   }
 }
 
@@ -200,8 +255,11 @@ export class MatmulFuser extends TraceFuser {
   protected override bonus(): number {
     return 5;
   }
+  finish(): WebGpuOptimization {
+    return new MatmulOptimization(this.kit.launcher, this.count, this.kit.chooseMatmul);
+  }
   protected fresh(): TraceFuser {
-    return new MatmulFuser(this.executor, this.maxBindings);
+    return new MatmulFuser(this.kit);
   }
   protected resetPhase(): void {
     this.#out = undefined;

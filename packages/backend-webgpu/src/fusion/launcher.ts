@@ -1,4 +1,4 @@
-import { type CacheStats, LruCache, StreamId } from "@weft/environment";
+import { type CacheStats, LruCache, type StreamId } from "@weft/environment";
 import type { Client } from "@weft/runtime";
 import type { KernelBinding, MemoryHandle, StatusCheck } from "@weft/server";
 import type { DeviceProfile } from "../codegen/wgsl/types.js";
@@ -19,11 +19,9 @@ export const DEFAULT_MAX_PLANS = 1024;
  * discarded (`withProcessMode('compile-and-autotune', …)`), or is queued for a batch compile —
  * and honours every `StreamModeOverride` set on `(service, stream)`. Calling the server directly
  * (with a hard-coded `"execute"`) would ignore both, so nothing here touches the server.
- * **Stream.** The client is unbound: it follows `StreamId.current()`, which is the executing stream
- * because fusion runs every execution inside `StreamId.executes(stream, …)`. When a caller passes a
- * stream that is not the current one (the runtime's own tests call `executeOperation` directly),
- * the call runs inside `StreamId.executes(stream, …)` so the client still sees that stream — and so
- * do overrides keyed on it.
+ * **Stream.** Every call names its stream explicitly (the block's `ExecutionContext.stream`), and
+ * the unbound client forwards it: no ambient stream below the fusion layer, no client per stream
+ * (docs/pitfalls.md#p5). Stream-mode overrides keyed on that stream apply.
  * **Bounded by** `maxPlans` generated plans (default {@link DEFAULT_MAX_PLANS}), least recently
  * used evicted first (counted); the server caches the compiled pipeline under the same key, under
  * its own bound. A lookup is one `Map` lookup on a string: nothing on the launch path grows with
@@ -70,10 +68,7 @@ export class Launcher {
    */
   launch(plan: KernelLaunchPlan, bindings: readonly KernelBinding[], stream: StreamId, uniforms?: Uint8Array): void {
     this.counters.launches++;
-    this.on(stream, () => {
-      if (uniforms === undefined) this.client.launch(plan.kernel, plan.count, bindings);
-      else this.client.launch(plan.kernel, plan.count, bindings, uniforms);
-    });
+    this.client.launch(plan.kernel, plan.count, bindings, uniforms, stream);
   }
 
   /**
@@ -82,7 +77,7 @@ export class Launcher {
    * @throws UnsupportedError when the server cannot read statuses back.
    */
   verify(check: StatusCheck, stream: StreamId): void {
-    this.on(stream, () => this.client.verify(check));
+    this.client.verify(check, stream);
   }
 
   /**
@@ -117,16 +112,6 @@ export class Launcher {
 
   /** Reserves `bytes` (at least 4) on `stream`. */
   empty(bytes: number, stream: StreamId): MemoryHandle {
-    return this.on(stream, () => this.client.empty(Math.max(4, bytes)));
-  }
-
-  /** Runs synchronous `fn` with `stream` as the current stream (directly when it already is). */
-  on<T>(stream: StreamId, fn: () => T): T {
-    return StreamId.current() === stream ? fn() : StreamId.executes(stream, fn);
-  }
-
-  /** The client to use for asynchronous calls (reads, syncs) on `stream`. */
-  clientOn(stream: StreamId): Client<WgslKernel> {
-    return StreamId.current() === stream ? this.client : this.client.withStream(stream);
+    return this.client.empty(Math.max(4, bytes), stream);
   }
 }

@@ -1,44 +1,89 @@
+import { invariant } from "@weft/environment";
 import type { ExecutionContext, OperationIr, Optimization } from "@weft/fusion";
 import type { WebGpuHandle } from "../handle/webgpu-handle.js";
 import { ElementwiseLaunchCache } from "./elementwise-launch-cache.js";
+import type { Launcher } from "./launcher.js";
+import { runElementwiseBlock } from "./run-elementwise.js";
+import { runMatmulBlock, type MatmulChooser } from "./run-matmul.js";
+import { runReduceBlock } from "./run-reduce.js";
 
 /** Which fused kernel family an optimization runs. */
 export type FusedKind = "elementwise" | "reduce" | "matmul";
 
-/** What an optimization executes against (the runtime, without a dependency cycle). */
-export interface BlockExecutor {
-  /** Runs `ops` as one fused block; `cache` (elementwise only) replays earlier launches of the same layouts. */
-  executeBlock(kind: FusedKind, ctx: ExecutionContext<WebGpuHandle>, ops: readonly OperationIr[], cache?: ElementwiseLaunchCache): void;
-}
-
 /**
  * A fused block of the WebGPU runtime: `len` operations that run as ONE kernel (a multi-pass
- * reduction is one kernel launched per pass).
+ * reduction is one kernel launched per pass). One subclass per {@link FusedKind}; each holds what
+ * it needs to run itself (the launcher, its launch cache, the matmul chooser) and runs down from
+ * there: nothing calls back into the runtime.
  *
  * @remarks
  * **Why it holds no kernel.** It is built from relative operations and executed with global ones;
  * the kernel is derived at execution from the global operations and the inputs' layouts, and
- * looked up in the runtime's cache by its canonical key, so one optimization serves every replay.
- * **Launch cache.** An elementwise optimization keeps an `ElementwiseLaunchCache`: its
- * executions with inputs of an already-seen layout reuse the derived kernel, key and binding
- * pattern (bounded; see that class).
+ * looked up in the launcher's cache by its canonical key, so one optimization serves every replay.
+ * **Stream.** The block runs on `ctx.stream`, passed down explicitly.
  */
-export class WebGpuOptimization implements Optimization<WebGpuHandle> {
+export abstract class WebGpuOptimization implements Optimization<WebGpuHandle> {
   readonly len: number;
-  readonly name: FusedKind;
-  readonly #executor: BlockExecutor;
-  /** Replayable launches of this block (elementwise only; bounded by the cache). */
-  readonly #launches: ElementwiseLaunchCache | undefined;
+  abstract readonly name: FusedKind;
+  protected readonly launcher: Launcher;
 
-  constructor(executor: BlockExecutor, kind: FusedKind, len: number) {
-    this.#executor = executor;
-    this.name = kind;
+  constructor(launcher: Launcher, len: number) {
+    this.launcher = launcher;
     this.len = len;
-    this.#launches = kind === "elementwise" ? new ElementwiseLaunchCache() : undefined;
   }
 
   execute(ctx: ExecutionContext<WebGpuHandle>, operations: readonly OperationIr[]): void {
-    const ops = operations.length === this.len ? operations : operations.slice(0, this.len);
-    this.#executor.executeBlock(this.name, ctx, ops, this.#launches);
+    this.run(ctx, operations.length === this.len ? operations : operations.slice(0, this.len));
+  }
+
+  /** Runs exactly the block's `len` operations. */
+  protected abstract run(ctx: ExecutionContext<WebGpuHandle>, ops: readonly OperationIr[]): void;
+}
+
+/**
+ * A chain of elementwise and creation operations with one reference shape as one kernel.
+ *
+ * @remarks
+ * **Launch cache.** Its executions with inputs of an already-seen layout reuse the derived kernel,
+ * key and binding pattern (bounded; see {@link ElementwiseLaunchCache}).
+ */
+export class ElementwiseOptimization extends WebGpuOptimization {
+  readonly name = "elementwise" as const;
+  /** Replayable launches of this block (bounded by the cache). */
+  readonly #launches = new ElementwiseLaunchCache();
+
+  protected run(ctx: ExecutionContext<WebGpuHandle>, ops: readonly OperationIr[]): void {
+    runElementwiseBlock(this.launcher, ctx, ops, true, this.#launches);
+  }
+}
+
+/**
+ * An elementwise prologue, one reduction and an elementwise epilogue as one kernel (one per pass).
+ * The {@link ReduceFuser} accepted only blocks `planReduceBlock` can plan, so execution never falls
+ * back to running the operations one by one.
+ */
+export class ReduceOptimization extends WebGpuOptimization {
+  readonly name = "reduce" as const;
+
+  protected run(ctx: ExecutionContext<WebGpuHandle>, ops: readonly OperationIr[]): void {
+    invariant(runReduceBlock(this.launcher, ctx, ops, true), "the reduce fuser accepts only blocks the reduce kernel can plan");
+  }
+}
+
+/**
+ * A matmul and the elementwise epilogue on its output as one kernel, tiled as `choose` says
+ * (default: the heuristic `chooseMatmulConfig`).
+ */
+export class MatmulOptimization extends WebGpuOptimization {
+  readonly name = "matmul" as const;
+  readonly #choose: MatmulChooser | undefined;
+
+  constructor(launcher: Launcher, len: number, choose?: MatmulChooser) {
+    super(launcher, len);
+    this.#choose = choose;
+  }
+
+  protected run(ctx: ExecutionContext<WebGpuHandle>, ops: readonly OperationIr[]): void {
+    runMatmulBlock(this.launcher, ctx, ops, true, this.#choose);
   }
 }

@@ -34,9 +34,9 @@ import {
 import type { WgslKernel } from "../kernel.js";
 import { elementwiseKernel, elementwiseKey, elementwiseUniforms, type ElementwiseSpec } from "../kernels/elementwise.js";
 import { newCounters, resetCounters, type RuntimeCounters } from "./counters.js";
-import { ElementwiseFuser, MatmulFuser, ReduceFuser } from "./fusers.js";
+import { ElementwiseFuser, MatmulFuser, ReduceFuser, type FuserKit } from "./fusers.js";
 import { copyInto, denseCopy } from "./distinct-bindings.js";
-import { MAX_LAUNCH_ENTRIES, type ElementwiseLaunchCache } from "./elementwise-launch-cache.js";
+import { MAX_LAUNCH_ENTRIES } from "./elementwise-launch-cache.js";
 import { Launcher } from "./launcher.js";
 import { bindingOf, bytesOf, runElementwiseBlock } from "./run-elementwise.js";
 import { chooseMatmulConfig, runMatmulBlock, type MatmulChooser } from "./run-matmul.js";
@@ -264,23 +264,8 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
 
   fusers(): OperationFuser<WebGpuOptimization>[] {
     if (!this.fusion) return [];
-    const maxBindings = this.profile.maxStorageBuffers - 1;
-    return [new ElementwiseFuser(this, maxBindings), new ReduceFuser(this, maxBindings), new MatmulFuser(this, maxBindings)];
-  }
-
-  /** Runs a fused block (called by the optimizations). */
-  executeBlock(kind: "elementwise" | "reduce" | "matmul", ctx: ExecutionContext<WebGpuHandle>, ops: readonly OperationIr[], cache?: ElementwiseLaunchCache): void {
-    switch (kind) {
-      case "elementwise":
-        return runElementwiseBlock(this.#launcher, ctx, ops, true, cache);
-      case "reduce":
-        if (!runReduceBlock(this.#launcher, ctx, ops, true)) for (const op of ops) this.executeOperation(op, ctx);
-        return;
-      case "matmul":
-        return runMatmulBlock(this.#launcher, ctx, ops, true, this.#chooseMatmul);
-      default:
-        return kind satisfies never;
-    }
+    const kit: FuserKit = { launcher: this.#launcher, chooseMatmul: this.#chooseMatmul, maxBindings: this.profile.maxStorageBuffers - 1 };
+    return [new ElementwiseFuser(kit), new ReduceFuser(kit), new MatmulFuser(kit)];
   }
 
   executeOperation(op: OperationIr, ctx: ExecutionContext<WebGpuHandle>): void {
@@ -394,7 +379,7 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
     } else {
       bytes = new Uint8Array(data.data.buffer, data.data.byteOffset, data.data.byteLength);
     }
-    const memory = this.#launcher.on(stream, () => (bytes.byteLength === 0 ? this.client.empty(4) : this.client.create(bytes)));
+    const memory = bytes.byteLength === 0 ? this.client.empty(4, stream) : this.client.create(bytes, stream);
     return contiguousHandle(memory, data.shape, data.dtype);
   }
 
@@ -404,13 +389,13 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
       // No element, but the read still settles with the failure claiming the memory, if any
       // (as on the CPU, whose reads read the whole allocation): an empty tensor computed from a
       // failed op rejects like any other.
-      await this.#launcher.clientOn(stream).read([handle.memory.binding()]);
+      await this.client.read([handle.memory.binding()], stream);
       return fromBytes(new Uint8Array(0), tensor);
     }
     const dense = handle.offset === 0 && isContiguous(handle) ? undefined : this.#contiguous(handle, stream);
     const source = dense ?? handle;
     try {
-      const [bytes] = await this.#launcher.clientOn(stream).read([source.memory.binding(0, bytesOf(tensor.shape, tensor.dtype))]);
+      const [bytes] = await this.client.read([source.memory.binding(0, bytesOf(tensor.shape, tensor.dtype))], stream);
       invariant(bytes !== undefined, "a read of one binding returns one array");
       return fromBytes(bytes, tensor);
     } finally {
@@ -423,9 +408,8 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
   }
 
   async sync(stream: StreamId): Promise<void> {
-    const client = this.#launcher.clientOn(stream);
-    client.flush();
-    await client.sync();
+    this.client.flush(stream);
+    await this.client.sync(stream);
   }
 
   memoryUsage(): MemoryUsage {

@@ -9,6 +9,7 @@ import { convert } from "../codegen/wgsl/ops.js";
 import { encodeParams, KernelParams } from "../codegen/wgsl/params.js";
 import { Preamble } from "../codegen/wgsl/preamble.js";
 import { checkDType, storageElement, finishSource, type DeviceProfile } from "../codegen/wgsl/types.js";
+import { storageBinding } from "../codegen/wgsl/bindings.js";
 import { dispatch1d, ENTRY_PARAMS, LINEAR_GROUP } from "./dispatch.js";
 
 /** One tensor an elementwise kernel reads, and whether it is also the in-place destination. */
@@ -94,8 +95,7 @@ export function elementwiseKernel(spec: ElementwiseSpec, profile: DeviceProfile,
   if (dtypes.includes("f16")) w.line("enable f16;", "");
 
   spec.inputs.forEach((input, slot) => {
-    const access = input.access === "read" ? "read" : "read_write";
-    w.line(`@group(0) @binding(${slot}) var<storage, ${access}> in${slot}: array<${storageElement(input.dtype, width)}>;`);
+    w.line(storageBinding(slot, `in${slot}`, storageElement(input.dtype, width)));
   });
   const outNames: string[] = [];
   let binding = spec.inputs.length;
@@ -104,7 +104,7 @@ export function elementwiseKernel(spec: ElementwiseSpec, profile: DeviceProfile,
       outNames.push(`in${o.inPlaceSlot}`);
       return;
     }
-    w.line(`@group(0) @binding(${binding++}) var<storage, read_write> out${k}: array<${storageElement(o.dtype, width)}>;`);
+    w.line(storageBinding(binding++, `out${k}`, storageElement(o.dtype, width)));
     outNames.push(`out${k}`);
   });
   w.line("");

@@ -2,6 +2,7 @@ import type { DType } from "@weft/fusion";
 import { WgslBuilder } from "../codegen/wgsl/builder.js";
 import { broadcastStrides, checkIndexRange, emitCoords, offsetExpr, type StridedLayout } from "../codegen/wgsl/indexing.js";
 import { checkDType, storageElement, finishSource, type DeviceProfile } from "../codegen/wgsl/types.js";
+import { storageBinding } from "../codegen/wgsl/bindings.js";
 import { dispatch1d, ENTRY_PARAMS, LINEAR_GROUP } from "./dispatch.js";
 import type { KernelLaunchPlan } from "./elementwise.js";
 
@@ -43,9 +44,9 @@ export function gatherKernel(spec: GatherSpec, profile: DeviceProfile): KernelLa
   const w = new WgslBuilder();
   if (spec.dtype === "f16") w.line("enable f16;", "");
   w.line(
-    `@group(0) @binding(0) var<storage, read> src: array<${storageElement(spec.dtype, 1)}>;`,
-    "@group(0) @binding(1) var<storage, read> idx: array<i32>;",
-    `@group(0) @binding(2) var<storage, read_write> dst: array<${storageElement(spec.dtype, 1)}>;`,
+    storageBinding(0, "src", storageElement(spec.dtype, 1)),
+    storageBinding(1, "idx", "i32"),
+    storageBinding(2, "dst", storageElement(spec.dtype, 1)),
     "@group(0) @binding(3) var<storage, read_write> status: array<atomic<u32>, 2>;",
     "",
     `@compute @workgroup_size(${wg})`,

@@ -97,8 +97,8 @@ describe("vec4 matmul kernel", () => {
     expect(config.kind, "the heuristic prefers the vec4 kernel for a large dense f32 product").toBe("vec4");
     const dense = (n: number): StridedLayout => ({ shape: [n, n], strides: [n, 1], offset: 0 });
     const source = matmulKernel(plainSpec(config, dense(2048), dense(2048), [2048, 2048], "f32"), h200).kernel.source;
-    expect(source, "both operands are read as vec4s").toContain("var<storage, read> lhs: array<vec4<f32>>");
-    expect(source).toContain("var<storage, read> rhs: array<vec4<f32>>");
+    expect(source, "both operands are read as vec4s").toContain("var<storage, read_write> lhs: array<vec4<f32>>");
+    expect(source).toContain("var<storage, read_write> rhs: array<vec4<f32>>");
     expect(source.includes("< 2048u"), "no bounds check on M, N or K when tiles divide them").toBe(false);
     const edge = matmulKernel(plainSpec(config, dense(2047), dense(2047), [2047, 2047], "f32"), h200).kernel.source;
     expect(edge.includes("< 2047u"), "the control case: an edge size keeps its checks").toBe(true);

@@ -7,6 +7,7 @@ import { convert } from "../codegen/wgsl/ops.js";
 import { encodeParams, KernelParams } from "../codegen/wgsl/params.js";
 import { Preamble } from "../codegen/wgsl/preamble.js";
 import { checkDType, literal, storageElement, wgslScalar, finishSource, type DeviceProfile } from "../codegen/wgsl/types.js";
+import { storageBinding } from "../codegen/wgsl/bindings.js";
 import type { ElementwiseInput, KernelLaunchPlan } from "./elementwise.js";
 import { emitVec4Tiled, operandAxes, vec4Access, vec4OperandElement, vec4Shared, type Vec4Config } from "./matmul-vec4.js";
 
@@ -159,10 +160,10 @@ export function matmulKernel(spec: MatmulSpec, profile: DeviceProfile, key = mat
   const el = storageElement(spec.dtype, 1);
   const lhsEl = vec4Axes === undefined ? el : vec4OperandElement(spec.dtype, vec4Access(vec4Axes.lhs));
   const rhsEl = vec4Axes === undefined ? el : vec4OperandElement(spec.dtype, vec4Access(vec4Axes.rhs));
-  w.line(`@group(0) @binding(0) var<storage, read> lhs: array<${lhsEl}>;`, `@group(0) @binding(1) var<storage, read> rhs: array<${rhsEl}>;`);
+  w.line(storageBinding(0, "lhs", lhsEl), storageBinding(1, "rhs", rhsEl));
   let binding = 2;
-  spec.epilogue.inputs.forEach((input, slot) => w.line(`@group(0) @binding(${binding++}) var<storage, read> ep${slot}: array<${storageElement(input.dtype, 1)}>;`));
-  spec.epilogue.outputs.forEach((o, k) => w.line(`@group(0) @binding(${binding++}) var<storage, read_write> out${k}: array<${storageElement(o.dtype, 1)}>;`));
+  spec.epilogue.inputs.forEach((input, slot) => w.line(storageBinding(binding++, `ep${slot}`, storageElement(input.dtype, 1))));
+  spec.epilogue.outputs.forEach((o, k) => w.line(storageBinding(binding++, `out${k}`, storageElement(o.dtype, 1))));
   const params = new KernelParams();
   const param = params.add(spec.epilogue.graph);
   if (params.count > 0) w.line("");

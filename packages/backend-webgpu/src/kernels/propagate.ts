@@ -1,3 +1,4 @@
+import { storageBinding } from "../codegen/wgsl/bindings.js";
 import type { KernelLaunchPlan } from "./elementwise.js";
 
 /**
@@ -13,7 +14,7 @@ import type { KernelLaunchPlan } from "./elementwise.js";
  * the pipeline level anyway); one workgroup of one invocation. Keyed by the binding count only.
  */
 export function propagateKernel(bindings: number): KernelLaunchPlan {
-  const decls = Array.from({ length: bindings }, (_, i) => `@group(0) @binding(${i}) var<storage, read_write> b${i}: array<u32>;`);
+  const decls = Array.from({ length: bindings }, (_, i) => storageBinding(i, `b${i}`, "u32"));
   const source = [...decls, "", "@compute @workgroup_size(1)", "fn main() {}", ""].join("\n");
   return { kernel: { key: `propagate:${bindings}`, source, entryPoint: "main", label: "propagate (no elements)" }, count: [1, 1, 1] };
 }

@@ -7,6 +7,7 @@ import { convert } from "../codegen/wgsl/ops.js";
 import { encodeParams, KernelParams } from "../codegen/wgsl/params.js";
 import { Preamble } from "../codegen/wgsl/preamble.js";
 import { checkDType, literal, storageElement, wgslScalar, wgslType, finishSource, type DeviceProfile, type ValueType } from "../codegen/wgsl/types.js";
+import { storageBinding } from "../codegen/wgsl/bindings.js";
 import { dispatch1d, ENTRY_PARAMS, LINEAR_GROUP } from "./dispatch.js";
 import type { ElementwiseInput, KernelLaunchPlan } from "./elementwise.js";
 
@@ -220,17 +221,17 @@ export function reducePassKernel(spec: ReducePassSpec, profile: DeviceProfile, k
   if (dtypes.includes("f16")) w.line("enable f16;", "");
 
   if (spec.source.kind === "graph") {
-    spec.source.inputs.forEach((input, slot) => w.line(`@group(0) @binding(${binding++}) var<storage, read> in${slot}: array<${storageElement(input.dtype, vec ? 4 : 1)}>;`));
+    spec.source.inputs.forEach((input, slot) => w.line(storageBinding(binding++, `in${slot}`, storageElement(input.dtype, vec ? 4 : 1))));
   } else {
-    w.line(`@group(0) @binding(${binding++}) var<storage, read> pv: array<${wgslScalar(acc)}>;`);
-    if (arg) w.line(`@group(0) @binding(${binding++}) var<storage, read> pi: array<u32>;`);
+    w.line(storageBinding(binding++, "pv", wgslScalar(acc)));
+    if (arg) w.line(storageBinding(binding++, "pi", "u32"));
   }
   if (spec.sink.kind === "final") {
-    spec.sink.inputs.forEach((input, slot) => w.line(`@group(0) @binding(${binding++}) var<storage, read> ep${slot}: array<${storageElement(input.dtype, 1)}>;`));
-    spec.sink.outputs.forEach((o, k) => w.line(`@group(0) @binding(${binding++}) var<storage, read_write> out${k}: array<${storageElement(o.dtype, 1)}>;`));
+    spec.sink.inputs.forEach((input, slot) => w.line(storageBinding(binding++, `ep${slot}`, storageElement(input.dtype, 1))));
+    spec.sink.outputs.forEach((o, k) => w.line(storageBinding(binding++, `out${k}`, storageElement(o.dtype, 1))));
   } else {
-    w.line(`@group(0) @binding(${binding++}) var<storage, read_write> ov: array<${wgslScalar(acc)}>;`);
-    if (arg) w.line(`@group(0) @binding(${binding++}) var<storage, read_write> oi: array<u32>;`);
+    w.line(storageBinding(binding++, "ov", wgslScalar(acc)));
+    if (arg) w.line(storageBinding(binding++, "oi", "u32"));
   }
   w.line("");
   const params = new KernelParams();

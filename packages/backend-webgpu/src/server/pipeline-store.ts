@@ -78,18 +78,27 @@ export function declaredBindings(source: string): DeclaredBinding[] | undefined 
 }
 
 /**
- * `source` with every read-only storage declaration (`var<storage, read>` and `var<storage>`)
- * made `read_write`.
+ * Refuses a kernel that declares a read-only storage binding (`var<storage, read>` or
+ * `var<storage>`), with the fix.
  *
  * @remarks
  * **Why.** Allocations are slices of shared pages, and WebGPU tracks buffer usage per
  * `GPUBuffer`, not per range: a dispatch that binds one slice of a page read-only and another
- * slice of the same page writable is a usage conflict that invalidates the whole command buffer.
- * Writable storage is compatible with itself, so every storage binding is made writable (CubeCL
- * does the same). Reading through a `read_write` binding is unchanged WGSL.
+ * slice of the same page writable is a usage conflict that invalidates the whole command buffer —
+ * every launch submitted with it. So every storage binding is declared `read_write` (the
+ * convention of `WgslKernel`; the generated kernels use `storageBinding`). The server compiles a
+ * kernel's text exactly as given and never rewrites it, so the WGSL a test checks is the WGSL
+ * that runs.
+ * @throws ValidationError naming the kernel and the declaration to change.
  */
-export function writableStorage(source: string): string {
-  return source.replace(/var\s*<\s*storage\s*(?:,\s*read\s*)?>/g, "var<storage, read_write>");
+export function checkStorageDeclarations(kernel: WgslKernel): void {
+  const readOnly = /var\s*<\s*storage\s*(?:,\s*read\s*)?>\s*(\w+)/.exec(kernel.source);
+  if (readOnly === null) return;
+  throw new ValidationError(
+    `kernel '${kernel.label ?? kernel.key}' declares storage binding '${readOnly[1]}' read-only; slices of one page share a ` +
+      "GPUBuffer and WebGPU tracks usage per buffer, so declare every storage binding var<storage, read_write> " +
+      "(the KernelBinding's access still says whether the launch reads or writes it)",
+  );
 }
 
 /**
@@ -167,7 +176,8 @@ export class PipelineStore {
     const device = this.device;
     const label = kernel.label ?? kernel.key;
     const entryPoint = kernel.entryPoint ?? DEFAULT_ENTRY_POINT;
-    const code = writableStorage(kernel.source);
+    checkStorageDeclarations(kernel);
+    const code = kernel.source;
     const declared = declaredBindings(code);
     device.pushErrorScope("validation");
     const module = device.createShaderModule({ label, code });

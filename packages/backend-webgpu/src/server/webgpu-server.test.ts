@@ -19,7 +19,7 @@ const addUniform: WgslKernel = {
   key: "test/add-uniform",
   source: `
 struct P { add: u32 }
-@group(0) @binding(0) var<storage, read> a: array<u32>;
+@group(0) @binding(0) var<storage, read_write> a: array<u32>;
 @group(0) @binding(1) var<storage, read_write> out: array<u32>;
 @group(0) @binding(2) var<uniform> p: P;
 @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>) {
@@ -44,6 +44,24 @@ beforeAll(async () => {
 afterAll(() => gpu?.device.destroy());
 
 describe("WebGpuServer", () => {
+  it("compiles a kernel's text exactly as given and refuses a read-only storage declaration, naming the fix", () => {
+    const readOnly: WgslKernel = {
+      key: "test/read-only",
+      source: `
+@group(0) @binding(0) var<storage, read> a: array<u32>;
+@group(0) @binding(1) var<storage, read_write> out: array<u32>;
+@compute @workgroup_size(1) fn main() { out[0] = a[0]; }`,
+    };
+    let thrown: unknown;
+    try {
+      server.compile(readOnly);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown, "the server never rewrites the declaration: it refuses it").toBeInstanceOf(ValidationError);
+    expect(String((thrown as Error).message), "naming the binding and the declaration to use").toMatch(/'a'.*var<storage, read_write>/);
+  });
+
   it("uploads and reads back any byte length, padding to 4 bytes without losing bytes", async () => {
     for (const length of [1, 3, 4, 5, 1027]) {
       const data = Uint8Array.from({ length }, (_, i) => (i * 37 + length) & 0xff);

@@ -1,29 +1,63 @@
 /// <reference types="@webgpu/types" preserve="true" />
 import type { StreamId } from "@weft/environment";
-import type { GpuBufferStorage } from "../memory/gpu-buffer-storage.js";
 import {
-  ByteRangeClaims,
+  ClaimedStream,
+  LaunchError,
+  MemoryManagement,
   type AllocationId,
   type BufferBinding,
-  type ErrorGraph,
+  type DeviceLostError,
+  type DeviceMemory,
   type FailureId,
-  type MemoryManagement,
+  type FailureStore,
+  type MemoryConfiguration,
   type ServerError,
   type StatusCheck,
-  type StreamMemory,
 } from "@weft/server";
+import type { GpuBufferStorage } from "../memory/gpu-buffer-storage.js";
+import type { BindGroupCache, BoundRange } from "./bind-group-cache.js";
+import type { UniformArena, UniformArenas } from "./uniform-arenas.js";
 
 /** How many failures a stream's log keeps (the oldest are dropped). */
 export const FAILURE_LOG_LIMIT = 32;
 
+/** The server's submission counters; streams add to them. They only grow. */
+export interface SubmissionCounters {
+  /** `queue.submit` calls. */
+  submits: number;
+  /** Dispatches encoded. */
+  dispatches: number;
+  /** `queue.writeBuffer` calls of host writes. */
+  writes: number;
+}
+
 /**
- * One uniform buffer and its host mirror: launches copy their parameters into `mirror` at their
- * (aligned) offset and bind the buffer with a dynamic offset; the server writes `mirror[0, used)`
- * to `buffer` once, before the submit of the commands that read it.
+ * What every stream of one server shares: the device, the server's settings, and the server-wide
+ * services a stream reports to. Built once by the server, before its first stream.
  */
-export interface UniformArena {
-  readonly buffer: GPUBuffer;
-  readonly mirror: Uint8Array;
+export interface StreamContext {
+  readonly device: GPUDevice;
+  /** The memory layout every stream's manager uses. */
+  readonly memory: MemoryConfiguration;
+  /** Dispatches recorded before the stream submits by itself. */
+  readonly tasksMax: number;
+  /** Host writes between two submits during bulk uploads (docs/pitfalls.md#p15). */
+  readonly writesPerSubmit: number;
+  /** The page buffers every stream's memory takes its pages from (one per server). */
+  readonly storage: GpuBufferStorage;
+  /** The device's memory: the dealloc clock every stream's manager answers to. */
+  readonly deviceMemory: DeviceMemory;
+  readonly bindGroups: BindGroupCache;
+  readonly uniformArenas: UniformArenas;
+  readonly counters: SubmissionCounters;
+  /** Where launches' failures are recorded (the server's store over its pool of streams). */
+  readonly failures: FailureStore<WebGpuStream>;
+  /** Registers a promise (an error scope) whose settlement reads must wait for. */
+  track(promise: Promise<unknown>): void;
+  /** The device-loss error, once the device is lost. */
+  lost(): DeviceLostError | undefined;
+  /** Reads back the status words of `checks` (submitted already) and settles them (see `Readback`). */
+  readChecks(checks: readonly PendingStatusCheck[]): void;
 }
 
 /** A status check waiting for the submit of the launch that writes its status (see `WebGpuServer.verify`). */
@@ -35,66 +69,189 @@ export interface PendingStatusCheck {
   readonly unpin: () => void;
 }
 
+/** A slice a launch pinned, and the stream whose memory holds it. */
+export interface LaunchPin {
+  readonly stream: StreamId;
+  readonly unpin: () => void;
+}
+
+/** One dispatch, as the server hands it to the stream that encodes it. */
+export interface Dispatch {
+  readonly pipeline: GPUComputePipeline;
+  readonly layout: GPUBindGroupLayout;
+  /** The bound storage ranges, in binding order. */
+  readonly ranges: readonly BoundRange[];
+  /** The launch's uniforms (binding `ranges.length`), if any. */
+  readonly uniforms: Uint8Array | undefined;
+  readonly count: readonly [number, number, number];
+  /** Every allocation the dispatch binds (any stream's). */
+  readonly allocations: readonly AllocationId[];
+  /** The bytes it writes: tainted if its submission fails. */
+  readonly writes: readonly BufferBinding[];
+  /** Its pins, released at submit (own slices) or when the submission completes (others'). */
+  readonly pins: readonly LaunchPin[];
+}
+
+const roundUp = (n: number, to: number): number => Math.ceil(n / to) * to;
+
 /**
- * The CPU-side state of one server stream (cubecl-wgpu's `WgpuStream`): its open command encoder
- * and compute pass, what that encoder refers to, its pins, its memory and its taint claims.
+ * One server stream: its open command encoder and compute pass, what they refer to, its pins, its
+ * uniform regions, its memory and its taint claims — and the work on them: encoding a dispatch,
+ * writing host bytes in order, and submitting. cubecl-wgpu's `WgpuStream`, which owns its encoder
+ * and its flush; the server only routes calls to streams.
  *
  * @remarks
  * **Why per stream.** Every stream funnels into the one `GPUQueue`, so order between streams is
  * submission order; what a stream keeps is what it has recorded and not yet submitted.
- * **Bounded state.** Everything below "since the last submit" is cleared by the server's flush
- * of this stream, which happens at least every `tasksMax` dispatches, so it never holds more than
- * `tasksMax` launches' worth of entries. `failures` keeps the last {@link FAILURE_LOG_LIMIT}.
- * **StreamMemory.** Taint claims on this stream's allocations live in `claims`; the stream
- * delegates to it so the shared `FailureStore` can find them through the pool.
+ * **Bounded state.** Everything "since the last submit" is cleared by {@link WebGpuStream.flush},
+ * which happens at least every `tasksMax` dispatches, so it never holds more than `tasksMax`
+ * launches' worth of entries. `failures` keeps the last {@link FAILURE_LOG_LIMIT}.
+ * **StreamMemory.** Taint claims on this stream's allocations live in `claims` (`ClaimedStream`),
+ * so the shared `FailureStore` finds them through the pool.
+ * **Lifetimes.** Pins on this stream's own slices are released at submit (the queue orders any
+ * later reuse); pins on other streams' slices when the submission completes
+ * (`onSubmittedWorkDone`, docs/pitfalls.md#p14). A page is destroyed only after this stream's
+ * pending encoder was submitted.
  */
-export class WebGpuStream implements StreamMemory {
+export class WebGpuStream extends ClaimedStream {
+  /** The slot's synthetic id; the `stream` of every allocation of this stream's memory. */
+  readonly id: StreamId;
+  /** This stream's pages and slices. */
+  readonly memory: MemoryManagement<GPUBuffer>;
+  /** The server's buffers behind `memory` (retained pool, out-of-memory failures), shared by every stream. */
+  readonly storage: GpuBufferStorage;
+  /** Failures that reached this stream outside any launch (uncaptured errors, failed submits). */
+  readonly failures: ServerError[] = [];
+  readonly #ctx: StreamContext;
   /** The open encoder, created on first use after a submit; `undefined` when nothing is recorded. */
-  encoder: GPUCommandEncoder | undefined;
-  /** The open compute pass of `encoder`; ended before copies and at submit. */
-  pass: GPUComputePassEncoder | undefined;
-  /** Dispatches recorded in `encoder` since the last submit. */
-  dispatches = 0;
-  /** Host writes (`writeBuffer`) since the last submit of any kind; reset at every submit. */
-  writesSinceSubmit = 0;
+  #encoder: GPUCommandEncoder | undefined;
+  /** The open compute pass of `#encoder`; ended at submit. */
+  #pass: GPUComputePassEncoder | undefined;
+  /** Dispatches recorded in `#encoder` since the last submit. */
+  #dispatches = 0;
+  /** Host writes since the last submit of any kind; reset at every submit. */
+  #writesSinceSubmit = 0;
   /** Allocations the unsubmitted encoder refers to (any stream's); cleared at submit. */
-  readonly encodedAllocations = new Set<AllocationId>();
+  readonly #encodedAllocations = new Set<AllocationId>();
   /** Bytes the unsubmitted encoder writes; tainted if its submission fails; cleared at submit. */
-  submissionWrites: BufferBinding[] = [];
+  #submissionWrites: BufferBinding[] = [];
   /** Pins on this stream's own slices held until the encoder is submitted; released at submit. */
-  submitPins: Array<() => void> = [];
+  #submitPins: (() => void)[] = [];
   /** Pins on other streams' slices, released when this stream's next submission completes. */
-  foreignPins: Array<() => void> = [];
+  #foreignPins: (() => void)[] = [];
   /**
    * Uniform arenas holding the parameters of the unsubmitted encoder's launches: their bytes are
    * gathered in each arena's host mirror and written with one `writeBuffer` per arena right before
    * the submit; recycled when that submission completes.
    */
-  uniformBuffers: UniformArena[] = [];
-  /** Next free byte of the last of `uniformBuffers`; reset when they are released at submit. */
-  uniformCursor = 0;
+  #uniformBuffers: UniformArena[] = [];
+  /** Next free byte of the last of `#uniformBuffers`; reset when they are released at submit. */
+  #uniformCursor = 0;
   /**
-   * Status checks of launches in the unsubmitted encoder: their status words are copied out right
-   * after the encoder's submit and read back then. Cleared at submit.
+   * Status checks of launches in the unsubmitted encoder (`WebGpuServer.verify`): their status
+   * words are copied out right after the encoder's submit and read back then. Cleared at submit.
    */
-  pendingChecks: PendingStatusCheck[] = [];
-  /** Failures that reached this stream outside any launch (uncaptured errors, failed submits). */
-  readonly failures: ServerError[] = [];
-  /** Taint claims on this stream's allocations. */
-  readonly claims = new ByteRangeClaims();
+  readonly #pendingChecks: PendingStatusCheck[] = [];
 
-  constructor(
-    /** The slot's synthetic id; the `stream` of every allocation of this stream's memory. */
-    readonly id: StreamId,
-    /** This stream's pages and slices. Set once by the server right after construction. */
-    public memory: MemoryManagement<GPUBuffer>,
-    /** The buffers behind `memory` (retained pool, failures). Set once with `memory`. */
-    public storage?: GpuBufferStorage,
-  ) {}
+  constructor(id: StreamId, ctx: StreamContext) {
+    super();
+    this.id = id;
+    this.#ctx = ctx;
+    this.storage = ctx.storage;
+    this.memory = new MemoryManagement<GPUBuffer>(ctx.storage, ctx.memory, id, {
+      onFree: (allocation) => this.claims.forget(allocation, ctx.failures.graph),
+      device: ctx.deviceMemory,
+    });
+  }
 
-  /** Whether the unsubmitted encoder holds any command. */
+  /** Whether the unsubmitted encoder holds any command, or a status check waits for its submit. */
   get hasPendingWork(): boolean {
-    return this.encoder !== undefined || this.pendingChecks.length > 0;
+    return this.#encoder !== undefined || this.#pendingChecks.length > 0;
+  }
+
+  /** Whether status checks wait for this stream's next submit (a read must flush it first). */
+  get hasPendingChecks(): boolean {
+    return this.#pendingChecks.length > 0;
+  }
+
+  /** Adds a status check of a launch recorded on this stream; it is read back after the next submit. */
+  addCheck(check: PendingStatusCheck): void {
+    this.#pendingChecks.push(check);
+  }
+
+  /** Whether the unsubmitted encoder refers to `allocation` (so it must be submitted before other work on it). */
+  refersTo(allocation: AllocationId): boolean {
+    return this.#encoder !== undefined && this.#encodedAllocations.has(allocation);
+  }
+
+  /**
+   * The range a launch binds for `binding` of this stream's memory (4-byte padded, inside its
+   * buffer), or the out-of-memory failure of the page behind it.
+   */
+  bound(binding: BufferBinding): BoundRange | ServerError {
+    const r = this.memory.resolve(binding);
+    const oom = this.storage.failure(r.resource);
+    if (oom !== undefined) return oom;
+    return { buffer: r.resource, offset: r.offset, size: Math.min(Math.max(4, roundUp(r.size, 4)), r.resource.size - r.offset) };
+  }
+
+  /**
+   * Encodes `dispatch` in this stream's compute pass and takes over its pins; submits once
+   * `tasksMax` dispatches are recorded. Throws (recording nothing of it) when encoding fails.
+   */
+  dispatch(dispatch: Dispatch): void {
+    const region = dispatch.uniforms === undefined ? undefined : this.#uniformRegion(dispatch.uniforms);
+    const bindGroup = this.#ctx.bindGroups.get(dispatch.layout, dispatch.ranges, region);
+    this.#encoder ??= this.#ctx.device.createCommandEncoder();
+    this.#pass ??= this.#encoder.beginComputePass();
+    this.#pass.setPipeline(dispatch.pipeline);
+    if (region === undefined) this.#pass.setBindGroup(0, bindGroup);
+    else this.#pass.setBindGroup(0, bindGroup, [region.offset]);
+    this.#pass.dispatchWorkgroups(dispatch.count[0], dispatch.count[1], dispatch.count[2]);
+    this.#ctx.counters.dispatches++;
+    this.#dispatches++;
+    for (const allocation of dispatch.allocations) this.#encodedAllocations.add(allocation);
+    this.#submissionWrites.push(...dispatch.writes);
+    for (const pin of dispatch.pins) (pin.stream === this.id ? this.#submitPins : this.#foreignPins).push(pin.unpin);
+    if (this.#dispatches >= this.#ctx.tasksMax) this.flush();
+  }
+
+  /**
+   * Writes host bytes into `buffer` at `offset` (`queue.writeBuffer`). The caller has submitted
+   * every encoder that refers to those bytes: a write jumps ahead of unsubmitted encoders. During
+   * bulk uploads an empty submit follows every `writesPerSubmit` writes (docs/pitfalls.md#p15).
+   */
+  writeBuffer(buffer: GPUBuffer, offset: number, bytes: Uint8Array): void {
+    this.#ctx.device.queue.writeBuffer(buffer, offset, bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.#ctx.counters.writes++;
+    this.#writesSinceSubmit++;
+    if (this.#writesSinceSubmit >= this.#ctx.writesPerSubmit) {
+      this.#ctx.device.queue.submit([]);
+      this.#ctx.counters.submits++;
+      this.#writesSinceSubmit = 0;
+    }
+  }
+
+  /**
+   * Submits the encoder if it holds work (and starts reading back its status checks); else
+   * releases the pins it holds. Free pages go back under the device memory's dealloc policy
+   * (see `MemoryManagement`), not here.
+   */
+  flush(): void {
+    if (!this.hasPendingWork) {
+      for (const unpin of this.#submitPins.splice(0)) unpin();
+      return;
+    }
+    this.#submitEncoder();
+  }
+
+  /**
+   * Ends the pass and submits the encoder, if any, and starts the readback of its status checks —
+   * without touching memory: what the shared storage calls before it destroys a page, and the
+   * server before it is destroyed.
+   */
+  submit(): void {
+    this.#submitEncoder();
   }
 
   /** Records a failure in the bounded log. */
@@ -103,15 +260,102 @@ export class WebGpuStream implements StreamMemory {
     if (this.failures.length > FAILURE_LOG_LIMIT) this.failures.shift();
   }
 
-  failure(binding: BufferBinding, accept?: (failure: FailureId) => boolean): FailureId | undefined {
-    return this.claims.failure(binding, accept);
+  /**
+   * A region of one of this stream's uniform arenas holding `data` padded to 16 bytes: the bytes go
+   * to the arena's host mirror now and reach the GPU with the arena's one `writeBuffer` right before
+   * the next submit ({@link WebGpuStream.#writeUniforms}); the arena is recycled after that
+   * submission completes. The launch binds `buffer` with `size` bytes at dynamic offset `offset`.
+   */
+  #uniformRegion(data: Uint8Array): { readonly buffer: GPUBuffer; readonly offset: number; readonly size: number } {
+    const arenas = this.#ctx.uniformArenas;
+    const size = roundUp(Math.max(16, data.byteLength), 16);
+    if (size > arenas.arenaBytes) {
+      throw new LaunchError(`uniforms of ${data.byteLength} bytes exceed the ${arenas.arenaBytes}-byte limit; pass them in a storage buffer`);
+    }
+    const align = this.#ctx.device.limits.minUniformBufferOffsetAlignment;
+    let arena = this.#uniformBuffers[this.#uniformBuffers.length - 1];
+    let offset = roundUp(this.#uniformCursor, align);
+    if (arena === undefined || offset + size > arenas.arenaBytes) {
+      arena = arenas.acquire();
+      this.#uniformBuffers.push(arena);
+      offset = 0;
+    }
+    this.#uniformCursor = offset + size;
+    arena.mirror.set(data, offset);
+    if (size > data.byteLength) arena.mirror.fill(0, offset + data.byteLength, offset + size);
+    return { buffer: arena.buffer, offset, size };
   }
 
-  taint(binding: BufferBinding, failure: FailureId, graph: ErrorGraph): void {
-    this.claims.taint(binding, failure, graph);
+  /**
+   * Writes the used part of each uniform arena from its mirror: one `writeBuffer` per arena, queued
+   * before the submit of the commands that read them (queue order). Every arena but the last is
+   * full up to its last region; the last up to `#uniformCursor`.
+   */
+  #writeUniforms(): void {
+    const arenas = this.#uniformBuffers;
+    for (let i = 0; i < arenas.length; i++) {
+      const arena = arenas[i] as UniformArena;
+      const used = i === arenas.length - 1 ? this.#uniformCursor : this.#ctx.uniformArenas.arenaBytes;
+      if (used > 0) this.#ctx.device.queue.writeBuffer(arena.buffer, 0, arena.mirror.buffer, arena.mirror.byteOffset, roundUp(used, 4));
+    }
   }
 
-  written(binding: BufferBinding, graph: ErrorGraph): void {
-    this.claims.written(binding, graph);
+  /** Ends the pass and submits the encoder, then starts the readback of the status checks its launches wrote. */
+  #submitEncoder(): void {
+    this.#submitCommands();
+    if (this.#pendingChecks.length > 0) this.#ctx.readChecks(this.#pendingChecks.splice(0));
+  }
+
+  /** The body of {@link WebGpuStream.#submitEncoder}: the encoder's submit. */
+  #submitCommands(): void {
+    const encoder = this.#encoder;
+    if (encoder === undefined) return;
+    this.#pass?.end();
+    this.#pass = undefined;
+    this.#encoder = undefined;
+    this.#dispatches = 0;
+    this.#encodedAllocations.clear();
+    const writes = this.#submissionWrites;
+    this.#submissionWrites = [];
+    const device = this.#ctx.device;
+    this.#writeUniforms();
+    device.pushErrorScope("validation");
+    const commands = encoder.finish();
+    const finishScope = device.popErrorScope();
+    device.pushErrorScope("validation");
+    device.queue.submit([commands]);
+    const submitScope = device.popErrorScope();
+    // A finish-time error is the root cause (Dawn's real message); the submit's own "invalid
+    // command buffer" error only follows from it, so the writes are tainted once, with the first.
+    this.#trackSubmission(
+      Promise.all([finishScope, submitScope]).then(([finished, submitted]) => finished ?? submitted),
+      writes,
+    );
+    this.#ctx.counters.submits++;
+    this.#writesSinceSubmit = 0;
+    for (const unpin of this.#submitPins.splice(0)) unpin();
+    const foreign = this.#foreignPins.splice(0);
+    const arenas = this.#uniformBuffers.splice(0);
+    this.#uniformCursor = 0;
+    if (foreign.length === 0 && arenas.length === 0) return;
+    device.queue.onSubmittedWorkDone().then(
+      () => {
+        for (const unpin of foreign) unpin();
+        for (const arena of arenas) this.#ctx.uniformArenas.recycle(arena, this.#ctx.lost() !== undefined);
+      },
+      () => undefined,
+    );
+  }
+
+  /** A submission whose scope reports an error taints what its launches wrote. */
+  #trackSubmission(scope: Promise<GPUError | null>, writes: BufferBinding[]): void {
+    this.#ctx.track(
+      scope.then((error) => {
+        if (error === null || this.#ctx.lost() !== undefined) return;
+        const failure = new LaunchError(`a submission of stream ${this.id} failed: ${error.message}`);
+        this.logFailure(failure);
+        this.#ctx.failures.failLaunch(failure, writes);
+      }),
+    );
   }
 }

@@ -1,6 +1,6 @@
 /**
  * Test support for this package's Dawn-backed suites, shared so each helper is written once: the
- * device and fusion-context setup, the engine's fuse-or-execute loop, the u32 WGSL kernels the
+ * device and fusion-context setup, a driver of the real fusion engine, the u32 WGSL kernels the
  * server suites launch, and the matmul suites' operands, float64 reference product and GPU runner.
  *
  * Not part of the published API: neither the package index nor `./testing` re-exports it, and it
@@ -10,6 +10,7 @@
  */
 import type { StreamId } from "@weft/environment";
 import { HandleContainer, type DType, type OperationIr } from "@weft/fusion";
+import { MultiStream, type ExecutionEnv } from "@weft/fusion/internal";
 import { ExprGraph } from "../codegen/wgsl/expr.js";
 import type { StridedLayout } from "../codegen/wgsl/indexing.js";
 import { requestWebGpuDevice, type WebGpuDevice } from "../device/request-device.js";
@@ -38,26 +39,23 @@ export function fusionContext(runtime: WebGpuRuntime, stream: StreamId): FusionT
 }
 
 /**
- * Runs `ops` the way the engine does: every fuser sees the remaining ops, the best ready one runs
- * its block, and when none is ready (or the best took nothing) the first op runs unfused. Every op
- * runs exactly once, in order.
+ * Runs `ops` through the fusion engine itself: the real `MultiStream` (queue, relative form,
+ * `Processor`, policy, explorer, plan store) over `runtime`'s fusers, each op registered on
+ * `ctx.stream` as a tensor method would, then the stream drained. Blocks are chosen exactly as in
+ * production; afterwards `ctx.handles` holds every output still in use. A bug the engine caught is
+ * rethrown, and so is the first failure it put on an output (these suites expect success).
  */
 export function runFused(runtime: WebGpuRuntime, ctx: FusionTestContext, ops: readonly OperationIr[]): void {
-  let rest = ops;
-  while (rest.length > 0) {
-    const fusers = runtime.fusers();
-    for (const op of rest) for (const f of fusers) f.fuse(op);
-    let best: (typeof fusers)[number] | undefined;
-    for (const f of fusers) if (f.properties().ready && (best === undefined || f.properties().score > best.properties().score)) best = f;
-    if (best === undefined || best.len() === 0) {
-      const [op] = rest;
-      if (op) runtime.executeOperation(op, ctx);
-      rest = rest.slice(1);
-      continue;
-    }
-    const opt = best.finish();
-    opt.execute(ctx, rest.slice(0, opt.len));
-    rest = rest.slice(opt.len);
+  const streams = new MultiStream<WebGpuHandle>(() => runtime.fusers(), { queueLimit: Math.max(1, ops.length + 1) });
+  const bugs: Error[] = [];
+  const env: ExecutionEnv<WebGpuHandle> = { runtime, handles: ctx.handles, onBlock: () => undefined, onBug: (error) => bugs.push(error) };
+  for (const op of ops) streams.register(ctx.stream, op, env);
+  streams.drain(ctx.stream, env);
+  const [bug] = bugs;
+  if (bug !== undefined) throw bug;
+  for (const op of ops) {
+    const error = op.kind === "drop" ? undefined : ctx.handles.getError(op.out.id);
+    if (error !== undefined) throw error;
   }
 }
 
@@ -84,7 +82,7 @@ export const incrementKernel = (key: string): WgslKernel => ({
 export const doubleKernel = (key: string): WgslKernel => ({
   key,
   source: `
-@group(0) @binding(0) var<storage, read> a: array<u32>;
+@group(0) @binding(0) var<storage, read_write> a: array<u32>;
 @group(0) @binding(1) var<storage, read_write> out: array<u32>;
 @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>) {
   if (g.x < arrayLength(&out)) { out[g.x] = a[g.x] * 2u; }
@@ -96,7 +94,7 @@ export const brokenKernel = (key: string, undeclaredName: string): WgslKernel =>
   key,
   label: "broken",
   source: `
-@group(0) @binding(0) var<storage, read> a: array<u32>;
+@group(0) @binding(0) var<storage, read_write> a: array<u32>;
 @group(0) @binding(1) var<storage, read_write> out: array<u32>;
 @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>) { out[g.x] = a[g.x] + ${undeclaredName}; }`,
 });

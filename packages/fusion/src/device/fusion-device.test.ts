@@ -159,19 +159,21 @@ describe("FusionDevice", () => {
     expect(device.memory().pendingStreams, "the engine state stayed consistent: the block was drained").toBe(0);
   });
 
-  it("every execution runs inside StreamId.executes(stream, …)", async () => {
-    const seen: [StreamId, StreamId][] = [];
+  it("an execution names its stream in the context, whichever stream's call triggered it (docs/pitfalls.md#p5)", async () => {
+    const seen: StreamId[] = [];
     class Recording extends TestRuntime {
       override executeOperation(op: OperationIr, ctx: ExecutionContext<TestHandle>): void {
-        seen.push([StreamId.current(), ctx.stream]);
+        seen.push(ctx.stream);
         super.executeOperation(op, ctx);
       }
     }
     const device = new FusionDevice<TestHandle>(new Recording());
     const s = StreamId.allocate();
     const y = StreamId.executes(s, () => unary(device, "neg", fromValues(device, [1])));
+    // The read is issued from the default stream: it drains `s`, whose block must run on `s`.
+    expect(StreamId.current(), "the reading code is on another stream").not.toBe(s);
     await y.read();
-    expect(seen).toEqual([[s, s]]);
+    expect(seen, "the block ran on its home stream, passed explicitly").toEqual([s]);
   });
 
   it("disposing a computed tensor on an empty segment frees it at once, as one unfused drop, without exploring", async () => {

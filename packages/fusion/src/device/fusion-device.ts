@@ -20,6 +20,9 @@ function freshId(): TensorId {
   return nextTensorId++ as TensorId;
 }
 
+/** The operations a caller records: every kind but `drop` (which disposing records), each with one output. */
+export type ProducingOperation = Exclude<OperationIr, { kind: "drop" }>;
+
 /** Options of a {@link FusionDevice}. */
 export interface FusionDeviceOptions {
   /** Pending operations on one stream that force its execution (default 128). */
@@ -87,8 +90,8 @@ export interface FusionClient {
   readonly inspector: FusionInspector;
   /** A fresh output `TensorIr`: new id, `NotInit`. */
   outputIr(shape: readonly number[], dtype: DType): TensorIr;
-  /** Records `op` on the current stream; returns its outputs wrapped (home: the current stream). */
-  register(op: OperationIr): FusionTensor[];
+  /** Records `op` on the current stream; returns its output wrapped (home: the current stream). */
+  register(op: ProducingOperation): FusionTensor;
   /** Uploads host values as a new tensor on the current stream. */
   upload(data: TensorData): FusionTensor;
   /** Drains `stream` (default: the current one), then waits for its device work. */
@@ -97,6 +100,12 @@ export interface FusionClient {
   syncAll(): Promise<void>;
   /** The memory report. */
   memory(): FusionMemory;
+  /** What the device holds and did (`weft.stats()`). */
+  stats(): DeviceStats;
+  /** Gives every free page back (`weft.releaseUnused()`). */
+  releaseUnused(): void;
+  /** Releases the device (its memory, caches and, where owned, the GPU device). */
+  dispose(): void;
 }
 
 /**
@@ -120,7 +129,8 @@ interface LeakToken {
  * @remarks
  * **How an op travels.** `register(op)` enqueues `op` on the current stream; the stream's
  * processor decides (cached plan, exploration, or wait); blocks execute through the runtime's
- * optimizations or `executeOperation`, inside `StreamId.executes(stream, …)`. A read, a sync, the
+ * optimizations or `executeOperation`, with the stream in their `ExecutionContext` (read from
+ * `StreamId.current()` once, here, and passed explicitly below: docs/pitfalls.md#p5). A read, a sync, the
  * queue limit or a plan trigger forces execution.
  * **Re-entrancy.** Every engine call runs under a {@link ReentrancyGuard}: a fuser, kernel or
  * callback that calls back into the device throws `ReentrancyError` (docs/pitfalls.md#p3). Such bug errors
@@ -202,20 +212,17 @@ export class FusionDevice<H> implements FusionClient {
   }
 
   /**
-   * Records `op` on the current stream; returns its outputs wrapped (home: the current stream),
-   * in `operationOutputs` order. Inputs must come from {@link FusionTensor.intoIr}.
+   * Records `op` on the current stream; returns its output wrapped (home: the current stream).
+   * Inputs must come from {@link FusionTensor.intoIr}. A `drop` is never registered here: it is
+   * what disposing a tensor's last wrapper records.
    */
-  register(op: OperationIr): FusionTensor[] {
+  register(op: ProducingOperation): FusionTensor {
     this.#checkAlive(op.kind);
     const stream = StreamId.current();
-    if (op.kind === "drop") {
-      this.#registerOn(stream, op);
-      return [];
-    }
     const out = op.out;
     if (out.status !== "NotInit") invariant(false, `output #${out.id} of ${op.kind} must be NotInit (use outputIr)`);
     this.#registerOn(stream, op);
-    return [this.#wrap(out, stream)];
+    return this.#wrap(out, stream);
   }
 
   /** Uploads host values as a new tensor on the current stream (an `init` op). */
@@ -481,12 +488,12 @@ export class FusionDevice<H> implements FusionClient {
   #prepareRead(tensor: FusionTensor): { handle: H | undefined; ir: TensorIr; error: Error | undefined } {
     const ir = tensor.toIr("ReadOnly");
     return this.#call(() => {
-      if (this.streams.readPlan(tensor.stream, ir, this.handles) === "drain") this.streams.drain(tensor.stream, this.#env);
+      if (this.streams.readPlan(ir, this.handles) === "drain") this.streams.drain(tensor.stream, this.#env);
       const error = this.handles.getError(tensor.id);
       if (error !== undefined) return { handle: undefined, ir, error };
       const handle = this.handles.getHandleRef(tensor.id);
       invariant(handle !== undefined, () => `tensor #${tensor.id} has no handle after draining stream ${tensor.stream}`);
-      this.streams.markRead(tensor.stream, ir, this.handles);
+      this.streams.markRead(tensor.stream);
       return { handle, ir, error: undefined };
     });
   }

@@ -14,10 +14,12 @@ import { ExecutionPlanStore } from "./store/execution-plan-store.js";
  * `ReadPlan`.
  * - `drain`: the tensor has no handle (nor error) yet: only running the queue can produce it.
  * - `direct`: read the handle as it is.
- * - `defer-free`: a consuming (`ReadWrite`) read of a tensor a pending op still references: read
- *   through a `ReadOnly` view and free at the next boundary.
+ *
+ * Burn has a third plan, `DeferFree`, for a *consuming* read (`into_data` takes the tensor) of a
+ * tensor a pending op still references. Weft's reads borrow (`data()` leaves the tensor alive;
+ * disposing it is a separate `drop`), so that case cannot arise and the plan does not exist.
  */
-export type ReadPlan = "drain" | "direct" | "defer-free";
+export type ReadPlan = "drain" | "direct";
 
 /** One lazy stream: its pending segment and the processor that decides about it. */
 interface LazyStream<H> {
@@ -200,7 +202,7 @@ export class MultiStream<H> {
    * Why: disposing an already computed tensor is the most frequent operation of a `tidy` loop.
    */
   #dropNow(stream: StreamId, op: Extract<OperationIr, { kind: "drop" }>, pending: LazyStream<H> | undefined, env: ExecutionEnv<H>): void {
-    const ran = StreamId.executes(stream, () => runDrop(op, { handles: env.handles, stream }, env));
+    const ran = runDrop(op, { handles: env.handles, stream }, env);
     env.runtime.freeHandle(env.handles, op.tensor, ran);
     this.#releaseBorrowed(stream, env.handles);
     if (pending === undefined) return;
@@ -220,7 +222,7 @@ export class MultiStream<H> {
       this.#releaseBorrowed(stream, env.handles);
       return;
     }
-    StreamId.executes(stream, () => s.processor.process(s.queue, this.store, "sync", stream, env));
+    s.processor.process(s.queue, this.store, "sync", stream, env);
     invariant(s.queue.length === 0, () => `a drain of stream ${stream} left ${s.queue.length} operations`);
     s.queue.flushDeferred(env.handles);
     this.#releaseBorrowed(stream, env.handles);
@@ -250,24 +252,16 @@ export class MultiStream<H> {
     handles.setError(dst, error);
   }
 
-  /** How to read `ir` (homed on `stream`) without changing its pending segment's composition. */
-  readPlan(stream: StreamId, ir: TensorIr, handles: HandleContainer<H>): ReadPlan {
-    if (!handles.hasHandle(ir.id) && handles.getError(ir.id) === undefined) return "drain";
-    if (ir.status !== "ReadWrite") return "direct";
-    return this.#streams.get(stream)?.queue.referencesTensor(ir.id) === true ? "defer-free" : "direct";
-  }
-
-  /** Parks the free of `ir` until `stream`'s next boundary. */
-  deferFree(stream: StreamId, ir: TensorIr): void {
-    this.#getOrCreate(stream).queue.deferredFrees.push(ir);
+  /** How to read `ir` (a borrow) without changing its pending segment's composition. */
+  readPlan(ir: TensorIr, handles: HandleContainer<H>): ReadPlan {
+    return !handles.hasHandle(ir.id) && handles.getError(ir.id) === undefined ? "drain" : "direct";
   }
 
   /**
-   * Marks `ir` as read on `stream`: a consuming (`ReadWrite`) read frees it now; then the stream's
-   * entry goes away if it is empty.
+   * Marks a tensor homed on `stream` as read (`stream` is the tensor's, passed explicitly, never
+   * the reader's: docs/pitfalls.md#p5): the stream's entry goes away if it is empty.
    */
-  markRead(stream: StreamId, ir: TensorIr, handles: HandleContainer<H>): void {
-    if (ir.status === "ReadWrite") handles.removeHandle(ir.id);
+  markRead(stream: StreamId): void {
     this.#removeIfEmpty(stream);
   }
 

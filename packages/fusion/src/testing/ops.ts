@@ -7,16 +7,10 @@ import type { FusionTensor } from "../tensor/fusion-tensor.js";
  * Minimal tensor-op helpers over a {@link FusionDevice}, for engine tests (the real user API is
  * `@weft/tensor`). Each borrows its inputs with `intoIr` and registers one op on the current stream.
  */
-function only(outputs: FusionTensor[]): FusionTensor {
-  const [t] = outputs;
-  if (t === undefined) throw new Error("op registered without output");
-  return t;
-}
-
 /** `op(x)`. */
 export function unary<H>(device: FusionDevice<H>, op: UnaryOp, x: FusionTensor): FusionTensor {
   const input = x.intoIr(op);
-  return only(device.register({ kind: "unary", op, input, out: device.outputIr(x.shape, x.dtype) }));
+  return device.register({ kind: "unary", op, input, out: device.outputIr(x.shape, x.dtype) });
 }
 
 /** `a op b` (same shape or broadcast; the output takes `a`'s shape unless `b` is larger). */
@@ -24,25 +18,25 @@ export function binary<H>(device: FusionDevice<H>, op: BinaryOp, a: FusionTensor
   const lhs = a.intoIr(op);
   const rhs = b.intoIr(op);
   const shape = a.shape.length >= b.shape.length ? a.shape : b.shape;
-  return only(device.register({ kind: "binary", op, lhs, rhs, out: device.outputIr(shape, a.dtype) }));
+  return device.register({ kind: "binary", op, lhs, rhs, out: device.outputIr(shape, a.dtype) });
 }
 
 /** `a op scalar`. */
 export function scalar<H>(device: FusionDevice<H>, op: BinaryOp, a: FusionTensor, value: number): FusionTensor {
   const lhs = a.intoIr(op);
-  return only(device.register({ kind: "binary-scalar", op, lhs, scalar: value, scalarFirst: false, out: device.outputIr(a.shape, a.dtype) }));
+  return device.register({ kind: "binary-scalar", op, lhs, scalar: value, scalarFirst: false, out: device.outputIr(a.shape, a.dtype) });
 }
 
 /** Reduces `axes` (keeping them as size 1). */
 export function reduce<H>(device: FusionDevice<H>, op: ReduceOp, x: FusionTensor, axes: readonly number[]): FusionTensor {
   const input = x.intoIr(op);
   const shape = x.shape.map((d, i) => (axes.includes(i) ? 1 : d));
-  return only(device.register({ kind: "reduce", op, input, axes, keepDims: true, out: device.outputIr(shape, x.dtype) }));
+  return device.register({ kind: "reduce", op, input, axes, keepDims: true, out: device.outputIr(shape, x.dtype) });
 }
 
 /** A tensor filled with `value`. */
 export function full<H>(device: FusionDevice<H>, shape: readonly number[], value: number, dtype: DType = "f32"): FusionTensor {
-  return only(device.register({ kind: "full", out: device.outputIr(shape, dtype), value }));
+  return device.register({ kind: "full", out: device.outputIr(shape, dtype), value });
 }
 
 /** Uploads `values` (f32) with `shape`. */

@@ -4,7 +4,7 @@
  * @module
  */
 import { StreamId } from "@weft/environment";
-import type { DType, FusionClient, FusionTensor, OperationIr, TensorIr, TypedArray } from "@weft/fusion";
+import type { DType, FusionClient, FusionTensor, OperationIr, ProducingOperation, TensorIr, TypedArray } from "@weft/fusion";
 import { deviceBytesPerElement, mapOperation, numElements, operationInputs } from "@weft/fusion";
 import type { Item, RemoteLimits, Reply, ServerMemory, WireError } from "../protocol/messages.js";
 import { arrayOf, bytesOf, hostBytesPerElement, toWireError } from "../protocol/wire-data.js";
@@ -191,9 +191,10 @@ export class Session {
   }
 
   #op(client: number, raw: unknown): void {
-    const op = validateOperation(raw, (id) => this.#entry(id), this.#bounds);
-    const out = op.kind === "drop" ? undefined : op.out;
-    check(out !== undefined, "an op must have an output");
+    const validated = validateOperation(raw, (id) => this.#entry(id), this.#bounds);
+    check(validated.kind !== "drop", "an op must have an output");
+    const op: ProducingOperation = validated;
+    const out = op.out;
     const bytes = numElements(out.shape) * deviceBytesPerElement(out.dtype);
     this.#mint(out.id, bytes);
     const inputs = operationInputs(op).map((t) => this.#entry(t.id));
@@ -210,11 +211,9 @@ export class Session {
         if (entry?.kind === "tensor" && !irs.has(t.id)) irs.set(t.id, entry.tensor.intoIr(op.kind));
       }
       const serverOut = this.#device.outputIr(out.shape, out.dtype);
-      const rebuilt: OperationIr = mapOperation(op, (t) => (t.id === out.id && t.status === "NotInit" ? serverOut : (irs.get(t.id) ?? t)), (v) => v);
-      const [result] = this.#device.register(rebuilt);
-      return result;
+      const rebuilt = mapOperation(op, (t) => (t.id === out.id && t.status === "NotInit" ? serverOut : (irs.get(t.id) ?? t)), (v) => v) as ProducingOperation;
+      return this.#device.register(rebuilt);
     });
-    check(tensor !== undefined, "the device registered no output");
     this.#add(out.id, { kind: "tensor", tensor, stream: client, home: stream.server, shape: out.shape, dtype: out.dtype, bytes });
   }
 

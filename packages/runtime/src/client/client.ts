@@ -76,10 +76,11 @@ export class BatchCompileError extends WeftError {
  * Everything above the server — fusion, backends, autotune, users — goes through it.
  *
  * @remarks
- * **Stream.** {@link stream} is the bound stream, else `StreamId.current()` at the call: fusion
- * runs every execution inside `StreamId.executes(stream, …)`, so an unbound client launches on the
- * executing stream. {@link withStream} gives a client bound to a stream of its own; it does not
- * follow the calling code's stream, nor the overrides set on it.
+ * **Stream.** Every call takes the stream it goes out on as its last argument, like the server's
+ * calls; left out, it is {@link stream}: the bound stream, else `StreamId.current()` at the call.
+ * Backends executing fused blocks pass the block's stream explicitly (the ambient stream is only
+ * read at the API edge, docs/pitfalls.md#p5), so one unbound client serves every stream without a
+ * client per stream. {@link withStream} gives a client bound to a stream of its own (a tuner's).
  * **Launch decision (docs/concepts.md#streammode-overrides, CubeCL `client.rs`).** A launch decides its {@link @weft/server!LaunchMode | LaunchMode} on the
  * caller, from the {@link ProcessMode} and the stream-mode registry, then forwards:
  * 1. the stream's mode ({@link mode}) is `execute` → `server.launch(…, 'execute')`;
@@ -126,36 +127,31 @@ export class Client<K extends KernelDefinition = KernelDefinition> {
     return new Client(this.server, { service: this.service, stream });
   }
 
-  /** Reserves `size` bytes on this client's stream. */
-  empty(size: number): MemoryHandle {
-    const stream = this.stream();
+  /** Reserves `size` bytes on `stream` (default: this client's). */
+  empty(size: number, stream: StreamId = this.stream()): MemoryHandle {
     return this.#call(() => this.server.empty(size, stream));
   }
 
-  /** Reserves memory for `bytes` and uploads them, ordered after the stream's pending work. */
-  create(bytes: Uint8Array): MemoryHandle {
-    const stream = this.stream();
+  /** Reserves memory for `bytes` and uploads them, ordered after `stream`'s pending work. */
+  create(bytes: Uint8Array, stream: StreamId = this.stream()): MemoryHandle {
     return this.#call(() => this.server.create(bytes, stream));
   }
 
-  /** Uploads `bytes` into `binding`, ordered after the stream's pending work. */
-  write(binding: BufferBinding, bytes: Uint8Array): void {
-    const stream = this.stream();
+  /** Uploads `bytes` into `binding`, ordered after `stream`'s pending work. */
+  write(binding: BufferBinding, bytes: Uint8Array, stream: StreamId = this.stream()): void {
     this.#call(() => this.server.write(binding, bytes, stream));
   }
 
   /**
-   * Reads the bindings once the stream's pending work has run. The promise holds nothing of the
+   * Reads the bindings once `stream`'s pending work has run. The promise holds nothing of the
    * server while it waits (see the type doc).
    */
-  read(bindings: readonly BufferBinding[]): Promise<Uint8Array[]> {
-    const stream = this.stream();
+  read(bindings: readonly BufferBinding[], stream: StreamId = this.stream()): Promise<Uint8Array[]> {
     return this.#call(() => this.server.read(bindings, stream));
   }
 
   /** The bytes now, where the server can answer synchronously (CPU); else `undefined`. */
-  readSync(bindings: readonly BufferBinding[]): Uint8Array[] | undefined {
-    const stream = this.stream();
+  readSync(bindings: readonly BufferBinding[], stream: StreamId = this.stream()): Uint8Array[] | undefined {
     return this.#call(() => this.server.readSync?.(bindings, stream));
   }
 
@@ -202,7 +198,7 @@ export class Client<K extends KernelDefinition = KernelDefinition> {
    *
    * @throws LaunchError when a count is not a non-negative integer.
    */
-  launch(kernel: K, count: CubeCount, bindings: readonly KernelBinding[], uniforms?: Uint8Array): void {
+  launch(kernel: K, count: CubeCount, bindings: readonly KernelBinding[], uniforms?: Uint8Array, stream: StreamId = this.stream()): void {
     for (const c of count) {
       if (!Number.isSafeInteger(c) || c < 0) {
         throw new LaunchError(
@@ -212,7 +208,6 @@ export class Client<K extends KernelDefinition = KernelDefinition> {
       }
     }
     if (count[0] === 0 || count[1] === 0 || count[2] === 0) return;
-    const stream = this.stream();
     const process = getProcessMode();
     const mode = STREAM_MODES.mode(this.service, stream, defaultStreamMode(process));
     if (mode === "execute") {
@@ -225,26 +220,25 @@ export class Client<K extends KernelDefinition = KernelDefinition> {
   }
 
   /**
-   * Checks the status words a launch just issued on the client's stream wrote
+   * Checks the status words a launch just issued on `stream` (default: this client's) wrote
    * (`ComputeServer.verify`): its writes fail with the decoded error when the status is not zero.
    * Follows the launch's mode: nothing is checked when launches are discarded (nothing ran).
    *
    * @throws UnsupportedError when the server cannot check statuses: a kernel that needs the check
    * must not run unchecked.
    */
-  verify(check: StatusCheck): void {
+  verify(check: StatusCheck, stream: StreamId = this.stream()): void {
     const server = this.server;
     if (server.verify === undefined) {
       throw new UnsupportedError(`${check.what} on the ${server.name} server`, "this server cannot read a kernel's status back; use the WebGPU server or the CPU backend");
     }
-    const stream = this.stream();
-    if (this.mode() !== "execute") return;
+    if (this.mode(stream) !== "execute") return;
     this.#call(() => server.verify?.(check, stream));
   }
 
-  /** The mode this client's launches have now: its stream's, on its device. */
-  mode(): StreamMode {
-    return STREAM_MODES.mode(this.service, this.stream(), defaultStreamMode(getProcessMode()));
+  /** The mode launches on `stream` (default: this client's) have now, on this device. */
+  mode(stream: StreamId = this.stream()): StreamMode {
+    return STREAM_MODES.mode(this.service, stream, defaultStreamMode(getProcessMode()));
   }
 
   /** How many kernels of this server wait for a batch compile. */
@@ -273,18 +267,16 @@ export class Client<K extends KernelDefinition = KernelDefinition> {
     return queued.length - failures.length;
   }
 
-  /** Submits the stream's recorded work to the device. */
-  flush(): void {
-    const stream = this.stream();
+  /** Submits `stream`'s recorded work to the device. */
+  flush(stream: StreamId = this.stream()): void {
     this.#call(() => this.server.flush(stream));
   }
 
   /**
    * Compiles any queued kernels ({@link compileQueued}), then resolves once every piece of work
-   * recorded on the stream so far has completed.
+   * recorded on `stream` so far has completed.
    */
-  sync(): Promise<void> {
-    const stream = this.stream();
+  sync(stream: StreamId = this.stream()): Promise<void> {
     if (this.#shared.queue.size > 0) {
       try {
         this.compileQueued();

@@ -11,15 +11,13 @@ export type ServerErrorKind =
   | "device-lost" // the device is gone; create a new one
   | "stream-creation" // a backend stream could not be created
   | "injected" // a fault injected by a test hook
-  | "io" // a read or write that failed
   | "tainted" // a read of bytes a failed launch was to write (see TaintedReadError)
   | "skipped" // a launch that did not run because an input was tainted
   | "dependent" // a launch that ran on bytes whose deferred check failed
   | "index-out-of-range" // an index read from tensor data outside its axis (gather)
   | "invalid-binding" // a binding outside its allocation, or of memory that was freed
   | "released" // a handle used after its last release, or released twice
-  | "unhealthy" // an aggregate of earlier failures
-  | "generic";
+  | "uncaptured"; // a failure the device reported outside any launch (an uncaptured WebGPU error)
 
 /**
  * A failure of the compute server: what a launch, an allocation, a read or a sync reports.

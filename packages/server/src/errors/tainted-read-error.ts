@@ -8,7 +8,7 @@ import { ServerError } from "./server-error.js";
  * where the caller waits for the data (docs/design.md#errors).
  *
  * @remarks
- * **Kind.** `"tainted"`, not `"io"`: the read itself worked, the bytes were never written. Not
+ * **Kind.** `"tainted"`: the read itself worked, the bytes were never written. Not
  * transient: reading the same bytes again fails the same way until something writes them.
  * **Message.** Names the root cause and the chain, root first. **Cause.** The root error, so
  * `error.cause` is the first thing that went wrong (an out-of-memory, an injected fault, a kernel

@@ -21,6 +21,7 @@ import { StreamPool } from "../stream/stream-pool.js";
 import type { HostKernel } from "./host-kernel.js";
 import { HostStorage } from "./host-storage.js";
 import { HostStream } from "./host-stream.js";
+import { totalMemoryUsage } from "../memory/memory-usage.js";
 
 /** A fault for {@link HostComputeServer.injectFault}. */
 export type FaultSpec =
@@ -240,17 +241,7 @@ export class HostComputeServer implements ComputeServer<HostKernel> {
   }
 
   memoryUsage(): MemoryUsage {
-    const total = { bytesInUse: 0, bytesReserved: 0, pages: 0, slices: 0, liveAllocations: 0, streams: 0 };
-    for (const s of this.pool.streams()) {
-      const usage = s.memory.usage();
-      total.bytesInUse += usage.bytesInUse;
-      total.bytesReserved += usage.bytesReserved;
-      total.pages += usage.pages;
-      total.slices += usage.slices;
-      total.liveAllocations += usage.liveAllocations;
-      total.streams += usage.streams;
-    }
-    return total;
+    return totalMemoryUsage(this.pool.streams(), (s) => s.memory.usage());
   }
 
   /**

@@ -143,3 +143,28 @@ export class ByteRangeClaims implements StreamMemory {
     return removed;
   }
 }
+
+/**
+ * A backend stream's {@link StreamMemory}, answered by the {@link ByteRangeClaims} it embeds: what
+ * every backend stream extends (the host's `HostStream`, WebGPU's `WebGpuStream`), so the claims
+ * live on the stream that allocated the memory and the delegation is written once.
+ *
+ * **Invariant.** A subclass forgets an allocation's claims when its slice is freed
+ * (`claims.forget` from its memory manager's `onFree`), so claims only name live allocations.
+ */
+export abstract class ClaimedStream implements StreamMemory {
+  /** Taint claims on this stream's allocations; entries leave with their allocation. */
+  readonly claims = new ByteRangeClaims();
+
+  failure(binding: BufferBinding, accept?: (failure: FailureId) => boolean): FailureId | undefined {
+    return this.claims.failure(binding, accept);
+  }
+
+  taint(binding: BufferBinding, failure: FailureId, graph: ErrorGraph): void {
+    this.claims.taint(binding, failure, graph);
+  }
+
+  written(binding: BufferBinding, graph: ErrorGraph): void {
+    this.claims.written(binding, graph);
+  }
+}

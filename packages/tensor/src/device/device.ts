@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { DType, FusionClient, FusionMemory } from "@weft/fusion";
+import type { DeviceStats, DType, FusionClient, FusionMemory } from "@weft/fusion";
 import { NoDeviceError } from "../errors/tensor-errors.js";
 
 /**
@@ -87,27 +87,14 @@ export class Device {
     return this.fusion.memory();
   }
 
-  /** What this device holds and did: pipelines, caches, launches, plans (see {@link StatsReport}). */
-  stats(): StatsReport {
-    return (
-      this.fusion.stats?.() ?? {
-        pipelines: 0,
-        kernelsGenerated: 0,
-        launches: 0,
-        submits: 0,
-        plans: 0,
-        planHits: 0,
-        explorations: 0,
-        borrowedViews: 0,
-        viewsReleased: 0,
-        caches: {},
-      }
-    );
+  /** What this device holds and did: pipelines, caches, launches, plans (see {@link @weft/fusion!DeviceStats | DeviceStats}). */
+  stats(): DeviceStats {
+    return this.fusion.stats();
   }
 
   /** Gives every free page of this device back to the system; live tensors are untouched. */
   releaseUnused(): void {
-    this.fusion.releaseUnused?.();
+    this.fusion.releaseUnused();
   }
 
   /**
@@ -115,7 +102,7 @@ export class Device {
    * `DisposedDeviceError` when used. `weft.init()` does this to the device it replaces.
    */
   dispose(): void {
-    this.fusion.dispose?.();
+    this.fusion.dispose();
     if (current === this) current = undefined;
   }
 

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { type FusionMemory, type Scope, dispose as fusionDispose, keep as fusionKeep, scope as fusionScope, tidy as fusionTidy } from "@weft/fusion";
+import { type DeviceStats, type FusionMemory, type Scope, dispose as fusionDispose, keep as fusionKeep, scope as fusionScope, tidy as fusionTidy } from "@weft/fusion";
 import { device as currentDevice } from "../device/device.js";
 
 /**
@@ -81,7 +81,7 @@ export function memory(): FusionMemory {
  * views, and every bounded cache's size, capacity and evictions (`caches`). `memory()` stays the
  * report of tensors and bytes.
  */
-export function stats(): StatsReport {
+export function stats(): DeviceStats {
   return currentDevice().stats();
 }
 

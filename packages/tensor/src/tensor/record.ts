@@ -13,7 +13,7 @@
  * @module
  */
 import { invariant } from "@weft/environment";
-import type { DType, OperationIr, TensorIr } from "@weft/fusion";
+import type { DType, ProducingOperation, TensorIr } from "@weft/fusion";
 import type { Device } from "../device/device.js";
 import { DeviceMismatchError } from "../errors/tensor-errors.js";
 import { observer } from "./observer.js";
@@ -64,13 +64,9 @@ export function output(device: Device, shape: readonly number[], dtype: DType): 
   return device.fusion.outputIr(shape, dtype);
 }
 
-/** Registers `operation` and wraps its single output (an installed observer is told). */
-export function register(device: Device, operation: OperationIr): Tensor {
-  const outs = device.fusion.register(operation);
-  const out = outs[0];
-  // No message closure on the hot path: one op recorded per call.
-  if (outs.length !== 1 || out === undefined) invariant(false, `${operation.kind}: expected one output, got ${outs.length}`);
-  const wrapped = Tensor.wrap(out, device);
+/** Registers `operation` and wraps its output (an installed observer is told). */
+export function register(device: Device, operation: ProducingOperation): Tensor {
+  const wrapped = Tensor.wrap(device.fusion.register(operation), device);
   if (observer !== undefined) observer.recorded(operation, wrapped);
   return wrapped;
 }

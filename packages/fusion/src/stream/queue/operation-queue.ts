@@ -120,16 +120,15 @@ export class OperationQueue {
     }
     const ran: OperationRan[] = new Array<OperationRan>(n).fill("ran");
     const ctx: ExecutionContext<H> = { handles: env.handles, stream };
+    // The stream travels in `ctx`, explicitly: nothing below reads the ambient stream.
     const order = plan.order;
     let at = 0;
-    StreamId.executes(stream, () => {
-      for (const step of plan.strategy) {
-        const positions = order.slice(at, at + step.len);
-        if (step.kind === "optimization") runOptimization(step.optimization, positions.map((p) => this.#op(p)), positions, ran, ctx, env);
-        else for (const p of positions) ran[p] = runUnfused(this.global[p], ctx, env);
-        at += step.len;
-      }
-    });
+    for (const step of plan.strategy) {
+      const positions = order.slice(at, at + step.len);
+      if (step.kind === "optimization") runOptimization(step.optimization, positions.map((p) => this.#op(p)), positions, ran, ctx, env);
+      else for (const p of positions) ran[p] = runUnfused(this.global[p], ctx, env);
+      at += step.len;
+    }
     invariant(at === n, () => `plan strategy covered ${at} of its ${n} operations`);
     this.drain(n, ran, env);
     return n;
@@ -145,9 +144,7 @@ export class OperationQueue {
   executeUnfused<H>(n: number, stream: StreamId, env: ExecutionEnv<H>): void {
     const ran: OperationRan[] = [];
     const ctx: ExecutionContext<H> = { handles: env.handles, stream };
-    StreamId.executes(stream, () => {
-      for (let i = 0; i < n; i++) ran.push(runUnfused(this.global[i], ctx, env));
-    });
+    for (let i = 0; i < n; i++) ran.push(runUnfused(this.global[i], ctx, env));
     this.drain(n, ran, env);
   }
 
