@@ -143,7 +143,9 @@ for (const file of scanned) {
       }
     }
     const withoutUrls = line.replace(/https?:\/\/\S+/g, "");
-    for (const m of withoutUrls.matchAll(/(?<![\w.{}/-])((?:[\w.-]+\/)*[\w.-]+\.md)(#[\w-]+)?(?![\w-])/g)) {
+    // In code, a name inside a string literal is data (a file a test writes), not a reference.
+    const prose = isMarkdown ? withoutUrls : withoutUrls.replace(/"[^"]*"|'[^']*'/g, '""');
+    for (const m of prose.matchAll(/(?<![\w.{}/-])((?:[\w.-]+\/)*[\w.-]+\.md)(#[\w-]+)?(?![\w-])/g)) {
       const [, path, anchor] = m;
       if (path.includes("/")) {
         if (!/^(docs|packages|bench|scripts)\//.test(path) && !existsSync(resolve(dirname(file), path))) {

@@ -45,7 +45,7 @@ export interface MemoryUsage {
   readonly liveAllocations: number;
   /**
    * Stream slots holding reserved memory (at least one page). Bounded by the server's slots
-   * (seed 002: stream ids map onto `maxStreams` slots), and back to 0 once every page was given
+   * (docs/concepts.md#streampool-streammemory-and-taint: stream ids map onto `maxStreams` slots), and back to 0 once every page was given
    * back, however many task streams ran.
    */
   readonly streams: number;

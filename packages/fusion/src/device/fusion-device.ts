@@ -50,7 +50,7 @@ export interface FusionMemory {
   readonly liveHandles: number;
   /**
    * Backend stream slots holding device memory now: bounded by the server's slots (32 by default,
-   * task streams share them: seed 002), back to 0 once every page was given back.
+   * task streams share them: docs/concepts.md#streampool-streammemory-and-taint), back to 0 once every page was given back.
    */
   readonly streams: number;
   /** Lazy streams holding pending operations, deferred frees or borrowed views: 0 at quiescence. */

@@ -1,5 +1,5 @@
 /**
- * `OperationRan` is exact for drops (seed 001): the `ran` a runtime's `freeHandle` receives for a
+ * `OperationRan` is exact for drops (docs/concepts.md#fusionruntime): the `ran` a runtime's `freeHandle` receives for a
  * dropped tensor is `"ran"` exactly when the runtime was handed that `drop` — inside a fused block
  * that executed, or alone through `executeOperation` — and `"not-ran"` otherwise. One test per path
  * a drop takes: on an empty segment, unfused in a segment, fused, in a fused block that failed, and

@@ -1,6 +1,6 @@
 /**
  * The remote runtime against an in-process server on 127.0.0.1 (CPU backend): values, ordering,
- * cleanup on both sides, and seed 001's two overrides. Each override has a test that fails when it
+ * cleanup on both sides, and the two FusionRuntime overrides of docs/concepts.md#fusionruntime. Each override has a test that fails when it
  * is replaced by the seed's default — shown by running the same scenario on a runtime that does
  * exactly that and expecting the failure.
  */
@@ -15,14 +15,14 @@ import { RemoteConnection } from "./connection.js";
 import { RemoteDevice, createRemoteDevice } from "./remote-device.js";
 import { type RemoteHandle, RemoteRuntime } from "./remote-runtime.js";
 
-/** Seed 001's default `aliasHandle` for a remote handle: a bare copy of the same server id. */
+/** The default (docs/concepts.md#fusionruntime) `aliasHandle` for a remote handle: a bare copy of the same server id. */
 class BareCloneRuntime extends RemoteRuntime {
   override aliasHandle(handle: RemoteHandle): RemoteHandle {
     return { ...handle };
   }
 }
 
-/** Seed 001's default `freeHandle`: removes the entry, so the release sends a second drop. */
+/** The default (docs/concepts.md#fusionruntime) `freeHandle`: removes the entry, so the release sends a second drop. */
 class DefaultFreeRuntime extends RemoteRuntime {
   override freeHandle(handles: HandleContainer<RemoteHandle>, tensor: TensorIr, _ran: OperationRan): void {
     handles.free(tensor);

@@ -45,7 +45,7 @@ export interface RemoteHandle {
   readonly bytes: number;
   /**
    * Whether the server no longer holds this id for the client: a drop was sent, or a forwarded
-   * drop freed it (seed 001's `freeHandle` with `"ran"`). Set once; never cleared.
+   * drop freed it (the overridden `freeHandle` (docs/concepts.md#fusionruntime) with `"ran"`). Set once; never cleared.
    */
   released: boolean;
   /**
@@ -72,7 +72,7 @@ export interface RouterStats {
  * on the connection of the server its stream lives on; the server's own fusion engine fuses it.
  * A stream lives on one server, chosen from its id (`stream mod servers`): stateless, so nothing
  * grows with the number of streams.
- * **Seed 001.** `aliasHandle` mints a fresh server id aliasing the same server tensor (an `alias`
+ * **FusionRuntime overrides (docs/concepts.md#fusionruntime).** `aliasHandle` mints a fresh server id aliasing the same server tensor (an `alias`
  * item); when the alias is for a stream on another server, the tensor is first moved there (read
  * from its server, uploaded to the other; counted in {@link RemoteRuntime.router}) — once per
  * server: the moved copy is kept with the source handle, aliased for every later stream there,
@@ -140,7 +140,7 @@ export class RemoteRuntime implements FusionRuntime<RemoteHandle> {
   }
 
   /**
-   * A fresh server id on `stream`'s server for the same value as `handle` (seed 001): an `alias`
+   * A fresh server id on `stream`'s server for the same value as `handle` (docs/concepts.md#fusionruntime): an `alias`
    * of `handle` on its own server, or of its copy on another (moved there once, counted).
    */
   aliasHandle(handle: RemoteHandle, stream: StreamId): RemoteHandle {
@@ -178,7 +178,7 @@ export class RemoteRuntime implements FusionRuntime<RemoteHandle> {
   }
 
   /**
-   * Seed 001's override: `"ran"` means the runtime was handed the drop and forwarded it (the server
+   * The override (docs/concepts.md#fusionruntime): `"ran"` means the runtime was handed the drop and forwarded it (the server
    * freed the id), so the handle is only forgotten; `"not-ran"` lets the release send the drop.
    */
   freeHandle(handles: HandleContainer<RemoteHandle>, tensor: TensorIr, ran: OperationRan): void {

@@ -56,7 +56,7 @@ export type Item =
   | { readonly k: "op"; readonly s: number; readonly op: OperationIr }
   /** A new tensor `id` on stream `s` from host bytes (row-major, the host layout of `dtype`). */
   | { readonly k: "upload"; readonly s: number; readonly id: number; readonly shape: readonly number[]; readonly dtype: DType; readonly bytes: Uint8Array }
-  /** A new id on stream `s` aliasing the same value as `src` (a cross-stream alias, seed 001). */
+  /** A new id on stream `s` aliasing the same value as `src` (a cross-stream alias, docs/concepts.md#fusionruntime). */
   | { readonly k: "alias"; readonly s: number; readonly src: number; readonly id: number }
   /** A new id standing for a value that could not be computed (a move whose source failed). */
   | { readonly k: "poison"; readonly id: number; readonly shape: readonly number[]; readonly dtype: DType; readonly error: WireError }

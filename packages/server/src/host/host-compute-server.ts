@@ -76,7 +76,7 @@ export interface HostServerStats {
 /**
  * Defaults for host memory: pages from 64 KiB growing to 4 MiB, 16-byte alignment, 2 GiB largest
  * buffer. With the default 32 stream slots, at most 32 × 4 MiB = 128 MiB of regular pages exist
- * at once however many task streams run (seed 002's per-slot memory), and free pages go back
+ * at once however many task streams run (per-slot memory, docs/concepts.md#streampool-streammemory-and-taint), and free pages go back
  * under the dealloc policy.
  */
 export const HOST_MEMORY_CONFIGURATION: MemoryConfiguration = {

@@ -44,7 +44,7 @@ export interface StreamPages {
  * the dealloc policy, and reclaiming across streams.
  *
  * @remarks
- * **Why shared.** Every stream carves its own pages (seed 002: a binding is answered for by the
+ * **Why shared.** Every stream carves its own pages (docs/concepts.md#streampool-streammemory-and-taint: a binding is answered for by the
  * stream that allocated it), but the device's memory is one: a stream that runs out must be able
  * to reclaim the free pages *other* streams hold, and an idle stream's free pages must age while
  * others allocate. A cap (`memoryLimit`) lives in the storage every stream allocates from; when

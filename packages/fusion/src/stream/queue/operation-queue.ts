@@ -293,7 +293,7 @@ function runUnfused<H>(op: OperationIr | undefined, ctx: ExecutionContext<H>, en
     return "ran";
   }
   // A `drop` is handed to the runtime like any operation, even when its tensor carries an error:
-  // `ran` then tells the drain's `freeHandle` that the runtime saw it (seed 001, `OperationRan`).
+  // `ran` then tells the drain's `freeHandle` that the runtime saw it (docs/concepts.md#fusionruntime, `OperationRan`).
   if (op.kind === "drop") return runDrop(op, ctx, env);
   for (const input of operationInputs(op)) {
     const error = env.handles.getError(input.id);
@@ -318,7 +318,7 @@ function runUnfused<H>(op: OperationIr | undefined, ctx: ExecutionContext<H>, en
 /**
  * Hands a lone `drop` to the runtime (`executeOperation`), logs it as a one-op block, and says
  * whether the runtime was handed it: `"ran"` exactly when `executeOperation` returned. The engine's
- * `freeHandle` of the dropped tensor receives that answer (seed 001: a remote runtime that forwarded
+ * `freeHandle` of the dropped tensor receives that answer (docs/concepts.md#fusionruntime: a remote runtime that forwarded
  * the drop must not register a second one; one that never saw it must free the handle itself).
  * @internal
  */
