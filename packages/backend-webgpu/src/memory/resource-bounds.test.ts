@@ -20,7 +20,7 @@ const S0 = StreamId.of(0);
 const addConstant = (k: number): WgslKernel => ({
   key: `test/add-constant-${k}`,
   source: `
-@group(0) @binding(0) var<storage, read> a: array<u32>;
+@group(0) @binding(0) var<storage, read_write> a: array<u32>;
 @group(0) @binding(1) var<storage, read_write> out: array<u32>;
 @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>) {
   if (g.x < arrayLength(&out)) { out[g.x] = a[g.x] + ${k}u; }
