@@ -34,11 +34,6 @@ for (const pkg of readdirSync(join(root, "packages"))) {
 }
 alias["@weft/tensor/testing/core"] = join(root, "packages", "tensor", "src", "testing", "core.ts");
 alias["@weft/remote/server"] = join(root, "packages", "remote", "src", "server", "index.ts");
-// The `./internal` entries (sibling packages' access to engine internals).
-for (const pkg of readdirSync(join(root, "packages"))) {
-  const internal = join(root, "packages", pkg, "src", "internal.ts");
-  if (existsSync(internal)) alias[`@weft/${pkg}/internal`] = internal;
-}
 
 // The CPU backend's WebAssembly kernels are build outputs (packages/backend-cpu/scripts/build-wasm.mjs).
 const wasm = spawnSync(process.execPath, [join(root, "packages", "backend-cpu", "scripts", "build-wasm.mjs")], { stdio: "inherit" });

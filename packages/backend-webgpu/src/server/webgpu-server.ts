@@ -130,7 +130,7 @@ const roundUp = (n: number, to: number): number => Math.ceil(n / to) * to;
  * flushes. Reads issued in one turn are coalesced (see {@link Readback}).
  * **Lifetimes.** A launch pins every slice it binds until its stream releases the pins (see
  * {@link WebGpuStream}; docs/pitfalls.md#p14).
- * **Memory.** Every stream's pages come from one {@link GpuBufferStorage} (the retained pool and
+ * **Memory.** Every stream's pages come from one `GpuBufferStorage` (the retained pool and
  * the `memoryLimit` are per device) and answer to one `DeviceMemory` (CubeCL's dealloc policy,
  * reclaiming across streams). {@link WebGpuServer.releaseUnused} gives every free page back;
  * {@link WebGpuServer.destroy} gives everything back.
