@@ -108,7 +108,7 @@ export class ElementwiseOptimization implements Optimization<CpuHandle> {
         if (register === undefined) {
           // An empty output of a block whose other outputs hold elements: nothing to compute.
           invariant(numElements(out.shape) === 0, () => `block output ${id} has a register`);
-          const empty = runtime.allocate(out.shape, out.dtype);
+          const empty = runtime.allocate(out.shape, out.dtype, ctx.stream);
           outputs.push([out, empty]);
           continue;
         }
