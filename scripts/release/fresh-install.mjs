@@ -29,7 +29,7 @@ import { publicPackages, root } from "./manifests.mjs";
 export const SIZE_BUDGET_BYTES = 60 * 1024 * 1024;
 
 /** Subpaths that need an optional peer this check does not install, and that peer. */
-const NEEDS_OPTIONAL_PEER = { "@weft/tensor/testing": "vitest", "@weft/autodiff/testing": "vitest" };
+const NEEDS_OPTIONAL_PEER = { "@weft/tensor/testing": "vitest", "@weft/autodiff/testing": "vitest", "@weft/server/testing": "vitest" };
 
 /** Runs a command; resolves its status and output (never throws). */
 function run(command, args, options = {}) {

@@ -115,10 +115,10 @@ const roundUp = (n: number, to: number): number => Math.ceil(n / to) * to;
 
 /**
  * The WebGPU {@link ComputeServer}: one `GPUDevice`, its one `GPUQueue`, and a pool of
- * {@link WebGpuStream}s (cubecl-wgpu's `WgpuServer`). The server routes: it checks each call
+ * `WebGpuStream`s (cubecl-wgpu's `WgpuServer`). The server routes: it checks each call
  * (ownership of bindings, arguments) and hands the work to the stream it belongs to, which encodes
- * and submits it; reads go to the {@link Readback}, and the order behind pending pipelines to the
- * {@link ValidationGate}.
+ * and submits it; reads go to the `Readback`, and the order behind pending pipelines to the
+ * `ValidationGate`.
  *
  * @remarks
  * **Order.** Everything funnels into the one queue, so order is submission order. Before work of
@@ -127,20 +127,20 @@ const roundUp = (n: number, to: number): number => Math.ceil(n / to) * to;
  * Host writes (`queue.writeBuffer`) jump ahead of unsubmitted encoders, so the writing stream and
  * those streams are submitted before every write (docs/pitfalls.md#p15).
  * **Batching.** A stream submits every `tasksMax` dispatches, and at reads, syncs, writes and
- * flushes. Reads issued in one turn are coalesced (see {@link Readback}).
+ * flushes. Reads issued in one turn are coalesced (see `Readback`).
  * **Lifetimes.** A launch pins every slice it binds until its stream releases the pins (see
- * {@link WebGpuStream}; docs/pitfalls.md#p14).
+ * `WebGpuStream`; docs/pitfalls.md#p14).
  * **Memory.** Every stream's pages come from one `GpuBufferStorage` (the retained pool and
  * the `memoryLimit` are per device) and answer to one `DeviceMemory` (CubeCL's dealloc policy,
  * reclaiming across streams). {@link WebGpuServer.releaseUnused} gives every free page back;
  * {@link WebGpuServer.destroy} gives everything back.
- * **Validation before launch.** See {@link ValidationGate}: a launch of an invalid pipeline taints
- * exactly its write bindings with the {@link ValidationError}, and later launches reading those
+ * **Validation before launch.** See `ValidationGate`: a launch of an invalid pipeline taints
+ * exactly its write bindings with the {@link @weft/server!ValidationError | ValidationError}, and later launches reading those
  * bytes are skipped and taint theirs. Invalid pipelines never reach a command buffer.
  * **Status checks** ({@link WebGpuServer.verify}). A kernel that must report a data-dependent
  * failure (`gather`'s out-of-range index) writes a status word; its writes carry a *pending*
  * claim until the word is read back (copied right after the stream's next submit, one `mapAsync`
- * per submit, by the {@link Readback}). Launches reading pending bytes run and their writes
+ * per submit, by the `Readback`). Launches reading pending bytes run and their writes
  * inherit the claim; the check settles into the decoded failure or into clean bytes. The readback
  * is an outstanding promise, so every read issued after the check waits for it: a read never
  * resolves with bytes a failed check claims.
@@ -420,7 +420,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
    *
    * @remarks
    * **Batching.** Reads issued in the same turn are performed together when the turn ends (see
-   * {@link Readback}); each promise gets its own copy of its bytes. A launch or write issued later
+   * `Readback`); each promise gets its own copy of its bytes. A launch or write issued later
    * in the turn that writes bytes of a waiting read performs the batch first, so a read never sees
    * work issued after it. The slices are pinned from this call until the read settles, so
    * releasing the handles right away is safe.

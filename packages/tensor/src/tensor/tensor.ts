@@ -64,7 +64,7 @@ export type DataArray = Float32Array | Int32Array | Uint32Array | Uint8Array;
  * @remarks
  * **What it is.** A thin wrapper over one `FusionTensor` plus the `Device` it lives on. The
  * fusion tensor is not part of the public type: `tidy` reaches it through the engine's internal
- * `FUSION_TENSOR` key, sibling packages through {@link fusionTensorOf} (`@weft/tensor/internal`).
+ * `FUSION_TENSOR` key, sibling packages through `fusionTensorOf` (`@weft/tensor/internal`).
  * Every method validates its arguments first and then records operations on the current stream;
  * nothing runs until a read (`data()`, `array()`, `item()`), a `sync`, or the engine decides to.
  * **Ownership.** A `Tensor` owns one reference: `dispose()` (or `using`, or `tidy`) gives it

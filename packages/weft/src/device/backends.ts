@@ -69,8 +69,18 @@ export async function plansLoaded(device: Device): Promise<void> {
   await fusion.planCache?.load();
 }
 
-/** What an adapter probe answers: `@weft/backend-webgpu`'s `probeWebGpu` result. */
-export type AdapterProbe = WebGpuProbe;
+/**
+ * What an adapter probe answers: the shape of `@weft/backend-webgpu`'s `probeWebGpu` result,
+ * written here so weft's published types never import the WebGPU backend's (those reference
+ * `@webgpu/types`, which need the DOM lib: a Node consumer under `node16` would fail to typecheck).
+ * The assignment in {@link probeAdapter} checks that the backend's result still fits.
+ */
+export interface AdapterProbe {
+  readonly available: boolean;
+  /** Why not, or the adapter's description. */
+  readonly reason: string;
+  readonly info?: { readonly description: string; readonly vendor: string; readonly backend: string; readonly software: boolean };
+}
 
 /** `@weft/backend-webgpu`, loaded on first use (only its types are imported statically). */
 function loadWebGpu(): Promise<typeof import("@weft/backend-webgpu")> {
