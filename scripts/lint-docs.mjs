@@ -25,10 +25,13 @@ function* walk(dir, keep) {
   for (const entry of readdirSync(dir)) {
     if (SKIP_DIRS.has(entry)) continue;
     const p = join(dir, entry);
+    if (GENERATED.has(relative(root, p))) continue;
     if (statSync(p).isDirectory()) yield* walk(p, keep);
     else if (keep(entry)) yield p;
   }
 }
+/** Generated, git-ignored output (the TypeDoc site of `npm run docs`): not the repository's text. */
+const GENERATED = new Set([join("docs", "api")]);
 const SKIP_DIRS = new Set(["node_modules", "dist", ".git", ".device", ".nx", "coverage", "results"]);
 const shipped = (entry) => entry.endsWith(".ts") && !entry.endsWith(".test.ts") && !entry.endsWith(".d.ts");
 for (const pkg of readdirSync(join(root, "packages"))) {
