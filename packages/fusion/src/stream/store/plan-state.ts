@@ -1,6 +1,7 @@
 import type { OperationIr } from "../../ir/operation-ir.js";
 import type { RelativeOperation } from "../../ir/relative.js";
-import { OperationConverter, mapOperation } from "../../ir/relative.js";
+import { mapOperation } from "../../ir/operation-descriptor.js";
+import { OperationConverter } from "../../ir/relative.js";
 import type { OperationFuser } from "../../runtime/fusion-runtime.js";
 import { isValidSchedule, freshFuser } from "../execution/search/schedule-blocks.js";
 import type { ExecutionPlan, ExecutionStep, ExecutionStrategy, ExecutionTrigger } from "./execution-plan-store.js";

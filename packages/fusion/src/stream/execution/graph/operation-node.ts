@@ -1,5 +1,5 @@
 import type { OperationIr } from "../../../ir/operation-ir.js";
-import { operationInputs, operationOutputs } from "../../../ir/operation-ir.js";
+import { operationInputs, operationOutputs } from "../../../ir/operation-descriptor.js";
 import type { GraphNode } from "./dependency-graph.js";
 
 /**

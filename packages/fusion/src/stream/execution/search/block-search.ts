@@ -1,5 +1,5 @@
 import type { OperationIr } from "../../../ir/operation-ir.js";
-import { forEachTensor } from "../../../ir/operation-ir.js";
+import { forEachTensor } from "../../../ir/operation-descriptor.js";
 import type { OperationFuser } from "../../../runtime/fusion-runtime.js";
 import { bestReady, freshFuser } from "./schedule-blocks.js";
 

@@ -1,6 +1,6 @@
 import { invariant } from "@weft/environment";
 import type { OperationIr } from "../../../ir/operation-ir.js";
-import { forEachTensor } from "../../../ir/operation-ir.js";
+import { forEachTensor } from "../../../ir/operation-descriptor.js";
 import type { OperationFuser } from "../../../runtime/fusion-runtime.js";
 import type { ExecutionStep } from "../../store/execution-plan-store.js";
 import { DependencyGraph, isValidExecutionOrder } from "../graph/dependency-graph.js";
