@@ -23,7 +23,7 @@ const problems = [];
 // ── 1. doc comments on exported declarations ─────────────────────────────────────────────────
 function* walk(dir, keep) {
   for (const entry of readdirSync(dir)) {
-    if (SKIP_DIRS.has(entry)) continue;
+    if (SKIP_DIRS.has(entry) || SKIP_FILES.has(entry)) continue;
     const p = join(dir, entry);
     if (GENERATED.has(relative(root, p))) continue;
     if (statSync(p).isDirectory()) yield* walk(p, keep);
@@ -33,6 +33,8 @@ function* walk(dir, keep) {
 /** Generated, git-ignored output (the TypeDoc site of `npm run docs`): not the repository's text. */
 const GENERATED = new Set([join("docs", "api")]);
 const SKIP_DIRS = new Set(["node_modules", "dist", ".git", ".device", ".nx", "coverage", "results"]);
+/** Git-ignored reports the test run writes (vitest's JSON): they quote test names, not citations. */
+const SKIP_FILES = new Set(["test-results.json"]);
 const shipped = (entry) => entry.endsWith(".ts") && !entry.endsWith(".test.ts") && !entry.endsWith(".d.ts");
 for (const pkg of readdirSync(join(root, "packages"))) {
   if (only && only !== pkg) continue;
