@@ -18,3 +18,5 @@ export { ReentrancyGuard, ReentrancyError } from "./sync/reentrancy-guard.js";
 export { WeftError, UnsupportedError, InvariantError, invariant } from "./errors/weft-error.js";
 export { LruCache } from "./cache/lru-cache.js";
 export type { CacheStats, LruCacheOptions } from "./cache/lru-cache.js";
+export { ValueError, describeValue } from "./errors/value-error.js";
+export { checkOptions, checkChoice, checkFunction, checkInteger, checkNumber, checkBoolean } from "./errors/arguments.js";

@@ -76,6 +76,22 @@ export interface KernelBinding {
  */
 export interface KernelDefinition {
   readonly key: string;
+  /**
+   * A short human-readable name (`"elementwise neg+add"`, `"matmul+mul"`) for debug labels and
+   * error messages. Messages never print `key` (an internal serialisation); without a label they
+   * print {@link kernelName}'s short form of it.
+   */
+  readonly label?: string;
+}
+
+/**
+ * How messages name `kernel`: its `label`, else the leading word of its key (`"elementwise"`,
+ * `"reduce:sum"`, `"matmul"`) — never the whole key, which is an internal serialisation.
+ */
+export function kernelName(kernel: KernelDefinition): string {
+  if (kernel.label !== undefined && kernel.label !== "") return kernel.label;
+  const short = /^[^|[{(\s]*/.exec(kernel.key)?.[0] ?? "";
+  return short === "" ? "kernel" : short;
 }
 
 /**

@@ -17,6 +17,7 @@ export type {
   CubeCount,
   StatusCheck,
 } from "./compute-server.js";
+export { kernelName } from "./compute-server.js";
 export {
   ServerError,
   ValidationError,

@@ -9,10 +9,27 @@
  * @module
  */
 export * from "@weft/tensor";
-export { Stream, StreamId, setStreamPolicy, getStreamPolicy, WeftError, UnsupportedError, DuplicateEnvironmentError } from "@weft/environment";
+export { Stream, StreamId, setStreamPolicy, getStreamPolicy } from "@weft/environment";
 export type { StreamPolicy } from "@weft/environment";
+// The error family: everything a caller can catch (docs/errors.md says which are transient and
+// what to do). `ValueError`, `ShapeError`, … come with `@weft/tensor` above.
+export { WeftError, UnsupportedError, InvariantError, AsyncOverrideError, ReentrancyError, DuplicateEnvironmentError } from "@weft/environment";
 export { DisposedTensorError, DisposedDeviceError, TensorComputationError, ScopeSettledError } from "@weft/fusion";
-export { OutOfMemoryError, DeviceLostError } from "@weft/server";
+export {
+  ServerError,
+  OutOfMemoryError,
+  BufferTooBigError,
+  DeviceLostError,
+  ValidationError,
+  LaunchError,
+  TaintedReadError,
+  SkippedLaunchError,
+  DependentLaunchError,
+  IndexOutOfRangeError,
+} from "@weft/server";
+export type { ServerErrorKind } from "@weft/server";
+export { InvalidOperationError } from "@weft/backend-cpu";
+export { AutotuneError, BatchCompileError } from "@weft/runtime";
 export { init, chooseDevice, BackendUnavailableError } from "./device/init.js";
 export type { InitOptions, DeviceChoice } from "./device/init.js";
 export type { BackendRequest, ChoiceReason } from "./device/backend-choice.js";

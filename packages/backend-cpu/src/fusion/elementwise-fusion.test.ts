@@ -73,6 +73,29 @@ describe("ElementwiseFuser", () => {
     expect(h.runtime.stats.elidedWrites).toBe(2);
   });
 
+  // Issue 9: `x = tensor(5); e = zeros([0]); r = x.neg(); e.neg()` read garbage for `r`: the
+  // block's reference shape was the empty [0], so one pass over it computed nothing.
+  it("a size-1 output fused beside an empty one is computed; the empty one gets an empty handle", () => {
+    for (const [xShape, eShape] of [[[], [0]], [[1], [0]], [[1, 3], [0, 3]], [[2, 1], [2, 0]]] as const) {
+      const h = new CpuTestHarness();
+      const n = (xShape as readonly number[]).reduce((a, b) => a * b, 1);
+      const x = h.tensor(Array.from({ length: n }, (_, i) => i + 5), xShape);
+      const e = h.tensor([], eShape);
+      const r = h.output(xShape);
+      const q = h.output(eShape);
+      const s = h.output(xShape);
+      h.runFused([
+        { kind: "unary", op: "neg", input: x, out: r },
+        { kind: "unary", op: "neg", input: e, out: q },
+        { kind: "binary-scalar", op: "add", lhs: h.use(r, "ReadOnly"), scalar: 1, scalarFirst: false, out: s },
+      ]);
+      const want = Array.from({ length: n }, (_, i) => -(i + 5));
+      expect(h.values(h.use(r, "ReadOnly")), `neg of ${JSON.stringify(xShape)} beside an empty ${JSON.stringify(eShape)}`).toEqual(want);
+      expect(h.values(h.use(s, "ReadOnly")), "and what the block computes from it").toEqual(want.map((v) => v + 1));
+      expect(h.values(h.use(q, "ReadOnly")), "the empty output is empty").toEqual([]);
+    }
+  });
+
   it("writes in place into a consumed input that is the sole owner of its memory", () => {
     const h = new CpuTestHarness();
     const x = h.tensor([1, 2, 3], [3]);

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { InjectedFaultError, TaintedReadError } from "@weft/server";
-import { FusionDevice, type FusionTensor } from "@weft/fusion";
+import { FusionDevice, TensorComputationError, type FusionTensor } from "@weft/fusion";
 import { CpuTestHarness } from "../testing/cpu-test-harness.js";
 import { denseHandle, withLayout } from "../handle/cpu-handle.js";
 import { createCpuRuntime, type CpuRuntime } from "./cpu-runtime.js";
@@ -140,9 +140,13 @@ describe("CpuRuntime.handleError under FusionDevice", () => {
     const runtime = createCpuRuntime();
     const { y, z, skipped } = await independentOutput(runtime);
     expect(z, "z = x * 3 is not computed from the failed matmul").toEqual([3, 6, 9, 12]);
-    expect(y, "y = m + 1 is computed from it: its read rejects").toBeInstanceOf(TaintedReadError);
-    expect((y as TaintedReadError).root, "naming the injected fault as the root").toBeInstanceOf(InjectedFaultError);
-    expect((y as TaintedReadError).chain.map((e) => e.kind), "root, then the skipped add").toEqual(["injected", "skipped"]);
+    expect(y, "y = m + 1 is computed from it: its read rejects with the one read-failure class").toBeInstanceOf(TensorComputationError);
+    const failure = y as TensorComputationError;
+    expect(failure.root, "naming the injected fault as the root").toBeInstanceOf(InjectedFaultError);
+    expect(failure.cause, "the server's taint error is the cause…").toBeInstanceOf(TaintedReadError);
+    expect((failure.cause as TaintedReadError).cause, "…and its cause the root").toBe(failure.root);
+    expect((failure.cause as TaintedReadError).chain.map((e) => e.kind), "root, then the skipped add").toEqual(["injected", "skipped"]);
+    expect(failure.chain.length, "the chain: the injected fault, the skipped add, the read").toBe(3);
     expect(skipped, "exactly one launch (the add reading m) was skipped").toBe(1);
   });
 
@@ -151,9 +155,9 @@ describe("CpuRuntime.handleError under FusionDevice", () => {
     // Shadow the prototype method: the engine sees a runtime that cannot report device-side failures.
     Object.defineProperty(runtime, "handleError", { value: undefined });
     const { y, z } = await independentOutput(runtime);
-    expect(y, "y still fails").toBeInstanceOf(TaintedReadError);
+    expect(y, "y still fails").toBeInstanceOf(TensorComputationError);
     expect(z, "the fused launch binding m was skipped whole, so z fails as well: the gap the hook closes").toBeInstanceOf(
-      TaintedReadError,
+      TensorComputationError,
     );
   });
 });

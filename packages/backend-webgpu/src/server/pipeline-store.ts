@@ -1,7 +1,7 @@
 /// <reference types="@webgpu/types" preserve="true" />
 import type { CacheStats } from "@weft/environment";
 import { PipelineCache } from "@weft/runtime";
-import { ValidationError } from "@weft/server";
+import { ValidationError, kernelName } from "@weft/server";
 import { DEFAULT_ENTRY_POINT, type WgslKernel } from "../kernel.js";
 
 /** Where a pipeline's validation stands. */
@@ -227,8 +227,8 @@ export class PipelineStore {
           entry.state = {
             kind: "invalid",
             error: new ValidationError(
-              `WebGPU rejected kernel '${label}' (entry point '${entryPoint}'): ${detail}. ` +
-                "The code generator produced invalid WGSL; report it with the kernel key.",
+              `WebGPU rejected kernel '${kernelName(kernel)}' (entry point '${entryPoint}'): ${detail}. ` +
+                "The code generator produced invalid WGSL; please report it with the program that produced it.",
               { cause: error },
             ),
           };
@@ -236,7 +236,7 @@ export class PipelineStore {
         (reason: unknown) => {
           entry.state = {
             kind: "invalid",
-            error: new ValidationError(`validating kernel '${label}' failed: ${String(reason)}`, { cause: reason }),
+            error: new ValidationError(`validating kernel '${kernelName(kernel)}' failed: ${String(reason)}`, { cause: reason }),
           };
         },
       );

@@ -20,6 +20,7 @@ import {
   type MemoryHandle,
   type MemoryUsage,
   type StatusCheck,
+  kernelName,
 } from "@weft/server";
 import type { WgslKernel } from "../kernel.js";
 import { GpuBufferStorage } from "../memory/gpu-buffer-storage.js";
@@ -672,20 +673,20 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     const max = limits.maxComputeWorkgroupsPerDimension;
     if (count.some((c) => !Number.isInteger(c) || c < 0 || c > max)) {
       throw new LaunchError(
-        `launch of '${kernel.label ?? kernel.key}': work-group count [${count.join(", ")}] exceeds the device's ` +
+        `launch of '${kernelName(kernel)}': work-group count [${count.join(", ")}] exceeds the device's ` +
           `maxComputeWorkgroupsPerDimension (${max}) or is not a non-negative integer; split the dispatch over y/z`,
       );
     }
     if (bindings.length > limits.maxStorageBuffersPerShaderStage) {
       throw new LaunchError(
-        `launch of '${kernel.label ?? kernel.key}' binds ${bindings.length} storage buffers; the device allows ` +
+        `launch of '${kernelName(kernel)}' binds ${bindings.length} storage buffers; the device allows ` +
           `${limits.maxStorageBuffersPerShaderStage} per shader stage; split the kernel`,
       );
     }
     for (const kb of bindings) {
       if (kb.binding.offset % this.#config.alignment !== 0) {
         throw new LaunchError(
-          `launch of '${kernel.label ?? kernel.key}': binding at offset ${kb.binding.offset} of allocation ` +
+          `launch of '${kernelName(kernel)}': binding at offset ${kb.binding.offset} of allocation ` +
             `${kb.binding.allocation} is not a multiple of the storage offset alignment (${this.#config.alignment}); ` +
             "bind the whole allocation and pass the offset as a uniform",
         );
@@ -713,7 +714,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     // Bytes of unsettled status checks: the launch runs, its writes inherit the checks.
     const pending = readFailure === undefined ? this.#failures.pendingOf(reads) : [];
     if (readFailure !== undefined) {
-      this.#failures.skipLaunch(readFailure, writes, `kernel '${entry.kernel.label ?? entry.kernel.key}'`);
+      this.#failures.skipLaunch(readFailure, writes, `kernel '${kernelName(entry.kernel)}'`);
       releaseAll();
       return;
     }
@@ -753,7 +754,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
       });
     } catch (error) {
       this.#failures.failLaunch(
-        new LaunchError(`encoding kernel '${entry.kernel.label ?? entry.kernel.key}' failed: ${String(error)}`, { cause: error }),
+        new LaunchError(`encoding kernel '${kernelName(entry.kernel)}' failed: ${String(error)}`, { cause: error }),
         writes,
       );
       releaseAll();

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { withIsolatedStreamState } from "../testing/isolated-stream-state.js";
+import { ValueError } from "../errors/value-error.js";
 import { AsyncOverrideError } from "./async-override-error.js";
 import { AsyncVariable } from "../context/async-variable.js";
 import { Stream, StreamId, getStreamPolicy, setStreamPolicy, setStreamPolicyFromConfig } from "./stream-id.js";
@@ -201,8 +202,8 @@ describe("StreamId.allocate", () => {
   });
 
   it("StreamId.of refuses non-integers and negatives", () => {
-    expect(() => StreamId.of(1.5)).toThrow(RangeError);
-    expect(() => StreamId.of(-1)).toThrow(RangeError);
+    expect(() => StreamId.of(1.5)).toThrow(ValueError);
+    expect(() => StreamId.of(-1)).toThrow(ValueError);
     expect(StreamId.of(7)).toBe(7);
   });
 });

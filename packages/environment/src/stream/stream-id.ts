@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { checkChoice, checkFunction, checkInteger } from "../errors/arguments.js";
 import { AsyncOverrideError } from "./async-override-error.js";
 import { AsyncVariable } from "../context/async-variable.js";
 import { claimStreamRegistry, ENVIRONMENT_VERSION } from "./single-copy.js";
@@ -43,6 +44,14 @@ export type StreamPolicy = "single" | "per-task";
 /** The stream of the innermost `Stream.run`/`Stream.spawn` scope, carried across `await`. */
 const asyncScope = new AsyncVariable<StreamId>();
 
+/** Every {@link StreamPolicy}, for validation and messages. */
+const STREAM_POLICIES: readonly StreamPolicy[] = ["single", "per-task"];
+
+/** `id` checked as a stream id (a non-negative safe integer), naming `op` when it is not. */
+function checkStreamId(op: string, id: unknown): StreamId {
+  return brand(checkInteger(op, "the stream id", id, 0));
+}
+
 /** The sync override installed by {@link StreamId.executes}; `undefined` when none is active. */
 let override: StreamId | undefined;
 /** The next id {@link StreamId.allocate} hands out. Only grows. */
@@ -69,13 +78,11 @@ export const StreamId = {
   },
 
   /**
-   * Wraps a known number as a stream id (tests, pool slots). Throws on non-integers.
+   * Wraps a known number as a stream id (tests, pool slots).
+   * @throws ValueError unless `value` is a non-negative safe integer.
    */
   of(value: number): StreamId {
-    if (!Number.isSafeInteger(value) || value < 0) {
-      throw new RangeError(`StreamId.of: expected a non-negative integer, got ${value}`);
-    }
-    return brand(value);
+    return checkStreamId("StreamId.of", value);
   },
 
   /**
@@ -101,8 +108,11 @@ export const StreamId = {
    * @throws AsyncOverrideError when `fn` returns a thenable: an override cannot survive an
    *   `await` (it would leak into whatever task runs next). Use {@link Stream.run} or
    *   {@link Stream.spawn} for async code. The override is already restored when it throws.
+   * @throws ValueError when `id` is not a stream id or `fn` is not a function (nothing changed).
    */
   executes<T>(id: StreamId, fn: () => T): T {
+    checkStreamId("StreamId.executes", id);
+    checkFunction("StreamId.executes", "fn", fn);
     const previous = override;
     override = id;
     let result: T;
@@ -147,9 +157,10 @@ export function getStreamPolicy(): StreamPolicy {
 /**
  * Sets the {@link StreamPolicy}. A user's choice takes precedence over
  * {@link setStreamPolicyFromConfig}, whatever the call order. Already-resolved ids are not revisited.
+ * @throws ValueError for anything but `"single"` or `"per-task"` (the policy is left as it was).
  */
 export function setStreamPolicy(next: StreamPolicy): void {
-  policy = next;
+  policy = checkChoice("setStreamPolicy", "the policy", next, STREAM_POLICIES);
   policySetByUser = true;
 }
 
@@ -158,7 +169,8 @@ export function setStreamPolicy(next: StreamPolicy): void {
  * @internal
  */
 export function setStreamPolicyFromConfig(next: StreamPolicy): void {
-  if (!policySetByUser) policy = next;
+  const checked = checkChoice("setStreamPolicyFromConfig", "the policy", next, STREAM_POLICIES);
+  if (!policySetByUser) policy = checked;
 }
 
 /**
@@ -233,6 +245,8 @@ export const Stream = {
    * after its first `await` alike. The outer override is back when `run` returns.
    */
   run<T>(id: StreamId, fn: () => T): T {
+    checkStreamId("Stream.run", id);
+    checkFunction("Stream.run", "fn", fn);
     return enterScope(id, fn);
   },
   /**
@@ -243,6 +257,7 @@ export const Stream = {
    * that cleanup. Tasks nest: a task spawned inside another gets its own stream too.
    */
   spawn<T>(fn: () => T | PromiseLike<T>): Promise<T> {
+    checkFunction("Stream.spawn", "fn", fn);
     return enterScope(StreamId.allocate(), () => taskRunner(fn));
   },
   /** Whether async scopes survive `await` here (Node, or a browser with `AsyncContext`). */

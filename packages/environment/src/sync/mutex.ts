@@ -1,3 +1,5 @@
+import { checkFunction } from "../errors/arguments.js";
+
 /**
  * An async mutual-exclusion lock.
  *
@@ -37,6 +39,7 @@ export class Mutex {
 
   /** Runs `fn` while holding the lock, releasing it when `fn` settles (also on throw). */
   async runExclusive<T>(fn: () => T | Promise<T>): Promise<T> {
+    checkFunction("Mutex.runExclusive", "fn", fn);
     const release = await this.lock();
     try {
       return await fn();

@@ -1,5 +1,5 @@
-import { type CacheStats, ReentrancyGuard, StreamId, WeftError, invariant } from "@weft/environment";
-import { DisposedDeviceError } from "../errors/tensor-errors.js";
+import { type CacheStats, InvariantError, ReentrancyError, ReentrancyGuard, StreamId, WeftError, invariant } from "@weft/environment";
+import { DisposedDeviceError, TensorComputationError } from "../errors/tensor-errors.js";
 import type { OperationIr } from "../ir/operation-ir.js";
 import type { DType, TensorData, TensorId, TensorIr, TypedArray } from "../ir/tensor-ir.js";
 import { numElements } from "../ir/tensor-ir.js";
@@ -12,6 +12,16 @@ import { PlanCache, type PlanCacheOptions, defaultPlanStore, planCacheKey } from
 import type { ExecutionEnv } from "../stream/queue/operation-queue.js";
 import type { SharedRef } from "../tensor/fusion-tensor.js";
 import { FusionTensor } from "../tensor/fusion-tensor.js";
+
+/**
+ * What a read that the backend failed rejects with: a {@link TensorComputationError} (one class
+ * for every failed read, whichever layer detected it), except for bugs (`InvariantError`,
+ * `ReentrancyError`), which are rethrown as they are.
+ */
+function readFailure(ir: TensorIr, error: unknown): Error {
+  if (error instanceof InvariantError || error instanceof ReentrancyError) return error;
+  return TensorComputationError.fromRead(ir, error);
+}
 
 /** Process-global tensor ids: fresh for every output (SSA), never reused, unique across devices. */
 let nextTensorId = 1;
@@ -401,9 +411,11 @@ export class FusionDevice<H> implements FusionClient {
     const { handle, ir, error } = this.#prepareRead(tensor);
     if (error !== undefined) return Promise.reject(error);
     try {
-      return this.runtime.read(handle as H, ir, tensor.stream);
+      return this.runtime.read(handle as H, ir, tensor.stream).catch((e: unknown) => {
+        throw readFailure(ir, e);
+      });
     } catch (e) {
-      return Promise.reject(e instanceof Error ? e : new Error(String(e)));
+      return Promise.reject(readFailure(ir, e));
     }
   }
 
@@ -412,7 +424,11 @@ export class FusionDevice<H> implements FusionClient {
     this.#checkAlive("readSync");
     const { handle, ir, error } = this.#prepareRead(tensor);
     if (error !== undefined) throw error;
-    return this.runtime.readSync?.(handle as H, ir, tensor.stream);
+    try {
+      return this.runtime.readSync?.(handle as H, ir, tensor.stream);
+    } catch (e) {
+      throw readFailure(ir, e);
+    }
   }
 
   // ── internals ───────────────────────────────────────────────────────────────────────────────

@@ -53,12 +53,16 @@ describe("error delivery", () => {
     expect(device.memory().liveHandles).toBe(0);
   });
 
-  it("errors thrown by runtime.read propagate to the reader as they are", async () => {
+  it("errors thrown by runtime.read reach the reader as a TensorComputationError whose root and cause are the error", async () => {
     const { device, runtime } = createTestDevice();
     const x = fromValues(device, [1]);
     const taint = new InjectedFaultError("tainted bytes");
     runtime.readError = taint;
-    await expect(x.read()).rejects.toBe(taint);
+    const error: unknown = await x.read().then(() => undefined, (e: unknown) => e);
+    expect(error, "one class for every failed read, whichever layer detected the failure").toBeInstanceOf(TensorComputationError);
+    expect((error as TensorComputationError).root).toBe(taint);
+    expect((error as TensorComputationError).cause).toBe(taint);
+    expect((error as TensorComputationError).chain.at(-1), "the chain ends with the read").toMatch(/^read of #\d+\[1\] f32$/);
     runtime.readError = undefined;
     expect(Array.from(await x.read())).toEqual([1]);
   });

@@ -1,7 +1,8 @@
 import { WeftError } from "@weft/environment";
+import { TaintedReadError } from "@weft/server";
 import type { OperationIr } from "../ir/operation-ir.js";
 import { operationInputs, operationOutputs } from "../ir/operation-descriptor.js";
-import type { TensorId } from "../ir/tensor-ir.js";
+import type { TensorId, TensorIr } from "../ir/tensor-ir.js";
 
 /**
  * A short, human-readable description of one operation for error chains and logs:
@@ -33,18 +34,27 @@ export class DisposedDeviceError extends WeftError {
 }
 
 /**
- * The error a tensor carries when the operation that was to compute it failed, or did not run
- * because one of its inputs carried an error. Delivered by the read of that tensor (or of anything
- * computed from it), never by an unrelated drain or read.
+ * The error a failed read rejects with — always this class, wherever the failure was detected: an
+ * operation that threw when the engine ran it, one that did not run because an input carried an
+ * error, or device work that failed after the engine registered its output (the backend reports
+ * those as the server's `TaintedReadError`, which becomes this error's `cause`). Delivered by the
+ * read of that tensor (or of anything computed from it), never by an unrelated drain or read.
  *
  * @remarks
  * **Why.** Device work is lazy: the op that fails runs far from the call that recorded it. The
  * reader needs the *root* cause (the compile error, the out-of-memory, the injected fault) and
  * the *chain* of operations it travelled through, from the failing op to the tensor being read.
+ * One class means one `catch` for every computation failure; `root` says what went wrong.
+ * **Cause chain.** `cause` is the root, or the server's `TaintedReadError` whose own `cause` is the
+ * root: following `cause` always reaches {@link TensorComputationError.root}.
+ * **Transient.** {@link TensorComputationError.transient} is the root's: `true` only for
+ * failures that may go away by themselves (out of memory after frees reach the device); compute
+ * the tensor again then. Everything else fails the same way until the program or data changes.
  * **Invariants.**
  * - {@link TensorComputationError.root} is never itself a `TensorComputationError`.
- * - {@link TensorComputationError.chain} is non-empty; `chain[0]` is the op that failed, the
- *   last entry the op that would have produced the tensor carrying this error.
+ * - {@link TensorComputationError.chain} is non-empty; `chain[0]` is the op that failed (or, for
+ *   a device-side failure, the failure the server recorded first), the last entry the op that
+ *   would have produced the tensor carrying this error (or the read).
  */
 export class TensorComputationError extends WeftError {
   /** The original failure (a `ServerError`, an `UnsupportedError`, …). */
@@ -52,17 +62,22 @@ export class TensorComputationError extends WeftError {
   /** Descriptions of the operations the failure travelled through, root first. */
   readonly chain: readonly string[];
 
-  constructor(root: Error, chain: readonly string[]) {
+  constructor(root: Error, chain: readonly string[], options?: ErrorOptions) {
     super(
       "computation",
       `tensor computation failed: ${root.message}\n` +
         `  while computing: ${chain.join("\n    → ")}\n` +
         "  (the tensor you read depends on an operation that failed; fix the root cause above — " +
         "other tensors are unaffected)",
-      { cause: root },
+      { cause: options?.cause ?? root },
     );
     this.root = root;
     this.chain = chain;
+  }
+
+  /** Whether the root failure is transient (see the type doc): retrying the computation may work. */
+  get transient(): boolean {
+    return (this.root as { transient?: unknown }).transient === true;
   }
 
   /**
@@ -72,9 +87,27 @@ export class TensorComputationError extends WeftError {
   static from(op: OperationIr, cause: unknown): TensorComputationError {
     const link = describeOperation(op);
     if (cause instanceof TensorComputationError) return new TensorComputationError(cause.root, [...cause.chain, link]);
+    if (cause instanceof TaintedReadError) return new TensorComputationError(cause.root, [...serverChain(cause), link], { cause });
     const root = cause instanceof Error ? cause : new Error(String(cause));
     return new TensorComputationError(root, [link]);
   }
+
+  /**
+   * The error a read of `tensor` rejects with when the backend's read failed with `cause`: `cause`
+   * itself when it already is one, else a `TensorComputationError` whose chain ends with the read.
+   */
+  static fromRead(tensor: TensorIr, cause: unknown): TensorComputationError {
+    if (cause instanceof TensorComputationError) return cause;
+    const link = `read of #${tensor.id}[${tensor.shape.join(",")}] ${tensor.dtype}`;
+    if (cause instanceof TaintedReadError) return new TensorComputationError(cause.root, [...serverChain(cause), link], { cause });
+    const root = cause instanceof Error ? cause : new Error(String(cause));
+    return new TensorComputationError(root, [link]);
+  }
+}
+
+/** The server's chain of a device-side failure, root first, one line per failed or skipped launch. */
+function serverChain(error: TaintedReadError): string[] {
+  return error.chain.map((e) => `[${e.kind}] ${e.message}`);
 }
 
 /**

@@ -1,6 +1,6 @@
 import { LruCache, ReentrancyGuard, type StreamId } from "@weft/environment";
 import type { BufferBinding } from "../binding.js";
-import type { ComputeServer, CubeCount, KernelBinding, LaunchMode, MemoryUsage } from "../compute-server.js";
+import { type ComputeServer, type CubeCount, type KernelBinding, type LaunchMode, type MemoryUsage, kernelName } from "../compute-server.js";
 import { FailureStore } from "../errors/failure-store.js";
 import { ErrorGraph } from "../errors/error-graph.js";
 import type { TaintedReadError } from "../errors/tainted-read-error.js";
@@ -327,7 +327,7 @@ export class HostComputeServer implements ComputeServer<HostKernel> {
       kernel.validate?.();
     } catch (error) {
       if (error instanceof ServerError) throw error;
-      throw new ValidationError(`kernel "${kernel.key}" failed to compile: ${describeError(error)}`, { cause: error });
+      throw new ValidationError(`kernel "${kernelName(kernel)}" failed to compile: ${describeError(error)}`, { cause: error });
     }
     this.#compiled.set(kernel.key, true);
   }
@@ -341,7 +341,7 @@ export class HostComputeServer implements ComputeServer<HostKernel> {
     uniforms: Uint8Array | undefined,
   ): void {
     if (count.length !== 3 || !count.every((n) => Number.isSafeInteger(n) && n >= 0)) {
-      throw new LaunchError(`launch of "${kernel.key}": count must be three non-negative integers, got [${count.join(", ")}]`);
+      throw new LaunchError(`launch of "${kernelName(kernel)}": count must be three non-negative integers, got [${count.join(", ")}]`);
     }
     this.pool.getOrCreate(stream);
     // Misuse is thrown before anything is recorded: every binding must name live bytes.
@@ -364,16 +364,16 @@ export class HostComputeServer implements ComputeServer<HostKernel> {
     const readFailure = this.failures.checkReads(reads);
     if (readFailure) {
       this.#stats.skipped++;
-      this.failures.skipLaunch(readFailure, writes, `kernel "${kernel.key}"`);
+      this.failures.skipLaunch(readFailure, writes, `kernel "${kernelName(kernel)}"`);
       return;
     }
     const ordinal = ++this.#launchOrdinal;
     if (this.#launchFaults.delete(ordinal)) {
-      this.#fail(new InjectedFaultError(`launch #${ordinal} (kernel "${kernel.key}")`), writes);
+      this.#fail(new InjectedFaultError(`launch #${ordinal} (kernel "${kernelName(kernel)}")`), writes);
       return;
     }
     if (this.#kernelFaults.has(kernel.key)) {
-      this.#fail(new InjectedFaultError(`every launch of kernel "${kernel.key}"`), writes);
+      this.#fail(new InjectedFaultError(`every launch of kernel "${kernelName(kernel)}"`), writes);
       return;
     }
     const unpins = bindings.map(({ binding }) => this.#memoryOf("launch", binding).pin(binding));
@@ -387,7 +387,7 @@ export class HostComputeServer implements ComputeServer<HostKernel> {
       this.#fail(
         error instanceof ServerError
           ? error
-          : new LaunchError(`kernel "${kernel.key}" failed: ${describeError(error)}`, { cause: error }),
+          : new LaunchError(`kernel "${kernelName(kernel)}" failed: ${describeError(error)}`, { cause: error }),
         writes,
       );
       return;

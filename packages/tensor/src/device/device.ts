@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { ValueError, checkOptions, describeValue } from "@weft/environment";
 import type { DeviceStats, DType, FusionClient, FusionMemory } from "@weft/fusion";
 import { NoDeviceError } from "../errors/tensor-errors.js";
 
@@ -50,7 +51,20 @@ export class Device {
   readonly syncReads: boolean;
   readonly #dtypes: ReadonlySet<DType>;
 
+  /**
+   * Wraps `fusion` (a `FusionDevice`) with how it is named.
+   * @throws ValueError for a missing fusion device, an unknown option or a mistyped field.
+   */
   constructor(fusion: FusionClient, options: DeviceOptions = {}) {
+    const op = "new Device";
+    if (typeof fusion !== "object" || fusion === null || typeof (fusion as { register?: unknown }).register !== "function" || typeof (fusion as { runtime?: unknown }).runtime !== "object") {
+      throw new ValueError(op, `pass a FusionDevice (new FusionDevice(runtime)) first, not ${describeValue(fusion)}`);
+    }
+    const opts = checkOptions(op, options, ["backend", "label"]);
+    if (opts.backend !== undefined && (typeof opts.backend !== "string" || opts.backend === "")) {
+      throw new ValueError(op, `pass options.backend as the backend's name (e.g. "webgpu"), not ${describeValue(opts.backend)}`);
+    }
+    if (opts.label !== undefined && typeof opts.label !== "string") throw new ValueError(op, `pass options.label as a string, not ${describeValue(opts.label)}`);
     this.fusion = fusion;
     const { capabilities } = fusion.runtime;
     this.backend = options.backend ?? fusion.runtime.name;
@@ -117,6 +131,9 @@ let current: Device | undefined;
 
 /** Makes `device` the current device (what `weft.init()` does) and returns the previous one. */
 export function setDevice(device: Device | undefined): Device | undefined {
+  if (device !== undefined && !(device instanceof Device)) {
+    throw new ValueError("setDevice", `expected a Device or undefined, got ${describeValue(device)}; pass what weft.init() or weft.device() returns`);
+  }
   const previous = current;
   current = device;
   return previous;

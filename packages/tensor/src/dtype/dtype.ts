@@ -15,14 +15,18 @@
  * - `u32` with `i32` gives `i32` (values ≥ 2^31 wrap; the lattice is a choice, not NumPy's `i64`).
  * - JS numbers are *weak*: a scalar takes the tensor's dtype, except that a non-integer scalar
  *   (or a non-finite one) with an integer or bool tensor promotes the result to `f32`, and an
- *   integer scalar with a `bool` tensor in arithmetic promotes to `i32`.
+ *   integer scalar with a `bool` tensor in arithmetic promotes to `i32`. An integer scalar must
+ *   be a value of the dtype it computes in (NEP 50): see `ops/elementwise.ts` and
+ *   `docs/semantics.md`, "Integer scalars" (compares are always exact).
  * - `div`, `pow`, `mean`, `variance`, `std`, `logSumExp`, `softmax`, `matmul` and the float unary
  *   functions (`exp`, `log`, `sqrt`, `sin`, …) compute in `f32` for integer and bool inputs.
  * - Compare ops produce `bool`; logical ops take and produce `bool`.
  *
  * @module
  */
+import { checkBoolean, checkNumber, describeValue } from "@weft/environment";
 import type { DType, DTypeArrays } from "@weft/fusion";
+import { DTypeError } from "../errors/tensor-errors.js";
 
 export type { DType } from "@weft/fusion";
 
@@ -31,24 +35,36 @@ export const DTYPES: readonly DType[] = ["bool", "u32", "i32", "f32", "f16"];
 
 /** Whether `value` names a dtype. */
 export function isDType(value: unknown): value is DType {
-  return typeof value === "string" && (DTYPES as readonly string[]).includes(value);
+  return typeof value === "string" && Object.hasOwn(RANK, value);
 }
 
-/** Floating-point dtypes. */
+/** `value` when it names a dtype; else a `DTypeError` naming `op` and the dtypes. */
+export function checkDTypeName(op: string, value: unknown): DType {
+  if (isDType(value)) return value;
+  throw new DTypeError(op, `unknown dtype ${describeValue(value)}; use one of ${DTYPES.map((d) => `"${d}"`).join(", ")}`);
+}
+
+/** Floating-point dtypes. @throws DTypeError for a string that is not a dtype. */
 export function isFloat(dtype: DType): boolean {
-  return dtype === "f32" || dtype === "f16";
+  if (dtype === "f32" || dtype === "f16") return true;
+  if (!isDType(dtype)) checkDTypeName("isFloat", dtype);
+  return false;
 }
 
-/** Integer dtypes (`bool` is not one). */
+/** Integer dtypes (`bool` is not one). @throws DTypeError for a string that is not a dtype. */
 export function isInteger(dtype: DType): boolean {
-  return dtype === "i32" || dtype === "u32";
+  if (dtype === "i32" || dtype === "u32") return true;
+  if (!isDType(dtype)) checkDTypeName("isInteger", dtype);
+  return false;
 }
 
 const RANK: Record<DType, number> = { bool: 0, u32: 1, i32: 2, f16: 3, f32: 4 };
 
 /** The common dtype of two tensor operands; see the table in the module doc. */
 export function promoteTypes(a: DType, b: DType): DType {
-  if (a === b) return a;
+  if (a === b) return checkDTypeName("promoteTypes", a);
+  checkDTypeName("promoteTypes", a);
+  checkDTypeName("promoteTypes", b);
   if (a === "f16" || b === "f16") {
     const other = a === "f16" ? b : a;
     return other === "bool" ? "f16" : "f32";
@@ -61,11 +77,45 @@ export function promoteTypes(a: DType, b: DType): DType {
  * `arithmetic` is true for ops whose result is a number (add, mul, …), false for compares.
  */
 export function promoteWithScalar(dtype: DType, value: number, arithmetic: boolean): DType {
+  checkDTypeName("promoteWithScalar", dtype);
+  checkNumber("promoteWithScalar", "the scalar", value);
+  checkBoolean("promoteWithScalar", "arithmetic", arithmetic);
   const integral = Number.isInteger(value);
   if (isFloat(dtype)) return dtype;
   if (!integral) return "f32";
   if (dtype === "bool" && (arithmetic || (value !== 0 && value !== 1))) return "i32";
   return dtype;
+}
+
+/**
+ * The values an integer-like dtype holds, `[min, max]`: `bool` is `[0, 1]`, `u32` is
+ * `[0, 2^32 - 1]`, `i32` is `[-2^31, 2^31 - 1]`; `undefined` for float dtypes.
+ */
+export function integerRange(dtype: DType): readonly [number, number] | undefined {
+  switch (dtype) {
+    case "bool":
+      return BOOL_RANGE;
+    case "u32":
+      return U32_RANGE;
+    case "i32":
+      return I32_RANGE;
+    case "f32":
+    case "f16":
+      return undefined;
+    default:
+      return dtype satisfies never;
+  }
+}
+
+const BOOL_RANGE = [0, 1] as const;
+const U32_RANGE = [0, 2 ** 32 - 1] as const;
+const I32_RANGE = [-(2 ** 31), 2 ** 31 - 1] as const;
+
+/** Whether the JS number `value` is exactly a value of `dtype` (any number fits a float dtype). */
+export function fitsDType(value: number, dtype: DType): boolean {
+  const range = integerRange(dtype);
+  if (range === undefined) return true;
+  return Number.isInteger(value) && value >= range[0] && value <= range[1];
 }
 
 /** The float dtype an op that only makes sense on floats computes in for `dtype`. */
@@ -98,8 +148,8 @@ export function arrayConstructorFor(dtype: DType): {
 export function dtypeOfArray(values: ArrayBufferView): DType | undefined {
   if (values instanceof Float32Array || values instanceof Float64Array) return "f32";
   if (values instanceof Int32Array || values instanceof Int16Array || values instanceof Int8Array) return "i32";
-  if (values instanceof Uint32Array || values instanceof Uint16Array) return "u32";
-  if (values instanceof Uint8Array || values instanceof Uint8ClampedArray) return "bool";
+  // Unsigned arrays keep their values: canvas pixels (Uint8ClampedArray) are 0…255, not booleans.
+  if (values instanceof Uint32Array || values instanceof Uint16Array || values instanceof Uint8Array || values instanceof Uint8ClampedArray) return "u32";
   return undefined;
 }
 

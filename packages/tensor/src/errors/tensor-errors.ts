@@ -61,15 +61,11 @@ export class DTypeError extends WeftError {
   }
 }
 
-/** A value that cannot be represented or makes no sense for the op (a NaN size, `step = 0`). */
-export class ValueError extends WeftError {
-  readonly op: string;
-
-  constructor(op: string, message: string) {
-    super("value", `${op}: ${message}`);
-    this.op = op;
-  }
-}
+/**
+ * A value that has the wrong type, cannot be represented or makes no sense for the op (`sum("1")`,
+ * a NaN size, `step = 0`). Defined in `@weft/environment` so every layer throws the same class.
+ */
+export { ValueError } from "@weft/environment";
 
 /**
  * Operands that live on two different devices. Weft never copies between devices implicitly: a copy

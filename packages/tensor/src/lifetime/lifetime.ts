@@ -7,6 +7,7 @@
  * @module
  */
 import { type DeviceStats, type FusionMemory, type Scope, dispose as fusionDispose, keep as fusionKeep, scope as fusionScope, tidy as fusionTidy } from "@weft/fusion";
+import { checkFunction } from "@weft/environment";
 import { device as currentDevice } from "../device/device.js";
 
 /**
@@ -21,6 +22,7 @@ import { device as currentDevice } from "../device/device.js";
  * async code.
  */
 export function tidy<T>(fn: () => T): T {
+  checkFunction("tidy", "fn", fn);
   return fusionTidy(fn);
 }
 
@@ -50,6 +52,11 @@ export function tidy<T>(fn: () => T): T {
  * ```
  */
 export function scope<T>(fn: (scope: Scope) => T | PromiseLike<T>): Promise<T> {
+  try {
+    checkFunction("scope", "fn", fn);
+  } catch (error) {
+    return Promise.reject(error);
+  }
   return fusionScope(fn);
 }
 

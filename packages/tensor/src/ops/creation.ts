@@ -11,11 +11,13 @@
  *
  * @module
  */
+import { UnsupportedError, checkInteger, checkNumber, checkOptions, describeValue } from "@weft/environment";
 import type { DType, TypedArray } from "@weft/fusion";
 import { type Device, resolveDevice } from "../device/device.js";
-import { arrayConstructorFor, dtypeOfArray, floatToHalf, isFloat } from "../dtype/dtype.js";
+import { arrayConstructorFor, dtypeOfArray, fitsDType, floatToHalf, integerRange, isFloat } from "../dtype/dtype.js";
 import { DTypeError, ShapeError, ValueError, formatShape } from "../errors/tensor-errors.js";
 import { type NestedArray, checkShape, flattenNested, sizeOf } from "../shape/shape.js";
+import { checkDeviceOption, checkTensor } from "../tensor/arguments.js";
 import { checkOperands, output, register, release } from "../tensor/record.js";
 import { Tensor } from "../tensor/tensor.js";
 import { binary, cast, checkDType } from "./elementwise.js";
@@ -46,7 +48,7 @@ function toTyped(op: string, values: ArrayLike<number | boolean>, dtype: DType):
     const v = typeof raw === "boolean" ? (raw ? 1 : 0) : (raw as number);
     switch (dtype) {
       case "bool":
-        out[i] = v !== 0 && !Number.isNaN(v) ? 1 : 0;
+        out[i] = v !== 0 ? 1 : 0; // `x != 0`, as a cast: NaN is true
         break;
       case "f16":
         out[i] = floatToHalf(v);
@@ -73,50 +75,89 @@ function toTyped(op: string, values: ArrayLike<number | boolean>, dtype: DType):
 
 /**
  * A tensor holding `values`: nested arrays (shape inferred, raggedness rejected), a typed array
- * (flat; `{ shape }` gives its shape, dtype inferred from its type: `Float32Array`/`Float64Array`
- * → f32, `Int32Array` → i32, `Uint32Array` → u32, `Uint8Array` → bool) or a single number/boolean.
+ * (flat; `{ shape }` gives its shape) or a single number/boolean.
+ *
+ * @remarks
+ * **Typed arrays keep their values** (`README.md` "Typed arrays"): `Float32Array`/`Float64Array` →
+ * `f32` (Float64 rounds to the nearest f32), `Int8Array`/`Int16Array`/`Int32Array` → `i32`,
+ * `Uint8Array`/`Uint8ClampedArray`/`Uint16Array`/`Uint32Array` → `u32` (canvas pixels stay
+ * 0…255). `{ dtype }` converts instead (`{ dtype: "bool" }` gives `value != 0`); a value the
+ * dtype cannot hold is a `DTypeError`. `BigInt64Array`/`BigUint64Array` throw `UnsupportedError`
+ * (no 64-bit integer dtype).
  * @throws ShapeError for ragged arrays or a `shape` that does not match the element count.
  */
 export function tensor(values: TensorLike, options: TensorOptions = {}): Tensor {
   const op = "tensor";
-  const device = resolveDevice(op, options.device);
+  const opts = checkOptions(op, options, ["dtype", "device", "shape"]);
+  const device = resolveDevice(op, checkDeviceOption(op, opts.device));
   let flat: ArrayLike<number | boolean>;
   let shape: number[];
   let inferred: DType;
   if (ArrayBuffer.isView(values)) {
     if (values instanceof DataView) throw new ValueError(op, "a DataView has no element type; pass a typed array");
+    if (values instanceof BigInt64Array || values instanceof BigUint64Array) {
+      throw new UnsupportedError(
+        "64-bit integer tensors",
+        `${op}: ${values.constructor.name} has no matching dtype; convert it first, e.g. Int32Array.from(values, Number) when every value fits 32 bits, or Float32Array.from(values, Number)`,
+      );
+    }
     const kind = dtypeOfArray(values);
-    if (kind === undefined) throw new ValueError(op, `${values.constructor.name} is not supported; pass a Float32Array, Int32Array, Uint32Array or Uint8Array`);
+    if (kind === undefined) throw new ValueError(op, `${values.constructor.name} is not supported; pass a Float32Array, Float64Array, Int8/16/32Array or Uint8/8Clamped/16/32Array`);
     flat = values as unknown as ArrayLike<number>;
     shape = [flat.length];
     inferred = kind;
+  } else if (typeof values !== "number" && typeof values !== "boolean" && !Array.isArray(values)) {
+    throw new ValueError(op, `pass values as a number, a boolean, a nested array of them or a typed array, not ${describeValue(values)}`);
   } else {
     const nested = flattenNested(op, values);
     flat = nested.flat;
     shape = nested.shape;
     inferred = nested.flat.length > 0 && nested.flat.every((v) => typeof v === "boolean") ? "bool" : "f32";
   }
-  if (options.shape !== undefined) {
-    const target = checkShape(op, options.shape);
+  if (opts.shape !== undefined) {
+    const target = checkShape(op, opts.shape as readonly number[]);
     if (sizeOf(target) !== flat.length) {
       throw new ShapeError(op, [shape, target], `${flat.length} values do not fill shape ${formatShape(target)} (${sizeOf(target)} elements); pass a matching shape`);
     }
     shape = [...target];
   }
-  const dtype = checkDType(op, options.dtype ?? inferred, device);
+  const dtype = checkDType(op, opts.dtype ?? inferred, device);
   const data = toTyped(op, flat, dtype);
   return Tensor.wrap(device.fusion.upload({ data, shape, dtype }), device);
 }
 
+/** The fill value of `full`-like ops: a number or a boolean (as 0/1). */
+function fillValue(op: string, value: unknown): number {
+  if (typeof value === "boolean") return value ? 1 : 0;
+  return checkNumber(op, "the fill value", value);
+}
+
+/**
+ * `value` converted to `dtype` as `tensor([value], { dtype })` converts it: `bool` is `value != 0`
+ * (NaN counts as true, as in NumPy); an integer dtype needs an integer in its range; floats take
+ * any number (rounded to the dtype).
+ * @throws DTypeError for a value an integer dtype cannot hold, naming the value, the range and the fix.
+ */
+export function convertScalar(op: string, value: number, dtype: DType): number {
+  if (dtype === "bool") return value !== 0 ? 1 : 0;
+  if (fitsDType(value, dtype)) return value;
+  const [lo, hi] = integerRange(dtype) ?? [0, 0];
+  throw new DTypeError(op, `value ${value} is not representable as ${dtype} (integers in [${lo}, ${hi}]); use an in-range integer or dtype "f32"`);
+}
+
+/** The creation options `fill`-like ops take, checked. */
+function creationOptions(op: string, options: unknown): { dtype?: unknown; device?: Device } {
+  const opts = checkOptions(op, options, ["dtype", "device"]);
+  const device = checkDeviceOption(op, opts.device);
+  return device === undefined ? { dtype: opts.dtype } : { dtype: opts.dtype, device };
+}
+
 function fill(op: string, shapeArg: readonly number[], value: number, options: CreationOptions, dflt: DType = "f32"): Tensor {
-  const device = resolveDevice(op, options.device);
+  const opts = creationOptions(op, options);
+  const device = resolveDevice(op, opts.device);
   const shape = checkShape(op, shapeArg);
-  const dtype = checkDType(op, options.dtype ?? dflt, device);
-  if (Number.isNaN(value) && !isFloat(dtype)) throw new DTypeError(op, `NaN does not fit dtype ${dtype}; use f32`);
-  if ((dtype === "i32" || dtype === "u32") && !Number.isInteger(value)) {
-    throw new DTypeError(op, `value ${value} is not an integer and does not fit dtype ${dtype}; use f32`);
-  }
-  const v = dtype === "bool" ? (value !== 0 ? 1 : 0) : value;
+  const dtype = checkDType(op, opts.dtype ?? dflt, device);
+  const v = convertScalar(op, value, dtype);
   return register(device, { kind: "full", value: v, out: output(device, shape, dtype) });
 }
 
@@ -132,7 +173,7 @@ export function ones(shape: readonly number[], options: CreationOptions = {}): T
 
 /** A tensor filled with `value` (a boolean value gives a `bool` tensor by default). */
 export function full(shape: readonly number[], value: number | boolean, options: CreationOptions = {}): Tensor {
-  return fill("full", shape, typeof value === "boolean" ? (value ? 1 : 0) : value, options, typeof value === "boolean" ? "bool" : "f32");
+  return fill("full", shape, fillValue("full", value), options, typeof value === "boolean" ? "bool" : "f32");
 }
 
 /**
@@ -148,23 +189,28 @@ export function scalar(value: number | boolean, options: CreationOptions = {}): 
 }
 
 function likeOptions(op: string, x: Tensor, options: CreationOptions): CreationOptions {
+  checkTensor(op, "the input", x);
   checkOperands(op, [x]);
-  return { dtype: options.dtype ?? x.dtype, device: options.device ?? x.device };
+  const opts = creationOptions(op, options);
+  return { dtype: (opts.dtype as DType | undefined) ?? x.dtype, device: opts.device ?? x.device };
 }
 
 /** Zeros with `x`'s shape, dtype and device. */
 export function zerosLike(x: Tensor, options: CreationOptions = {}): Tensor {
-  return fill("zerosLike", x.shape, 0, likeOptions("zerosLike", x, options));
+  const like = likeOptions("zerosLike", x, options);
+  return fill("zerosLike", x.shape, 0, like);
 }
 
 /** Ones with `x`'s shape, dtype and device. */
 export function onesLike(x: Tensor, options: CreationOptions = {}): Tensor {
-  return fill("onesLike", x.shape, 1, likeOptions("onesLike", x, options));
+  const like = likeOptions("onesLike", x, options);
+  return fill("onesLike", x.shape, 1, like);
 }
 
 /** `value` with `x`'s shape, dtype and device. */
 export function fullLike(x: Tensor, value: number | boolean, options: CreationOptions = {}): Tensor {
-  return fill("fullLike", x.shape, typeof value === "boolean" ? Number(value) : value, likeOptions("fullLike", x, options));
+  const like = likeOptions("fullLike", x, options);
+  return fill("fullLike", x.shape, fillValue("fullLike", value), like);
 }
 
 /**
@@ -173,17 +219,28 @@ export function fullLike(x: Tensor, value: number | boolean, options: CreationOp
  */
 export function arange(start: number, stop?: number, step = 1, options: CreationOptions = {}): Tensor {
   const op = "arange";
-  const device = resolveDevice(op, options.device);
+  const opts = creationOptions(op, options);
+  checkNumber(op, "start", start);
+  if (stop !== undefined) checkNumber(op, "stop", stop);
+  checkNumber(op, "step", step);
+  const device = resolveDevice(op, opts.device);
   const [lo, hi] = stop === undefined ? [0, start] : [start, stop];
-  if (![lo, hi, step].every(Number.isFinite)) throw new ValueError(op, `start ${lo}, stop ${hi} and step ${step} must be finite`);
-  if (step === 0) throw new ValueError(op, "step must not be 0");
-  const dtype = checkDType(op, options.dtype ?? "f32", device);
+  if (![lo, hi, step].every(Number.isFinite)) throw new ValueError(op, `start ${lo}, stop ${hi} and step ${step} must be finite; pass finite numbers`);
+  if (step === 0) throw new ValueError(op, "step 0 never reaches stop; pass a non-zero step");
+  const dtype = checkDType(op, opts.dtype ?? "f32", device);
   if ((dtype === "i32" || dtype === "u32" || dtype === "bool") && !(Number.isInteger(lo) && Number.isInteger(step))) {
     throw new DTypeError(op, `start ${lo} and step ${step} must be integers for dtype ${dtype}; use f32`);
   }
   const n = Math.max(0, Math.ceil((hi - lo) / step));
-  if (dtype === "u32" && n > 0 && lo + (n - 1) * step < 0) {
-    throw new DTypeError(op, `the range reaches ${lo + (n - 1) * step}, which u32 cannot hold; use i32`);
+  if (!Number.isSafeInteger(n)) throw new ValueError(op, `the range from ${lo} to ${hi} by ${step} has ${n} elements; use a larger step`);
+  if (n > 0) {
+    const last = lo + (n - 1) * step;
+    for (const v of [lo, last]) {
+      if (!fitsDType(v, dtype)) {
+        const [a, b] = integerRange(dtype) ?? [0, 0];
+        throw new DTypeError(op, `the range reaches ${v}, which ${dtype} cannot hold (integers in [${a}, ${b}]); use ${dtype === "u32" ? '"i32" or ' : ""}"f32"`);
+      }
+    }
   }
   return register(device, { kind: "arange", start: lo, step, out: output(device, [n], dtype) });
 }
@@ -191,10 +248,12 @@ export function arange(start: number, stop?: number, step = 1, options: Creation
 /** `num` evenly spaced values from `start` to `stop` inclusive (f32). */
 export function linspace(start: number, stop: number, num: number, options: CreationOptions = {}): Tensor {
   const op = "linspace";
-  const device = resolveDevice(op, options.device);
-  if (!Number.isInteger(num) || num < 0) throw new ValueError(op, `num ${num} must be a non-negative integer`);
-  if (!Number.isFinite(start) || !Number.isFinite(stop)) throw new ValueError(op, `start ${start} and stop ${stop} must be finite`);
-  const dtype = checkDType(op, options.dtype ?? "f32", device);
+  const opts = creationOptions(op, options);
+  const device = resolveDevice(op, opts.device);
+  checkInteger(op, "num", num, 0);
+  checkNumber(op, "start", start, true);
+  checkNumber(op, "stop", stop, true);
+  const dtype = checkDType(op, opts.dtype ?? "f32", device);
   if (!isFloat(dtype)) throw new DTypeError(op, `dtype ${dtype} cannot hold evenly spaced values; use f32 and cast`);
   const step = num > 1 ? (stop - start) / (num - 1) : 0;
   return register(device, { kind: "arange", start, step, out: output(device, [num], dtype) });
@@ -203,9 +262,11 @@ export function linspace(start: number, stop: number, num: number, options: Crea
 /** An `n × m` identity matrix (`m` defaults to `n`), composed as `arange(n)[:, None] == arange(m)`. */
 export function eye(n: number, m = n, options: CreationOptions = {}): Tensor {
   const op = "eye";
-  const device = resolveDevice(op, options.device);
-  if (!Number.isInteger(n) || n < 0 || !Number.isInteger(m) || m < 0) throw new ValueError(op, `sizes ${n} × ${m} must be non-negative integers`);
-  const dtype = checkDType(op, options.dtype ?? "f32", device);
+  const opts = creationOptions(op, options);
+  const device = resolveDevice(op, opts.device);
+  checkInteger(op, "n", n, 0, 2 ** 31 - 1);
+  checkInteger(op, "m", m, 0, 2 ** 31 - 1);
+  const dtype = checkDType(op, opts.dtype ?? "f32", device);
   const rows = arange(0, n, 1, { dtype: "i32", device });
   const cols = arange(0, m, 1, { dtype: "i32", device });
   const column = reshapeUnchecked(rows, [n, 1]);
@@ -220,8 +281,7 @@ let seedCounter = 0x5eed;
 
 /** Sets the seed the next `rand`/`randn` without an explicit seed uses (later calls count up from it). */
 export function seed(value: number): void {
-  if (!Number.isSafeInteger(value) || value < 0) throw new ValueError("seed", `seed ${value} must be a non-negative integer`);
-  seedCounter = value;
+  seedCounter = checkInteger("seed", "the seed", value, 0);
 }
 
 /** Options of `rand`/`randn`. */
@@ -231,14 +291,13 @@ export interface RandomOptions extends CreationOptions {
 }
 
 function random(op: string, shapeArg: readonly number[], distribution: "uniform" | "normal", a: number, b: number, options: RandomOptions): Tensor {
-  const device = resolveDevice(op, options.device);
+  const opts = checkOptions(op, options, ["dtype", "device", "seed"]);
+  const device = resolveDevice(op, checkDeviceOption(op, opts.device));
   const shape = checkShape(op, shapeArg);
-  const dtype = checkDType(op, options.dtype ?? "f32", device);
+  const dtype = checkDType(op, opts.dtype ?? "f32", device);
   if (!isFloat(dtype)) throw new DTypeError(op, `random values need a float dtype, got ${dtype}; cast the result instead`);
-  if (options.seed !== undefined && (!Number.isSafeInteger(options.seed) || options.seed < 0)) {
-    throw new ValueError(op, `seed ${options.seed} must be a non-negative integer`);
-  }
-  const s = options.seed ?? seedCounter++;
+  const explicit = opts.seed === undefined ? undefined : checkInteger(op, "the seed", opts.seed, 0);
+  const s = explicit ?? seedCounter++;
   return register(device, { kind: "random", distribution, seed: s >>> 0, a, b, out: output(device, shape, dtype) });
 }
 
@@ -254,12 +313,16 @@ export function randn(shape: readonly number[], options: RandomOptions = {}): Te
 
 /** Uniform values with `x`'s shape and device. */
 export function randLike(x: Tensor, options: RandomOptions = {}): Tensor {
+  checkTensor("randLike", "the input", x);
   checkOperands("randLike", [x]);
-  return random("randLike", x.shape, "uniform", 0, 1, { ...options, device: options.device ?? x.device });
+  const opts = checkOptions("randLike", options, ["dtype", "device", "seed"]);
+  return random("randLike", x.shape, "uniform", 0, 1, { ...opts, device: checkDeviceOption("randLike", opts.device) ?? x.device } as RandomOptions);
 }
 
 /** Normal values with `x`'s shape and device. */
 export function randnLike(x: Tensor, options: RandomOptions = {}): Tensor {
+  checkTensor("randnLike", "the input", x);
   checkOperands("randnLike", [x]);
-  return random("randnLike", x.shape, "normal", 0, 1, { ...options, device: options.device ?? x.device });
+  const opts = checkOptions("randnLike", options, ["dtype", "device", "seed"]);
+  return random("randnLike", x.shape, "normal", 0, 1, { ...opts, device: checkDeviceOption("randnLike", opts.device) ?? x.device } as RandomOptions);
 }

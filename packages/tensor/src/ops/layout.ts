@@ -10,11 +10,12 @@
  *
  * @module
  */
-import { UnsupportedError } from "@weft/environment";
+import { UnsupportedError, checkNumber, describeValue } from "@weft/environment";
 import type { SliceRange } from "@weft/fusion";
-import { promoteTypes } from "../dtype/dtype.js";
+import { fitsDType, promoteTypes } from "../dtype/dtype.js";
 import { AxisError, DTypeError, ShapeError, ValueError, formatShape } from "../errors/tensor-errors.js";
 import { checkShape, normalizeAxis, sizeOf } from "../shape/shape.js";
+import { checkAxesArg, checkAxisArg, checkTensor, checkTensorList } from "../tensor/arguments.js";
 import { castUnchecked, checkOperands, output, register, release, use } from "../tensor/record.js";
 import type { Tensor } from "../tensor/tensor.js";
 
@@ -31,7 +32,7 @@ export function reshapeUnchecked(x: Tensor, shape: readonly number[]): Tensor {
 
 /** Resolves a target shape with at most one `-1`. */
 export function resolveShape(op: string, from: readonly number[], target: readonly number[]): number[] {
-  if (!Array.isArray(target)) throw new ValueError(op, `expected a shape array, got ${String(target)}`);
+  if (!Array.isArray(target)) throw new ValueError(op, `pass the target shape as an array of sizes, not ${describeValue(target)}`);
   const size = sizeOf(from);
   const inferred = target.filter((d) => d === -1).length;
   if (inferred > 1) throw new ShapeError(op, [from, target], `target ${formatShape(target)} has more than one -1; infer at most one dimension`);
@@ -55,24 +56,32 @@ export function resolveShape(op: string, from: readonly number[], target: readon
 
 /** Same elements, row-major, new shape (one size may be `-1`). */
 export function reshape(x: Tensor, shape: readonly number[]): Tensor {
+  checkTensor("reshape", "the input", x);
   checkOperands("reshape", [x]);
   return reshapeUnchecked(x, resolveShape("reshape", x.shape, shape));
 }
 
 /** Merges dims `start..end` (inclusive, negative allowed) into one. */
 export function flatten(x: Tensor, start = 0, end = -1): Tensor {
+  checkTensor("flatten", "the input", x);
   checkOperands("flatten", [x]);
+  checkAxisArg("flatten", "start", start);
+  checkAxisArg("flatten", "end", end);
   if (x.rank === 0) return reshapeUnchecked(x, [1]);
   const s = normalizeAxis("flatten", start, x.shape);
   const e = normalizeAxis("flatten", end, x.shape);
-  if (s > e) throw new AxisError("flatten", start, x.shape, `start axis ${start} comes after end axis ${end} for shape ${formatShape(x.shape)}`);
+  if (s > e) throw new AxisError("flatten", start, x.shape, `start axis ${start} comes after end axis ${end} for shape ${formatShape(x.shape)}; swap them`);
   const merged = x.shape.slice(s, e + 1).reduce((n, d) => n * d, 1);
   return reshapeUnchecked(x, [...x.shape.slice(0, s), merged, ...x.shape.slice(e + 1)]);
 }
 
 /** `out.shape[i] = x.shape[axes[i]]`; `axes` is a permutation of `0..rank-1` (negatives allowed). */
 export function permute(x: Tensor, axesArg: readonly number[]): Tensor {
+  checkTensor("permute", "the input", x);
   checkOperands("permute", [x]);
+  if (!Array.isArray(checkAxesArg("permute", axesArg))) {
+    throw new ValueError("permute", `pass axes as an array listing every axis once, not ${describeValue(axesArg)}`);
+  }
   if (axesArg.length !== x.rank) {
     throw new AxisError("permute", axesArg.length, x.shape, `needs ${x.rank} axes for shape ${formatShape(x.shape)}, got [${axesArg.join(",")}]; list every axis once`);
   }
@@ -92,7 +101,10 @@ export function permute(x: Tensor, axesArg: readonly number[]): Tensor {
 
 /** Swaps two axes (default the last two; a rank < 2 tensor is returned as a new reference). */
 export function transpose(x: Tensor, a?: number, b?: number): Tensor {
+  checkTensor("transpose", "the input", x);
   checkOperands("transpose", [x]);
+  checkAxisArg("transpose", "the first axis", a);
+  checkAxisArg("transpose", "the second axis", b);
   if (a === undefined && b === undefined && x.rank < 2) return x.clone();
   const i = normalizeAxis("transpose", a ?? -2, x.shape);
   const j = normalizeAxis("transpose", b ?? -1, x.shape);
@@ -107,7 +119,9 @@ export function transpose(x: Tensor, a?: number, b?: number): Tensor {
  * `-1` keeps a size.
  */
 export function expand(x: Tensor, shapeArg: readonly number[]): Tensor {
+  checkTensor("expand", "the input", x);
   checkOperands("expand", [x]);
+  if (!Array.isArray(shapeArg)) throw new ValueError("expand", `pass a shape (an array of sizes), not ${describeValue(shapeArg)}`);
   if (shapeArg.length < x.rank) {
     throw new ShapeError("expand", [x.shape, shapeArg], `cannot expand ${formatShape(x.shape)} to the lower rank ${formatShape(shapeArg)}; reshape or squeeze instead`);
   }
@@ -131,13 +145,15 @@ export function expand(x: Tensor, shapeArg: readonly number[]): Tensor {
 
 /** Removes size-1 dims (`axes` given: exactly those, which must have size 1). */
 export function squeeze(x: Tensor, axesArg?: number | readonly number[]): Tensor {
+  checkTensor("squeeze", "the input", x);
   checkOperands("squeeze", [x]);
+  checkAxesArg("squeeze", axesArg);
   if (axesArg === undefined) return reshapeUnchecked(x, x.shape.filter((d) => d !== 1));
   const list = typeof axesArg === "number" ? [axesArg] : axesArg;
   const axes = list.map((a) => normalizeAxis("squeeze", a, x.shape));
   for (const a of axes) {
     if (x.shape[a] !== 1) {
-      throw new ShapeError("squeeze", [x.shape], `axis ${a} of ${formatShape(x.shape)} has size ${String(x.shape[a])}, not 1; only size-1 axes can be squeezed`);
+      throw new ShapeError("squeeze", [x.shape], `axis ${a} of ${formatShape(x.shape)} has size ${String(x.shape[a])}, not 1; squeeze only size-1 axes, or reshape`);
     }
   }
   return reshapeUnchecked(x, x.shape.filter((_, i) => !axes.includes(i)));
@@ -145,7 +161,9 @@ export function squeeze(x: Tensor, axesArg?: number | readonly number[]): Tensor
 
 /** Inserts a size-1 dim at `axis` (in `[-(rank+1), rank]`). */
 export function unsqueeze(x: Tensor, axis: number): Tensor {
+  checkTensor("unsqueeze", "the input", x);
   checkOperands("unsqueeze", [x]);
+  if (checkAxisArg("unsqueeze", "axis", axis) === undefined) throw new ValueError("unsqueeze", "pass the axis at which to insert a size-1 dimension");
   const at = normalizeAxis("unsqueeze", axis, x.shape, x.rank + 1);
   return reshapeUnchecked(x, [...x.shape.slice(0, at), 1, ...x.shape.slice(at)]);
 }
@@ -164,7 +182,9 @@ export type SliceSpec =
 
 /** Python-style slicing with steps and negative indices; one spec per leading dim. */
 export function slice(x: Tensor, specs: readonly SliceSpec[]): Tensor {
+  checkTensor("slice", "the input", x);
   checkOperands("slice", [x]);
+  if (!Array.isArray(specs)) throw new ValueError("slice", `pass specs as an array with one spec per leading dimension, not ${describeValue(specs)}`);
   if (specs.length > x.rank) {
     throw new ShapeError("slice", [x.shape], `${specs.length} slice specs for shape ${formatShape(x.shape)} of rank ${x.rank}; give at most one per dimension`);
   }
@@ -189,11 +209,11 @@ export function slice(x: Tensor, specs: readonly SliceSpec[]): Tensor {
       ? (spec as readonly (number | null | undefined)[])
       : [(spec as { start?: number | null }).start, (spec as { end?: number | null }).end, (spec as { step?: number | null }).step];
     const step = st ?? 1;
-    if (!Number.isInteger(step) || step === 0) throw new ValueError("slice", `step ${String(step)} of dimension ${dim} must be a non-zero integer`);
+    if (!Number.isInteger(step) || step === 0) throw new ValueError("slice", `step ${String(step)} of dimension ${dim} is not a positive integer; pass a step ≥ 1`);
     if (step < 0) throw new UnsupportedError("slice with a negative step", `slice: dimension ${dim} has step ${step}; slice forward and reverse on the host`);
     const clampIndex = (v: number | null | undefined, dflt: number): number => {
       if (v === null || v === undefined) return dflt;
-      if (!Number.isInteger(v)) throw new ValueError("slice", `bound ${v} of dimension ${dim} must be an integer`);
+      if (!Number.isInteger(v)) throw new ValueError("slice", `bound ${describeValue(v)} of dimension ${dim} is not an integer; pass integer bounds`);
       const r = v < 0 ? v + size : v;
       return Math.min(Math.max(r, 0), size);
     };
@@ -214,7 +234,9 @@ export function slice(x: Tensor, specs: readonly SliceSpec[]): Tensor {
 
 /** Joins tensors along an existing `axis`; dtypes promote, other dims must match. */
 export function concat(tensors: readonly Tensor[], axisArg = 0): Tensor {
-  if (tensors.length === 0) throw new ValueError("concat", "needs at least one tensor");
+  checkTensorList("concat", "tensors", tensors);
+  checkAxisArg("concat", "axis", axisArg);
+  if (tensors.length === 0) throw new ValueError("concat", "got no tensors; pass at least one");
   const first = tensors[0] as Tensor;
   const device = checkOperands("concat", tensors);
   if (first.rank === 0) throw new ShapeError("concat", tensors.map((t) => t.shape), "cannot concatenate scalars; use stack()");
@@ -246,7 +268,9 @@ export function concat(tensors: readonly Tensor[], axisArg = 0): Tensor {
 
 /** Joins same-shaped tensors along a new `axis`. */
 export function stack(tensors: readonly Tensor[], axisArg = 0): Tensor {
-  if (tensors.length === 0) throw new ValueError("stack", "needs at least one tensor");
+  checkTensorList("stack", "tensors", tensors);
+  checkAxisArg("stack", "axis", axisArg);
+  if (tensors.length === 0) throw new ValueError("stack", "got no tensors; pass at least one");
   const first = tensors[0] as Tensor;
   checkOperands("stack", tensors);
   for (const t of tensors) {
@@ -263,7 +287,12 @@ export function stack(tensors: readonly Tensor[], axisArg = 0): Tensor {
 
 /** Splits along `axis` into `sections` equal parts, or into parts of the given sizes. */
 export function split(x: Tensor, sections: number | readonly number[], axisArg = 0): Tensor[] {
+  checkTensor("split", "the input", x);
   checkOperands("split", [x]);
+  checkAxisArg("split", "axis", axisArg);
+  if (typeof sections !== "number" && !Array.isArray(sections)) {
+    throw new ValueError("split", `pass sections as a number of equal parts or an array of sizes, not ${describeValue(sections)}`);
+  }
   const axis = normalizeAxis("split", axisArg, x.shape);
   const size = x.shape[axis] ?? 0;
   let sizes: number[];
@@ -275,7 +304,7 @@ export function split(x: Tensor, sections: number | readonly number[], axisArg =
   } else {
     sizes = [...sections];
     if (sizes.some((s) => !Number.isInteger(s) || s < 0) || sizes.reduce((a, b) => a + b, 0) !== size) {
-      throw new ShapeError("split", [x.shape], `sizes [${sizes.join(",")}] do not add up to ${size}, the size of axis ${axis} of ${formatShape(x.shape)}`);
+      throw new ShapeError("split", [x.shape], `sizes [${sizes.join(",")}] do not add up to ${size}, the size of axis ${axis} of ${formatShape(x.shape)}; pass sizes that sum to ${size}`);
     }
   }
   let at = 0;
@@ -295,6 +324,9 @@ export function split(x: Tensor, sections: number | readonly number[], axisArg =
  * business (the CPU backend throws at read).
  */
 export function gather(x: Tensor, indices: Tensor, axisArg: number): Tensor {
+  checkTensor("gather", "the input", x);
+  checkTensor("gather", "the indices", indices);
+  if (checkAxisArg("gather", "axis", axisArg) === undefined) throw new ValueError("gather", "pass the axis to gather along");
   const device = checkOperands("gather", [x, indices]);
   if (indices.dtype !== "i32" && indices.dtype !== "u32") {
     throw new DTypeError("gather", `indices must be i32 or u32, got ${indices.dtype}; cast them with \`indices.cast("i32")\``);
@@ -329,7 +361,12 @@ export function gather(x: Tensor, indices: Tensor, axisArg: number): Tensor {
 
 /** Constant padding: `padding[d] = [before, after]` for the leading dims (missing dims get none). */
 export function pad(x: Tensor, padding: readonly (readonly [number, number])[], value = 0): Tensor {
+  checkTensor("pad", "the input", x);
   checkOperands("pad", [x]);
+  checkNumber("pad", "the padding value", value);
+  if (!Array.isArray(padding) || !padding.every((p) => Array.isArray(p) && p.length === 2)) {
+    throw new ValueError("pad", `pass padding as an array of [before, after] pairs, one per leading dimension, not ${describeValue(padding)}`);
+  }
   if (padding.length > x.rank) {
     throw new ShapeError("pad", [x.shape], `${padding.length} padding pairs for shape ${formatShape(x.shape)} of rank ${x.rank}; give at most one [before, after] per dimension`);
   }
@@ -339,8 +376,8 @@ export function pad(x: Tensor, padding: readonly (readonly [number, number])[], 
       throw new ValueError("pad", `padding [${b}, ${a}] must be non-negative integers; use slice() to crop`);
     }
   }
-  if (x.dtype !== "f32" && x.dtype !== "f16" && !Number.isInteger(value)) {
-    throw new DTypeError("pad", `value ${value} does not fit dtype ${x.dtype}; cast the tensor to f32 first`);
+  if (!fitsDType(value, x.dtype)) {
+    throw new DTypeError("pad", `value ${value} does not fit dtype ${x.dtype}; pass a value of ${x.dtype} or cast the tensor to f32 first`);
   }
   if (full.every(([b, a]) => b === 0 && a === 0)) return x.clone();
   const shape = x.shape.map((d, i) => d + (full[i]?.[0] ?? 0) + (full[i]?.[1] ?? 0));

@@ -15,12 +15,15 @@
 import { floatTypeFor, promoteTypes } from "../dtype/dtype.js";
 import { ShapeError, formatShape } from "../errors/tensor-errors.js";
 import { broadcastShapes } from "../shape/shape.js";
+import { checkTensor } from "../tensor/arguments.js";
 import { castUnchecked, checkOperands, output, register, release, use } from "../tensor/record.js";
 import type { Tensor } from "../tensor/tensor.js";
 import { reshapeUnchecked } from "./layout.js";
 
 /** `lhs @ rhs`; see the module doc for the rank rules. */
 export function matmul(lhs: Tensor, rhs: Tensor): Tensor {
+  checkTensor("matmul", "the left operand", lhs);
+  checkTensor("matmul", "the right operand", rhs);
   const device = checkOperands("matmul", [lhs, rhs]);
   if (lhs.rank === 0 || rhs.rank === 0) {
     throw new ShapeError("matmul", [lhs.shape, rhs.shape], `shapes ${formatShape(lhs.shape)} and ${formatShape(rhs.shape)}: matmul needs operands of rank ≥ 1; use mul() for scalars`);

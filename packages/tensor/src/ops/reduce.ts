@@ -14,10 +14,12 @@
  *
  * @module
  */
+import { ValueError, checkBoolean, checkNumber, checkOptions, describeValue } from "@weft/environment";
 import type { ReduceOp } from "@weft/fusion";
 import { floatTypeFor } from "../dtype/dtype.js";
 import { DTypeError, ShapeError, formatShape } from "../errors/tensor-errors.js";
 import { normalizeAxes, normalizeAxis, reducedShape, sizeOf } from "../shape/shape.js";
+import { checkAxesArg, checkAxisArg, checkTensor } from "../tensor/arguments.js";
 import { castUnchecked, checkOperands, output, register, release, use, withDType } from "../tensor/record.js";
 import type { Tensor } from "../tensor/tensor.js";
 import { binary, unary } from "./elementwise.js";
@@ -30,6 +32,26 @@ export type Axes = number | readonly number[] | undefined;
 export interface ReduceOptions {
   /** Keep reduced axes as size 1 (default `false`). */
   readonly keepDims?: boolean;
+}
+
+/** The reductions {@link reduce} computes, by name (what `reduce(op, …)` validates against). */
+const REDUCTIONS = ["sum", "prod", "max", "min", "mean", "any", "all"] as const;
+
+/** `options.keepDims` checked (a boolean or absent), refusing unknown option names. */
+function keepDimsOf(op: string, options: unknown, extra: readonly string[] = []): { keepDims: boolean; options: Record<string, unknown> } {
+  const opts = checkOptions(op, options, ["keepDims", ...extra]);
+  return { keepDims: checkBoolean(op, "keepDims", opts.keepDims) ?? false, options: opts };
+}
+
+/**
+ * The checks every reduction starts with, in order: `x` is a live Tensor, `axes` has the right
+ * type and names each axis of `x` once, the options are known. Pure.
+ */
+function checkReduction(op: string, x: unknown, axesArg: unknown, options: unknown, extra: readonly string[] = []): { x: Tensor; axes: number[]; keepDims: boolean; options: Record<string, unknown> } {
+  const t = checkTensor(op, "the input", x);
+  checkOperands(op, [t]);
+  const axes = normalizeAxes(op, checkAxesArg(op, axesArg), t.shape);
+  return { x: t, axes, ...keepDimsOf(op, options, extra) };
 }
 
 function checkNonEmpty(op: string, x: Tensor, axes: readonly number[]): void {
@@ -60,9 +82,10 @@ function identity(x: Tensor, dtype = x.dtype): Tensor {
 
 /** `sum`, `prod`, `max`, `min`, `mean`, `any`, `all` over `axes`. */
 export function reduce(op: "sum" | "prod" | "max" | "min" | "mean" | "any" | "all", x: Tensor, axesArg: Axes, options: ReduceOptions = {}): Tensor {
-  checkOperands(op, [x]);
-  const axes = normalizeAxes(op, axesArg, x.shape);
-  const keepDims = options.keepDims ?? false;
+  if (!(REDUCTIONS as readonly unknown[]).includes(op)) {
+    throw new ValueError("reduce", `unknown reduction ${describeValue(op)}; use one of ${REDUCTIONS.join(", ")}`);
+  }
+  const { axes, keepDims } = checkReduction(op, x, axesArg, options);
   if ((op === "max" || op === "min") && x.dtype === "bool") {
     throw new DTypeError(op, `dtype bool is not ordered; use ${op === "max" ? "any()" : "all()"} or cast("i32") first`);
   }
@@ -96,8 +119,13 @@ export function reduce(op: "sum" | "prod" | "max" | "min" | "mean" | "any" | "al
 
 /** Index (`i32`) of the largest/smallest value along `axis` (first one on ties); all axes flattened when omitted. */
 export function argReduce(op: "argmax" | "argmin", x: Tensor, axisArg: number | undefined, options: ReduceOptions = {}): Tensor {
+  if (op !== "argmax" && op !== "argmin") {
+    throw new ValueError("argReduce", `unknown reduction ${describeValue(op)}; use "argmax" or "argmin"`);
+  }
+  checkTensor(op, "the input", x);
   checkOperands(op, [x]);
-  const keepDims = options.keepDims ?? false;
+  checkAxisArg(op, "axis", axisArg);
+  const { keepDims } = keepDimsOf(op, options);
   if (axisArg === undefined) {
     if (sizeOf(x.shape) === 0) checkNonEmpty(op, x, x.shape.map((_, i) => i));
     const flat = reshapeUnchecked(x, [sizeOf(x.shape)]);
@@ -130,11 +158,15 @@ export interface VarianceOptions extends ReduceOptions {
  * `docs/semantics.md`): a divisor of 0 gives NaN for 0/0 and Inf otherwise.
  */
 export function variance(x: Tensor, axesArg?: Axes, options: VarianceOptions = {}): Tensor {
-  checkOperands("variance", [x]);
-  const axes = normalizeAxes("variance", axesArg, x.shape);
-  const keepDims = options.keepDims ?? false;
+  return varianceOf("variance", x, axesArg, options);
+}
+
+function varianceOf(op: string, x: Tensor, axesArg: Axes | undefined, options: VarianceOptions): Tensor {
+  const checked = checkReduction(op, x, axesArg, options, ["correction"]);
+  const { axes, keepDims } = checked;
+  const correction = checked.options.correction === undefined ? 0 : checkNumber(op, "correction", checked.options.correction, true);
   const count = axes.reduce((n, a) => n * (x.shape[a] ?? 1), 1);
-  const divisor = Math.max(0, count - (options.correction ?? 0));
+  const divisor = Math.max(0, count - correction);
   return withDType(x, floatTypeFor(x.dtype), (xf) => {
     const m = reduce("mean", xf, axes, { keepDims: true });
     const d = binary("sub", xf, m);
@@ -148,9 +180,7 @@ export function variance(x: Tensor, axesArg?: Axes, options: VarianceOptions = {
 
 /** `sqrt(variance(x))`. */
 export function std(x: Tensor, axes?: Axes, options: VarianceOptions = {}): Tensor {
-  checkOperands("std", [x]);
-  normalizeAxes("std", axes, x.shape);
-  const v = variance(x, axes, options);
+  const v = varianceOf("std", x, axes, options);
   const out = unary("sqrt", v);
   release(v);
   return out;
@@ -175,18 +205,17 @@ function shiftedExpSum(xf: Tensor, axes: Axes): { m: Tensor; d: Tensor; e: Tenso
  * returns a float copy when that axis is empty, else runs `body` on the float view of `x`.
  */
 function alongAxis(op: string, x: Tensor, axisArg: number, body: (xf: Tensor, axis: number) => Tensor): Tensor {
+  checkTensor(op, "the input", x);
   checkOperands(op, [x]);
-  const axis = normalizeAxis(op, axisArg, x.shape);
+  const axis = normalizeAxis(op, checkAxisArg(op, "axis", axisArg) ?? -1, x.shape);
   if (x.shape[axis] === 0) return withDType(x, floatTypeFor(x.dtype), (xf) => xf.clone());
   return withDType(x, floatTypeFor(x.dtype), (xf) => body(xf, axis));
 }
 
 /** `log(sum(exp(x)))` over `axes`, computed as `m + log(sum(exp(x - m)))` with `m = max(x)`. */
 export function logSumExp(x: Tensor, axesArg?: Axes, options: ReduceOptions = {}): Tensor {
-  checkOperands("logSumExp", [x]);
-  const axes = normalizeAxes("logSumExp", axesArg, x.shape);
+  const { axes, keepDims } = checkReduction("logSumExp", x, axesArg, options);
   checkNonEmpty("logSumExp", x, axes);
-  const keepDims = options.keepDims ?? false;
   return withDType(x, floatTypeFor(x.dtype), (xf) => {
     if (axes.length === 0) return xf.clone();
     const { m, d, e, s } = shiftedExpSum(xf, axes);

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { describeValue } from "@weft/environment";
 import { AxisError, ShapeError, ValueError, formatShape } from "../errors/tensor-errors.js";
 
 /** A shape as users write it: a readonly list of non-negative integer sizes. */
@@ -20,14 +21,19 @@ export function sizeOf(shape: Shape): number {
 /** Throws unless every entry of `shape` is a non-negative safe integer. */
 export function checkShape(op: string, shape: Shape): readonly number[] {
   if (!Array.isArray(shape)) {
-    throw new ValueError(op, `expected a shape (an array of sizes), got ${String(shape)}`);
+    throw new ValueError(op, `pass a shape (an array of sizes), not ${describeValue(shape)}`);
   }
   for (const d of shape) {
-    if (!Number.isSafeInteger(d) || d < 0) {
-      throw new ShapeError(op, [shape], `shape ${formatShape(shape)} has an invalid size ${String(d)}; sizes are non-negative integers`);
+    if (!isSize(d)) {
+      throw new ShapeError(op, [shape], `shape ${formatShape(shape)} has an invalid size ${describeValue(d)}; pass non-negative integer sizes`);
     }
   }
   return [...shape];
+}
+
+/** Whether `d` is a dimension size: a non-negative safe integer. */
+function isSize(d: unknown): boolean {
+  return typeof d === "number" && Number.isSafeInteger(d) && d >= 0;
 }
 
 /**
@@ -35,6 +41,8 @@ export function checkShape(op: string, shape: Shape): readonly number[] {
  * @throws ShapeError naming the first dimension (counted from the left of the result) that clashes.
  */
 export function broadcastShapes(op: string, ...shapes: Shape[]): number[] {
+  if (typeof op !== "string") throw new ValueError("broadcastShapes", `pass the op's name (a string, used in messages) first, not ${describeValue(op)}`);
+  for (const s of shapes) if (!Array.isArray(s) || !s.every(isSize)) checkShape(op, s);
   const rank = Math.max(0, ...shapes.map((s) => s.length));
   const out: number[] = new Array<number>(rank).fill(1);
   for (let i = 0; i < rank; i++) {
@@ -59,7 +67,8 @@ export function broadcastShapes(op: string, ...shapes: Shape[]): number[] {
 
 /** `axis` in `[-rank, rank)` mapped to `[0, rank)`. */
 export function normalizeAxis(op: string, axis: number, shape: Shape, rank = shape.length): number {
-  if (!Number.isInteger(axis) || axis < -rank || axis >= rank) throw new AxisError(op, axis, shape);
+  if (typeof axis !== "number" || !Number.isInteger(axis)) throw new AxisError(op, axis, shape, `axis ${describeValue(axis)} is not an integer; use an axis in [${-rank}, ${rank})`);
+  if (axis < -rank || axis >= rank) throw new AxisError(op, axis, shape, `axis ${axis} is out of range for shape ${formatShape(shape)} (rank ${shape.length}); use an axis in [${-rank}, ${rank})`);
   return axis < 0 ? axis + rank : axis;
 }
 
@@ -69,6 +78,9 @@ export function normalizeAxis(op: string, axis: number, shape: Shape, rank = sha
  */
 export function normalizeAxes(op: string, axes: number | readonly number[] | undefined, shape: Shape): number[] {
   if (axes === undefined) return shape.map((_, i) => i);
+  if (typeof axes !== "number" && !Array.isArray(axes)) {
+    throw new ValueError(op, `pass axes as an integer, an array of integers, or undefined for every axis, not ${describeValue(axes)}`);
+  }
   const list = typeof axes === "number" ? [axes] : axes;
   const out = list.map((a) => normalizeAxis(op, a, shape));
   const sorted = [...out].sort((x, y) => x - y);
@@ -120,7 +132,7 @@ export function flattenNested(op: string, values: NestedArray): { shape: number[
         throw new ShapeError(op, [shape], `ragged nested array: ${path || "the value"} is an array where a number was expected (shape so far ${formatShape(shape)}); make every row the same length`);
       }
       if (typeof node !== "number" && typeof node !== "boolean") {
-        throw new ValueError(op, `element ${path || "value"} is ${typeof node}; only numbers and booleans are allowed`);
+        throw new ValueError(op, `element ${path || "value"} is ${describeValue(node)}; pass numbers or booleans only`);
       }
       flat.push(node as number | boolean);
       return;

@@ -11,6 +11,7 @@ import { halfToFloat } from "../dtype/dtype.js";
 import { DTypeError, DeviceMismatchError, ShapeError, SyncReadError, formatShape } from "../errors/tensor-errors.js";
 import { nest } from "../shape/shape.js";
 import { type PrintOptions, formatValues } from "../format/format.js";
+import { checkTensorList } from "./arguments.js";
 import { cast, clamp, type Operand, binary, powScalar, unary, where } from "../ops/elementwise.js";
 import {
   type Axes,
@@ -354,7 +355,7 @@ export class Tensor {
   unsqueeze(axis: number): Tensor { return unsqueeze(this, axis); }
   slice(specs: readonly SliceSpec[]): Tensor { return slice(this, specs); }
   split(sections: number | readonly number[], axis?: number): Tensor[] { return split(this, sections, axis); }
-  concat(others: readonly Tensor[], axis?: number): Tensor { return concat([this, ...others], axis); }
+  concat(others: readonly Tensor[], axis?: number): Tensor { return concat([this, ...checkTensorList("concat", "others", others)], axis); }
   gather(indices: Tensor, axis: number): Tensor { return gather(this, indices, axis); }
   pad(padding: readonly (readonly [number, number])[], value?: number): Tensor { return pad(this, padding, value); }
 }

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { ValueError, checkBoolean, checkChoice, checkInteger, checkOptions, describeValue } from "@weft/environment";
 import { cpuKernelReport, createCpuRuntime, type KernelPathChoice } from "@weft/backend-cpu";
 import { FusionDevice, type FusionDeviceOptions } from "@weft/fusion";
 import { Device } from "@weft/tensor";
@@ -15,6 +16,9 @@ import { TuneRelay, attachTuneRelay } from "./tune-progress.js";
 /** The backends `init` can choose. */
 export type BackendName = "webgpu" | "cpu";
 
+/** Every `kernels` option of {@link createCpuDevice}, for validation. */
+const KERNEL_PATH_CHOICES: readonly KernelPathChoice[] = ["auto", "generated", "interpreted"];
+
 /**
  * Creates a CPU device; `fusion: false` runs every op alone (the oracle mode); `kernels` picks how
  * elementwise programs run (default `auto`: generated JavaScript where allowed, else interpreted);
@@ -22,12 +26,10 @@ export type BackendName = "webgpu" | "cpu";
  * (`cpu (generated kernels, WebAssembly SIMD matmul)`).
  */
 export function createCpuDevice(options: DeviceCreationOptions & { kernels?: KernelPathChoice } = {}): Device {
-  const fusion = options.fusion ?? true;
-  const runtime = createCpuRuntime({
-    fusion,
-    kernels: options.kernels ?? "auto",
-    ...(options.memoryLimit === undefined ? {} : { memoryLimit: options.memoryLimit }),
-  });
+  const opts = checkOptions("createCpuDevice", options, ["fusion", "kernels", "memoryLimit", "planCache"]);
+  const { fusion, memoryLimit } = checkDeviceOptions("createCpuDevice", opts);
+  const kernels = opts.kernels === undefined ? "auto" : checkChoice("createCpuDevice", "options.kernels", opts.kernels, KERNEL_PATH_CHOICES);
+  const runtime = createCpuRuntime({ fusion, kernels, ...(memoryLimit === undefined ? {} : { memoryLimit }) });
   return new Device(new FusionDevice(runtime, fusionOptions(options, fusion ? "cpu" : "cpu unfused")), {
     label: `cpu${fusion ? "" : " unfused"} (${runtime.kernelPath} kernels, ${cpuKernelReport().matmul === "webassembly-simd" ? "WebAssembly SIMD" : "JavaScript"} matmul)`,
   });
@@ -67,6 +69,27 @@ function fusionOptions(options: DeviceCreationOptions, adapter: string): FusionD
 export async function plansLoaded(device: Device): Promise<void> {
   const fusion = device.fusion as unknown as Partial<FusionDevice<unknown>>;
   await fusion.planCache?.load();
+}
+
+/**
+ * The {@link DeviceCreationOptions} of `options` checked: `fusion` a boolean, `memoryLimit` a
+ * positive integer number of bytes, `planCache` a boolean or `{ directory }` (a string).
+ * @throws ValueError naming `op`, the bad option and what to pass.
+ */
+export function checkDeviceOptions(
+  op: string,
+  options: { readonly fusion?: unknown; readonly memoryLimit?: unknown; readonly planCache?: unknown },
+): { fusion: boolean; memoryLimit: number | undefined } {
+  const fusion = checkBoolean(op, "options.fusion", options.fusion) ?? true;
+  const memoryLimit = options.memoryLimit === undefined ? undefined : checkInteger(op, "options.memoryLimit (bytes, e.g. 512 * 1024 ** 2)", options.memoryLimit, 1);
+  const plans = options.planCache;
+  if (plans !== undefined && typeof plans !== "boolean") {
+    const { directory } = checkOptions(op, plans, ["directory"]);
+    if (directory !== undefined && typeof directory !== "string") {
+      throw new ValueError(op, `pass options.planCache as true, false or { directory: "path" }, not a directory of ${describeValue(directory)}`);
+    }
+  }
+  return { fusion, memoryLimit };
 }
 
 /**
@@ -123,6 +146,7 @@ export async function describeWebGpu(): Promise<{ description: string; features:
  * @throws UnsupportedError when no adapter exists.
  */
 export async function createWebGpuDevice(options: DeviceCreationOptions = {}): Promise<Device> {
+  checkDeviceOptions("createWebGpuDevice", checkOptions("createWebGpuDevice", options, ["fusion", "memoryLimit", "planCache"]));
   const mod = await loadWebGpu();
   const gpu = await mod.requestWebGpuDevice();
   const relay = new TuneRelay();

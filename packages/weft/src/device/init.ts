@@ -3,11 +3,11 @@
  *
  * @module
  */
-import { WeftError } from "@weft/environment";
-import { type Device, ValueError, setDevice } from "@weft/tensor";
-import { type AdapterProbe, type BackendName, type DeviceCreationOptions, createCpuDevice, createWebGpuDevice, plansLoaded, probeAdapter } from "./backends.js";
+import { WeftError, ValueError, checkChoice, checkFunction, checkOptions } from "@weft/environment";
+import { type Device, setDevice } from "@weft/tensor";
+import { type AdapterProbe, type BackendName, type DeviceCreationOptions, checkDeviceOptions, createCpuDevice, createWebGpuDevice, plansLoaded, probeAdapter } from "./backends.js";
 import { type BackendRequest, type ChoiceReason, decideBackend, describeReason } from "./backend-choice.js";
-import { type RemoteInitOptions, connectRemote } from "./remote.js";
+import { type RemoteInitOptions, checkRemoteOptions, connectRemote } from "./remote.js";
 
 /** Options of {@link init}. */
 export interface InitOptions extends RemoteInitOptions {
@@ -72,12 +72,51 @@ export class BackendUnavailableError extends WeftError {
  * the CPU.
  */
 export async function chooseDevice(options: InitOptions = {}): Promise<DeviceChoice> {
-  const wanted = options.backend ?? "auto";
-  const limit = checkMemoryLimit(options.memoryLimit);
-  if (wanted === "remote") {
-    if (limit !== undefined) {
-      throw new ValueError("init", `memoryLimit caps a local device; a remote device's memory is the server's: start weft serve with --max-session-bytes ${limit} instead`);
+  return choose(checkInitOptions("chooseDevice", options));
+}
+
+/** The backends `init({ backend })` accepts. */
+const BACKEND_CHOICES: readonly ("auto" | BackendName | "remote")[] = ["auto", "webgpu", "cpu", "remote"];
+
+/** What `init({ previous })` accepts. */
+const PREVIOUS_CHOICES: readonly ("dispose" | "keep")[] = ["dispose", "keep"];
+
+/**
+ * `options` checked before anything is probed, created or connected: known keys only, `backend`
+ * one of {@link BACKEND_CHOICES}, `probe` a function, `log` a function or `null`, `memoryLimit` a
+ * positive integer and `planCache` a boolean or `{ directory }` (local devices only), `previous`
+ * one of {@link PREVIOUS_CHOICES}, and the
+ * remote options (`url`, `token`, `remote`) only with `backend: "remote"`.
+ * @throws ValueError naming `op`, the bad option and what to pass.
+ */
+function checkInitOptions(op: string, options: unknown): InitOptions {
+  const opts = checkOptions(op, options, ["backend", "probe", "log", "memoryLimit", "previous", "planCache", "url", "token", "remote"]);
+  const backend = opts.backend === undefined ? "auto" : checkChoice(op, "options.backend", opts.backend, BACKEND_CHOICES);
+  if (opts.probe !== undefined) checkFunction(op, "options.probe", opts.probe);
+  if (opts.log !== undefined && opts.log !== null) checkFunction(op, "options.log", opts.log);
+  if (opts.previous !== undefined) checkChoice(op, "options.previous", opts.previous, PREVIOUS_CHOICES);
+  const { memoryLimit } = checkDeviceOptions(op, { memoryLimit: opts.memoryLimit, planCache: opts.planCache });
+  if (backend === "remote") {
+    if (memoryLimit !== undefined) {
+      throw new ValueError(op, `memoryLimit caps a local device; a remote device's memory is the server's: start weft serve with --max-session-bytes ${memoryLimit} instead`);
     }
+    if (opts.planCache !== undefined) {
+      throw new ValueError(op, "planCache persists a local device's plans; a remote device's plans are the server's (weft serve persists them): remove planCache");
+    }
+    checkRemoteOptions(op, opts);
+  } else {
+    for (const key of ["url", "token", "remote"] as const) {
+      if (opts[key] !== undefined) throw new ValueError(op, `options.${key} is for backend: "remote"; pass backend: "remote" with it, or drop it`);
+    }
+  }
+  return opts as InitOptions;
+}
+
+/** {@link chooseDevice} once the options were checked. */
+async function choose(options: InitOptions): Promise<DeviceChoice> {
+  const wanted = options.backend ?? "auto";
+  const limit = options.memoryLimit;
+  if (wanted === "remote") {
     const device = await connectRemote(options);
     return { device, backend: "remote", reason: device.label, why: { kind: "requested" } };
   }
@@ -111,15 +150,6 @@ async function loaded(device: Device): Promise<Device> {
   return device;
 }
 
-/** `limit` when it is a positive integer number of bytes (or absent); else a `ValueError` naming the fix. */
-function checkMemoryLimit(limit: number | undefined): number | undefined {
-  if (limit === undefined) return undefined;
-  if (typeof limit !== "number" || !Number.isSafeInteger(limit) || limit <= 0) {
-    throw new ValueError("init", `memoryLimit must be a positive integer number of bytes, got ${String(limit)}; e.g. memoryLimit: 512 * 1024 ** 2`);
-  }
-  return limit;
-}
-
 function choice(device: Device, backend: BackendName, why: ChoiceReason): DeviceChoice {
   return { device, backend, reason: describeReason(why), why };
 }
@@ -129,10 +159,12 @@ function choice(device: Device, backend: BackendName, why: ChoiceReason): Device
  * which and why (`weft: using webgpu (NVIDIA …)` / `weft: using cpu (no WebGPU adapter: …)` /
  * `weft: using cpu (the only WebGPU adapter is a software one (…), …)`),
  * and returns it.
- * @throws BackendUnavailableError when an explicitly requested backend cannot run.
+ * @throws BackendUnavailableError when an explicitly requested backend cannot run; ValueError for
+ *   an unknown option or backend name (`init({ backend: "metal" })`), before anything is probed
+ *   and with the current device unchanged.
  */
 export async function init(options: InitOptions = {}): Promise<Device> {
-  const choice = await chooseDevice(options);
+  const choice = await choose(checkInitOptions("init", options));
   const previous = setDevice(choice.device);
   // Re-init releases the device it replaces (+68 MB per WebGPU init otherwise).
   if (previous !== undefined && previous !== choice.device && (options.previous ?? "dispose") === "dispose") previous.dispose();

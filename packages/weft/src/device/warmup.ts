@@ -3,8 +3,9 @@
  *
  * @module
  */
+import { ValueError, checkFunction, checkOptions, describeValue } from "@weft/environment";
 import { withProcessMode } from "@weft/runtime";
-import { type Device, device as currentDevice } from "@weft/tensor";
+import { Device, device as currentDevice } from "@weft/tensor";
 import { type TuneListener, onTuneProgress } from "./tune-progress.js";
 
 /** Options of {@link warmupDevice}. */
@@ -44,6 +45,10 @@ async function autotuneIdle(device: Device): Promise<void> {
  * start-up, then run the model for real.
  */
 export async function warmupDevice(device: Device, fn: () => unknown, options: WarmupOptions = {}): Promise<WarmupReport> {
+  if (!(device instanceof Device)) throw new ValueError("warmupDevice", `pass a Device first (what weft.init() returns), not ${describeValue(device)}`);
+  checkFunction("warmupDevice", "fn", fn);
+  const opts = checkOptions("warmupDevice", options, ["onTuneProgress"]);
+  if (opts.onTuneProgress !== undefined) checkFunction("warmupDevice", "options.onTuneProgress", opts.onTuneProgress);
   const start = performance.now();
   const before = kernelsGenerated(device) ?? 0;
   const stop = options.onTuneProgress === undefined ? undefined : onTuneProgress(device, options.onTuneProgress);
@@ -61,5 +66,6 @@ export async function warmupDevice(device: Device, fn: () => unknown, options: W
 
 /** `warmupDevice` on the current device. */
 export async function warmup(fn: () => unknown): Promise<void> {
+  checkFunction("warmup", "fn", fn);
   await warmupDevice(currentDevice(), fn);
 }

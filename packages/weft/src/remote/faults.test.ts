@@ -85,7 +85,7 @@ describe("remote: refused at init", () => {
     await expect(init({ backend: "remote", url: server.url, log: null })).rejects.toBeInstanceOf(RemoteAuthError);
   });
 
-  it("no server at the address is a RemoteSessionError (connection-lost), and a bad url a typed options error", async () => {
+  it("no server at the address is a RemoteSessionError (connection-lost), and a bad url a ValueError", async () => {
     const probe: Server = createServer();
     await new Promise<void>((r) => probe.listen(0, "127.0.0.1", r));
     const port = (probe.address() as { port: number }).port;
@@ -93,7 +93,7 @@ describe("remote: refused at init", () => {
     const refused = await init({ backend: "remote", url: `ws://127.0.0.1:${port}`, token: SERVE_TOKEN, log: null }).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(RemoteSessionError);
     expect((refused as RemoteSessionError).reason).toBe("connection-lost");
-    await expect(init({ backend: "remote", url: "http://x", token: SERVE_TOKEN, log: null })).rejects.toMatchObject({ kind: "options" });
+    await expect(init({ backend: "remote", url: "http://x", token: SERVE_TOKEN, log: null })).rejects.toMatchObject({ kind: "value" });
     expect(await eventually(serverClean), "refused connections leave nothing").toBe(true);
   });
 });

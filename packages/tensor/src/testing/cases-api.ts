@@ -1,0 +1,186 @@
+/**
+ * Cases of the user API whose answer is known exactly, checked against the answer itself rather
+ * than against the oracle (issue 9): integer scalars under NEP 50 rules (`docs/semantics.md`,
+ * "Integer scalars"), typed-array input (`README.md`, "Typed arrays"), and fused blocks that mix
+ * empty and non-empty outputs. A backend and the oracle agreeing is not enough for these: both
+ * wrapped `u32.gt(-1)` to `false` before.
+ *
+ * @remarks
+ * **What a case checks** ({@link runExactCase}): each output's dtype and every value, exactly
+ * (NaN matches NaN); the outputs are disposed afterwards, also when the check fails.
+ *
+ * @module
+ */
+import type { DType } from "@weft/fusion";
+import type { Device } from "../device/device.js";
+import { full, tensor, zeros } from "../ops/creation.js";
+import { clamp } from "../ops/elementwise.js";
+import * as fn from "../ops/functions.js";
+import { tidy } from "../lifetime/lifetime.js";
+import type { Tensor } from "../tensor/tensor.js";
+
+/** One output's expected dtype and values (row-major; booleans for `bool`). */
+export interface ExactOutput {
+  readonly dtype: DType;
+  readonly values: readonly (number | boolean)[];
+}
+
+/** A computation on the device and its exact answer. */
+export interface ExactCase {
+  /** The property checked, used as the test name. */
+  readonly name: string;
+  /** Builds the outputs on `device` (the current device). Intermediates may be left to `tidy`. */
+  readonly run: (device: Device) => readonly Tensor[];
+  /** The answer, one entry per output. */
+  readonly expected: readonly ExactOutput[];
+}
+
+const T = true;
+const F = false;
+const bools = (...v: boolean[]): ExactOutput => ({ dtype: "bool", values: v });
+
+/** The integer-scalar cases: comparisons exact, out-of-range bounds folded, creation at the range's ends. */
+export function integerScalarCases(): ExactCase[] {
+  const u = (d: Device): Tensor => tensor([0, 5, 10], { dtype: "u32", device: d });
+  const i = (d: Device): Tensor => tensor([-5, 0, 7], { dtype: "i32", device: d });
+  const c = (name: string, run: (d: Device) => Tensor | readonly Tensor[], ...expected: ExactOutput[]): ExactCase => ({
+    name,
+    run: (d) => {
+      const out = run(d);
+      return Array.isArray(out) ? out : [out as Tensor];
+    },
+    expected,
+  });
+  return [
+    c("u32 compared with -1 (below the range): every answer is exact", (d) => {
+      const x = u(d);
+      return [x.gt(-1), x.ge(-1), x.lt(-1), x.le(-1), x.eq(-1), x.ne(-1)];
+    }, bools(T, T, T), bools(T, T, T), bools(F, F, F), bools(F, F, F), bools(F, F, F), bools(T, T, T)),
+    c("i32 compared with ±3e9 (outside the range)", (d) => {
+      const x = i(d);
+      return [x.lt(3e9), x.gt(3e9), x.gt(-3e9), x.le(-3e9), x.eq(3e9)];
+    }, bools(T, T, T), bools(F, F, F), bools(T, T, T), bools(F, F, F), bools(F, F, F)),
+    c("u32 compared with 2^32 (one past the range)", (d) => {
+      const x = u(d);
+      return [x.lt(2 ** 32), x.ge(2 ** 32)];
+    }, bools(T, T, T), bools(F, F, F)),
+    c("i32 compared with 2.5: rounded to the integer with the same answer", (d) => {
+      const x = tensor([1, 2, 3], { dtype: "i32", device: d });
+      return [x.lt(2.5), x.le(2.5), x.gt(2.5), x.ge(2.5), x.eq(2.5), x.ne(2.5)];
+    }, bools(T, T, F), bools(T, T, F), bools(F, F, T), bools(F, F, T), bools(F, F, F), bools(T, T, T)),
+    c("i32 compared with a fraction beyond f32's exact integers stays exact", (d) => {
+      const x = tensor([16777217, -16777217], { dtype: "i32", device: d });
+      return [x.gt(16777216.5), x.lt(-16777216.5)];
+    }, bools(T, F), bools(F, T)),
+    c("u32 at the top of its range compared exactly", (d) => {
+      const x = tensor([4294967295, 4294967294], { dtype: "u32", device: d });
+      return [x.eq(4294967295), x.gt(4294967294.5)];
+    }, bools(T, F), bools(T, F)),
+    c("integers compared with ±Infinity and NaN", (d) => {
+      const x = u(d);
+      return [x.lt(Infinity), x.gt(-Infinity), x.gt(Infinity), x.lt(Number.NaN), x.eq(Number.NaN), x.ne(Number.NaN)];
+    }, bools(T, T, T), bools(T, T, T), bools(F, F, F), bools(F, F, F), bools(F, F, F), bools(T, T, T)),
+    c("a scalar on the left is compared the same way (-1 < u32, 3e9 > i32)", (d) => [fn.lt(-1, u(d)), fn.gt(3e9, i(d)), fn.ge(2.5, tensor([2, 3], { dtype: "i32", device: d }))],
+      bools(T, T, T), bools(T, T, T), bools(T, F)),
+    c("bool compared with 2 and 0.5", (d) => {
+      const b = tensor([true, false], { device: d });
+      return [b.eq(2), b.lt(0.5), b.ge(0.5)];
+    }, bools(F, F), bools(F, T), bools(T, F)),
+    c("maximum/minimum with a bound outside the dtype that cannot bind give x", (d) => [u(d).maximum(-1), u(d).minimum(2 ** 32), i(d).maximum(-3e9)],
+      { dtype: "u32", values: [0, 5, 10] }, { dtype: "u32", values: [0, 5, 10] }, { dtype: "i32", values: [-5, 0, 7] }),
+    c("clamp of u32 with a bound below the range drops that bound", (d) => [clamp(u(d), -2, 6), u(d).clamp(-2, 2 ** 40)],
+      { dtype: "u32", values: [0, 5, 6] }, { dtype: "u32", values: [0, 5, 10] }),
+    c("arithmetic with scalars at the ends of the range", (d) => [u(d).add(4294967285), i(d).sub(2147483643), u(d).mul(0)],
+      { dtype: "u32", values: [4294967285, 4294967290, 4294967295] }, { dtype: "i32", values: [-2147483648, -2147483643, -2147483636] }, { dtype: "u32", values: [0, 0, 0] }),
+    c("full and tensor hold the ends of each integer range alike", (d) => [
+      full([2], 4294967295, { dtype: "u32", device: d }),
+      tensor([4294967295, 0], { dtype: "u32", device: d }),
+      full([2], -2147483648, { dtype: "i32", device: d }),
+      full([1], Number.NaN, { dtype: "bool", device: d }),
+      tensor([Number.NaN, 0], { dtype: "bool", device: d }),
+    ], { dtype: "u32", values: [4294967295, 4294967295] }, { dtype: "u32", values: [4294967295, 0] }, { dtype: "i32", values: [-2147483648, -2147483648] }, bools(T), bools(T, F)),
+    c("a comparison answered for every element keeps its input's shape", (d) => [u(d).reshape([3, 1]).gt(-1)], bools(T, T, T)),
+  ];
+}
+
+/** Typed arrays keep their values; `{ dtype }` converts. */
+export function typedArrayCases(): ExactCase[] {
+  const one = (name: string, run: (d: Device) => Tensor, expected: ExactOutput): ExactCase => ({ name, run: (d) => [run(d)], expected: [expected] });
+  return [
+    one("Uint8Array (canvas pixels) keeps 0…255 as u32", (d) => tensor(new Uint8Array([0, 7, 128, 255]), { device: d }), { dtype: "u32", values: [0, 7, 128, 255] }),
+    one("Uint8ClampedArray keeps its values as u32", (d) => tensor(new Uint8ClampedArray([0, 1, 254, 255]), { device: d }), { dtype: "u32", values: [0, 1, 254, 255] }),
+    one("Uint16Array → u32", (d) => tensor(new Uint16Array([0, 65535]), { device: d }), { dtype: "u32", values: [0, 65535] }),
+    one("Uint32Array → u32", (d) => tensor(new Uint32Array([0, 4294967295]), { device: d }), { dtype: "u32", values: [0, 4294967295] }),
+    one("Int8Array → i32", (d) => tensor(new Int8Array([-128, -1, 0, 127]), { device: d }), { dtype: "i32", values: [-128, -1, 0, 127] }),
+    one("Int16Array → i32", (d) => tensor(new Int16Array([-32768, 32767]), { device: d }), { dtype: "i32", values: [-32768, 32767] }),
+    one("Int32Array → i32", (d) => tensor(new Int32Array([-2147483648, 2147483647]), { device: d }), { dtype: "i32", values: [-2147483648, 2147483647] }),
+    one("Float64Array → f32, rounded to the nearest f32", (d) => tensor(new Float64Array([0.1, 1e40, -0]), { device: d }), { dtype: "f32", values: [Math.fround(0.1), Infinity, -0] }),
+    one("Uint8Array with { dtype: 'bool' } is value != 0", (d) => tensor(new Uint8Array([0, 7, 255]), { dtype: "bool", device: d }), bools(F, T, T)),
+    one("Uint8Array with { dtype: 'f32' } converts", (d) => tensor(new Uint8Array([0, 7, 255]), { dtype: "f32", device: d }), { dtype: "f32", values: [0, 7, 255] }),
+    one("Uint8Array pixels with a shape, then arithmetic in f32", (d) => tensor(new Uint8ClampedArray([255, 0, 128, 64]), { shape: [2, 2], device: d }).cast("f32").div(255).mul(255), { dtype: "f32", values: [255, 0, 128, 64] }),
+  ];
+}
+
+/** Fused blocks whose outputs mix empty and non-empty shapes: every output must still be computed. */
+export function mixedEmptyCases(): ExactCase[] {
+  const c = (name: string, run: (d: Device) => readonly Tensor[], ...expected: ExactOutput[]): ExactCase => ({ name, run, expected });
+  const f32 = (...values: number[]): ExactOutput => ({ dtype: "f32", values });
+  return [
+    c("neg of a scalar beside neg of an empty vector (issue 9)", (d) => {
+      const x = tensor(5, { device: d });
+      const e = zeros([0], { device: d });
+      return [x.neg(), e.neg()];
+    }, f32(-5), f32()),
+    c("a [1,3] chain beside an empty [0,3] chain", (d) => {
+      const x = tensor([[1, 2, 3]], { device: d });
+      const e = zeros([0, 3], { device: d });
+      const r = x.mul(2).add(1);
+      const q = e.mul(2).add(1);
+      return [r, q, r.neg()];
+    }, f32(3, 5, 7), f32(), f32(-3, -5, -7)),
+    c("an empty output first, then a broadcast size-1 output", (d) => {
+      const e = zeros([2, 0], { device: d });
+      const x = tensor([[4], [9]], { device: d });
+      return [e.exp(), x.sqrt(), x.add(e.sum(1, { keepDims: true }))];
+    }, f32(), f32(2, 3), f32(4, 9)),
+    c("an empty where beside a non-empty where", (d) => {
+      const b = tensor([true, false], { device: d });
+      const eb = zeros([0], { dtype: "bool", device: d });
+      return [b.where(1, 2), eb.where(1, 2)];
+    }, { dtype: "i32", values: [1, 2] }, { dtype: "i32", values: [] }),
+  ];
+}
+
+/** Every exact case of this file. */
+export function exactCases(): ExactCase[] {
+  return [...integerScalarCases(), ...typedArrayCases(), ...mixedEmptyCases()];
+}
+
+/**
+ * Runs `c` on `device` (made current by the caller) and compares each output's dtype and values
+ * exactly. Returns `undefined` when it matches, else one line per difference. Disposes the outputs.
+ */
+export async function runExactCase(c: ExactCase, device: Device): Promise<string | undefined> {
+  const outputs = tidy(() => c.run(device));
+  try {
+    if (outputs.length !== c.expected.length) return `${c.name}: ${outputs.length} outputs, expected ${c.expected.length}`;
+    const problems: string[] = [];
+    for (let k = 0; k < outputs.length; k++) {
+      const out = outputs[k] as Tensor;
+      const want = c.expected[k] as ExactOutput;
+      if (out.dtype !== want.dtype) problems.push(`output ${k}: dtype ${out.dtype}, expected ${want.dtype}`);
+      const data = await out.data();
+      const got = Array.from(data, (v) => (out.dtype === "bool" ? v !== 0 : v));
+      const same =
+        got.length === want.values.length &&
+        got.every((v, j) => {
+          const w = want.values[j];
+          return Object.is(v, w) || (typeof v === "number" && typeof w === "number" && (v === w || (Number.isNaN(v) && Number.isNaN(w))));
+        });
+      if (!same) problems.push(`output ${k}: got [${got.join(", ")}], expected [${want.values.join(", ")}]`);
+    }
+    return problems.length === 0 ? undefined : `${c.name}: ${problems.join("; ")}`;
+  } finally {
+    for (const t of outputs) t.dispose();
+  }
+}
