@@ -255,6 +255,8 @@ export class ElementwiseProgramBuilder {
     const body = runner.path === "generated" ? compiledElementwise(runner.cache, key, program, plan) : interpretElementwise(program, plan);
     const kernel: CpuKernel = {
       key,
+      // What messages name the kernel by (never the key): "elementwise mul+add", "copy".
+      label: program.steps.length === 0 ? "copy" : `elementwise ${program.steps.map((st) => ("op" in st ? st.op : st.kind)).join("+")}`,
       run(buffers, uniformBytes) {
         if (plan.total === 0) return;
         const memory = new KernelMemory(buffers, writable);
