@@ -143,6 +143,22 @@ export function mixedEmptyCases(): ExactCase[] {
       const x = tensor([[4], [9]], { device: d });
       return [e.exp(), x.sqrt(), x.add(e.sum(1, { keepDims: true }))];
     }, f32(), f32(2, 3), f32(4, 9)),
+    c("a matmul over an empty inner dimension with an epilogue: zeros, then the epilogue", (d) => {
+      const a = zeros([2, 0], { device: d });
+      const b = zeros([0, 3], { device: d });
+      return [a.matmul(b).add(1)];
+    }, f32(1, 1, 1, 1, 1, 1)),
+    c("an empty matmul product beside a non-empty one, each with an epilogue", (d) => {
+      const e = zeros([0, 2], { device: d });
+      const x = tensor([[1, 2], [3, 4]], { device: d });
+      const w = tensor([[1, 0], [0, 1]], { device: d });
+      return [e.matmul(w).mul(2), x.matmul(w).mul(2), e.matmul(w).sum(0)];
+    }, f32(), f32(2, 4, 6, 8), f32(0, 0)),
+    c("reductions of empty axes beside a reduction with elements, in one program", (d) => {
+      const e = zeros([3, 0], { device: d });
+      const x = tensor([[1, 2], [3, 4], [5, 6]], { device: d });
+      return [e.exp().sum(1), x.mul(2).sum(1).add(1), e.prod(1)];
+    }, f32(0, 0, 0), f32(7, 15, 23), f32(1, 1, 1)),
     c("an empty where beside a non-empty where", (d) => {
       const b = tensor([true, false], { device: d });
       const eb = zeros([0], { dtype: "bool", device: d });
