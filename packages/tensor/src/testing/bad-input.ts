@@ -39,7 +39,7 @@ import { matmul } from "../ops/matmul.js";
 import { concat, expand, flatten, gather, pad, permute, reshape, slice, split, squeeze, stack, transpose, unsqueeze } from "../ops/layout.js";
 import { argReduce, logSoftmax, logSumExp, reduce, softmax, std, variance } from "../ops/reduce.js";
 import { broadcastShapes } from "../shape/shape.js";
-import { tidy } from "../lifetime/lifetime.js";
+import { scope, tidy } from "../lifetime/lifetime.js";
 import { Tensor } from "../tensor/tensor.js";
 
 /** The live tensors a row's call may use. Nothing in a row may change them. */
@@ -328,6 +328,7 @@ export function badInputCases(): BadInputCase[] {
     row("Tensor.dataSync", "a disposed tensor", (t) => t.dead.dataSync(), DisposedTensorError, { op: "dataSync" }),
     row("Tensor.arraySync", "a disposed tensor", (t) => t.dead.arraySync(), DisposedTensorError, { op: "dataSync" }),
     row("tidy", "fn is a string", () => tidy(any("f")), ValueError),
+    row("scope", "fn is not a function (the promise rejects)", () => scope(any(42)), ValueError),
     // ── devices, dtypes, shapes ──────────────────────────────────────────────────────────────
     row("setDevice", "a backend name instead of a Device", () => setDevice(any("cpu")), ValueError),
     row("Device", "no fusion device", () => new Device(any(undefined), { backend: "x" }), ValueError, { op: "new Device" }),

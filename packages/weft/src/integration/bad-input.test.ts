@@ -76,10 +76,13 @@ describe.each(BACKENDS)("bad input on $name: a typed error at the call, state in
 });
 
 describe("the bad-input table covers the public API", () => {
-  /** Entry points that take no argument a caller could get wrong. */
+  /**
+   * Entry points that take no argument a caller could get wrong: none at all, or any value by
+   * design (`keep`/`dispose` take any structure and skip what is not a tensor).
+   */
   const ARGUMENT_FREE = new Set([
     "device", "tryDevice", "memory", "sync", "syncAll", "getStreamPolicy", "probeAdapter",
-    "StreamId.current", "StreamId.allocate",
+    "StreamId.current", "StreamId.allocate", "keep", "dispose",
     "Tensor.dispose", "Tensor.toString", "Tensor.wrap",
   ]);
 
