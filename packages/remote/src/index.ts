@@ -7,7 +7,7 @@
  *
  * @module
  */
-export { createRemoteDevice, RemoteDevice } from "./client/remote-device.js";
+export { createRemoteDevice, checkRemoteDeviceOptions, checkConnectionOptions, CONNECTION_KEYS, RemoteDevice } from "./client/remote-device.js";
 export type { RemoteDeviceOptions, RemoteServerReport, RemoteMemoryReport, RemoteStats } from "./client/remote-device.js";
 export { RemoteRuntime } from "./client/remote-runtime.js";
 export type { RemoteHandle, RouterStats } from "./client/remote-runtime.js";

@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { checkBoolean, checkOptions } from "@weft/environment";
 import type { Tensor } from "@weft/tensor";
 import { type OptimizerKind, type Update, Optimizer, checkNumber } from "./optimizer.js";
 
@@ -48,6 +49,8 @@ export class Adam extends Optimizer {
   constructor(options: AdamOptions, decoupled: boolean) {
     super();
     this.kind = decoupled ? "adamw" : "adam";
+    checkOptions(this.kind, options, ["lr", "beta1", "beta2", "eps", "weightDecay"]);
+    checkBoolean(this.kind, "decoupled", decoupled);
     this.lr = options.lr ?? 1e-3;
     this.beta1 = options.beta1 ?? 0.9;
     this.beta2 = options.beta2 ?? 0.999;

@@ -51,7 +51,7 @@ type Slots = { readonly kind: "device"; readonly tensors: Readonly<Record<string
 export function checkNumber(op: string, name: string, value: unknown, min: number, max = Infinity, maxExclusive = false): number {
   if (typeof value !== "number" || !Number.isFinite(value) || value < min || value > max || (maxExclusive && value === max)) {
     const range = `${min} ≤ ${name} ${maxExclusive ? "<" : "≤"} ${max}`;
-    throw new ValueError(op, `${name} must be a finite number with ${range}, got ${String(value)}`);
+    throw new ValueError(op, `${name} must be a finite number with ${range}; pass one in that range, not ${String(value)}`);
   }
   return value;
 }

@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { checkBoolean, checkOptions } from "@weft/environment";
 import { type Tensor, ValueError } from "@weft/tensor";
 import { type OptimizerKind, type Update, Optimizer, checkNumber } from "./optimizer.js";
 
@@ -42,6 +43,9 @@ export class Sgd extends Optimizer {
 
   constructor(options: SgdOptions) {
     super();
+    const opts = checkOptions("sgd", options, ["lr", "momentum", "dampening", "nesterov", "weightDecay"]);
+    if (opts.lr === undefined) throw new ValueError("sgd", "pass the learning rate: optim.sgd({ lr: 0.01 })");
+    checkBoolean("sgd", "options.nesterov", opts.nesterov);
     this.lr = options.lr;
     this.momentum = options.momentum ?? 0;
     this.dampening = options.dampening ?? 0;
@@ -60,7 +64,7 @@ export class Sgd extends Optimizer {
     checkNumber("sgd", "dampening", this.dampening, 0, 1);
     checkNumber("sgd", "weightDecay", this.weightDecay, 0);
     if (this.nesterov && (this.momentum <= 0 || this.dampening !== 0)) {
-      throw new ValueError("sgd", `Nesterov momentum needs momentum > 0 and dampening 0, got momentum ${this.momentum} and dampening ${this.dampening}`);
+      throw new ValueError("sgd", `Nesterov momentum needs momentum > 0 and dampening 0, got momentum ${this.momentum} and dampening ${this.dampening}; pass both or drop nesterov`);
     }
   }
 

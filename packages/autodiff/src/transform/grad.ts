@@ -27,7 +27,7 @@
  *
  * @module
  */
-import { InvariantError } from "@weft/environment";
+import { InvariantError, checkBoolean, checkOptions, describeValue } from "@weft/environment";
 import { DisposedTensorError, type TensorId } from "@weft/fusion";
 import { DTypeError, ShapeError, Tensor, ValueError, dispose, scope, tidy } from "@weft/tensor";
 import { unobserved, valueId } from "@weft/tensor/internal";
@@ -118,10 +118,10 @@ type Op = "grad" | "valueAndGrad";
 function normalizeArgnums(op: Op, argnums: Argnums): readonly number[] {
   const list = typeof argnums === "number" ? [argnums] : argnums;
   if (!Array.isArray(list) || list.length === 0) {
-    throw new ValueError(op, `argnums must be an argument position or a non-empty list of them, got ${JSON.stringify(argnums)}`);
+    throw new ValueError(op, `pass argnums as an argument position or a non-empty list of them, not ${describeValue(argnums)}`);
   }
   for (const i of list) {
-    if (!Number.isInteger(i) || i < 0) throw new ValueError(op, `argnums holds ${String(i)}; argument positions are non-negative integers`);
+    if (!Number.isInteger(i) || i < 0) throw new ValueError(op, `argnums holds ${String(i)}; pass argument positions as non-negative integers`);
   }
   if (new Set(list).size !== list.length) throw new ValueError(op, `argnums [${list.join(", ")}] repeats a position; list each argument once`);
   return list;
@@ -156,10 +156,11 @@ interface Prepared {
 }
 
 function differentiate(op: Op, f: (...args: unknown[]) => unknown, options: GradOptions, withValue: boolean): (...args: unknown[]) => unknown {
-  if (typeof f !== "function") throw new ValueError(op, `expects a function, got ${typeof f}`);
+  if (typeof f !== "function") throw new ValueError(op, `pass the function to differentiate, not ${describeValue(f)}`);
+  checkOptions(op, options, ["argnums", "hasAux"]);
   const argnums = normalizeArgnums(op, options.argnums ?? 0);
   const single = typeof (options.argnums ?? 0) === "number";
-  const hasAux = options.hasAux ?? false;
+  const hasAux = checkBoolean(op, "options.hasAux", options.hasAux) ?? false;
   const asynchronous = isAsyncFunction(f);
 
   const finish = (p: Prepared, outcome: Outcome): unknown => {

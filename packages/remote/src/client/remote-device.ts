@@ -3,11 +3,47 @@
  *
  * @module
  */
+import { ValueError, checkFunction, checkInteger, checkOptions, describeValue } from "@weft/environment";
 import { FusionDevice } from "@weft/fusion";
 import { Device, type MemoryReport, type StatsReport } from "@weft/tensor";
 import type { ServerMemory } from "../protocol/messages.js";
 import { type ConnectionOptions, type ConnectionStats, RemoteConnection } from "./connection.js";
 import { RemoteRuntime, type RouterStats } from "./remote-runtime.js";
+
+/** The keys of {@link ConnectionOptions}, for validation. */
+export const CONNECTION_KEYS = ["socket", "connectTimeoutMs", "heartbeatMs", "timeoutMs", "maxBatchItems"] as const satisfies readonly (keyof ConnectionOptions)[];
+
+/**
+ * The values of connection options checked: `socket` a function, timeouts and the batch size
+ * positive integers. `prefix` is how the caller's options name them (`"options.remote."` for `init`).
+ * @throws ValueError naming `op`, the bad option and what to pass.
+ */
+export function checkConnectionOptions(op: string, options: Partial<Record<(typeof CONNECTION_KEYS)[number], unknown>>, prefix: string): void {
+  if (options.socket !== undefined) checkFunction(op, `${prefix}socket`, options.socket);
+  for (const key of ["connectTimeoutMs", "heartbeatMs", "timeoutMs", "maxBatchItems"] as const) {
+    if (options[key] !== undefined) checkInteger(op, `${prefix}${key}`, options[key], 1);
+  }
+}
+
+/**
+ * {@link RemoteDeviceOptions} checked before anything connects: known keys only, `url` one or
+ * more `ws://`/`wss://` URLs, `token` a string, the connection options as
+ * {@link checkConnectionOptions} wants them. Returns the URLs as a list.
+ * @throws ValueError naming `op`, the bad option and what to pass.
+ */
+export function checkRemoteDeviceOptions(op: string, options: unknown): string[] {
+  const opts = checkOptions(op, options, ["url", "token", ...CONNECTION_KEYS]);
+  const url = opts.url;
+  const urls = typeof url === "string" ? [url] : Array.isArray(url) ? [...(url as unknown[])] : [];
+  if (urls.length === 0 || urls.some((u) => typeof u !== "string" || !/^wss?:\/\/[^\s/]+/.test(u))) {
+    throw new ValueError(op, `pass url as "ws://host:port" (or a list of them, or wss:// behind a TLS proxy), not ${typeof url === "string" ? JSON.stringify(url) : describeValue(url)}`);
+  }
+  if (opts.token !== undefined && typeof opts.token !== "string") {
+    throw new ValueError(op, `pass token as the string weft serve was started with, not ${describeValue(opts.token)}`);
+  }
+  checkConnectionOptions(op, opts, "options.");
+  return urls as string[];
+}
 
 /** Options of {@link createRemoteDevice}. */
 export interface RemoteDeviceOptions extends ConnectionOptions {
@@ -64,6 +100,9 @@ export class RemoteDevice extends Device {
   readonly runtime: RemoteRuntime;
 
   constructor(runtime: RemoteRuntime) {
+    if (!(runtime instanceof RemoteRuntime)) {
+      throw new ValueError("new RemoteDevice", `pass a RemoteRuntime, not ${describeValue(runtime)}; call createRemoteDevice({ url, token }) to connect`);
+    }
     const first = runtime.connections[0] as RemoteConnection;
     const where = runtime.connections.length === 1 ? first.url : `${runtime.connections.length} servers`;
     // No client-side exploration: every operation is forwarded as it is recorded; servers fuse.
@@ -113,8 +152,7 @@ export class RemoteDevice extends Device {
  * @throws RemoteSessionError when a server cannot be reached or refuses the session.
  */
 export async function createRemoteDevice(options: RemoteDeviceOptions): Promise<RemoteDevice> {
-  const urls = typeof options.url === "string" ? [options.url] : [...options.url];
-  if (urls.length === 0) throw new TypeError("createRemoteDevice: url must name at least one server");
+  const urls = checkRemoteDeviceOptions("createRemoteDevice", options);
   const opened = await Promise.allSettled(urls.map((url) => RemoteConnection.open(url, options.token, options)));
   const connections = opened.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
   const failed = opened.find((r): r is PromiseRejectedResult => r.status === "rejected");

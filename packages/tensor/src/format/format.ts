@@ -4,6 +4,8 @@
  *
  * @module
  */
+import { ValueError, checkInteger, checkOptions, describeValue } from "@weft/environment";
+import { checkDTypeName } from "../dtype/dtype.js";
 
 /** How {@link formatValues} shortens large tensors. */
 export interface FormatOptions {
@@ -19,6 +21,20 @@ export interface FormatOptions {
 export interface PrintOptions extends FormatOptions {
   /** Receives the whole text (default `console.log`). */
   readonly log?: (text: string) => void;
+}
+
+/**
+ * `options` as {@link FormatOptions} with defaults (threshold 1000, 3 edge items, 6 digits),
+ * known keys only (`allowed`), each a non-negative integer (precision 1..100).
+ * @throws ValueError naming `op`, the bad option and what to pass.
+ */
+export function checkFormatOptions(op: string, options: unknown, allowed: readonly string[]): { threshold: number; edge: number; precision: number } {
+  const opts = checkOptions(op, options, allowed) as Partial<Record<keyof FormatOptions, unknown>>;
+  return {
+    threshold: opts.threshold === undefined ? 1000 : checkInteger(op, "options.threshold", opts.threshold, 0),
+    edge: Math.max(1, opts.edgeItems === undefined ? 3 : checkInteger(op, "options.edgeItems", opts.edgeItems, 0)),
+    precision: opts.precision === undefined ? 6 : checkInteger(op, "options.precision", opts.precision, 1, 100),
+  };
 }
 
 /** One element as text: `true`/`false` for bool, integers as is, floats to `precision` digits. */
@@ -40,9 +56,17 @@ function formatElement(v: number, isBool: boolean, isFloat: boolean, integral: b
  * decimals. Summarizes with `...` above `threshold` elements.
  */
 export function formatValues(values: ArrayLike<number>, shape: readonly number[], dtype: string, options: FormatOptions = {}): string {
-  const threshold = options.threshold ?? 1000;
-  const edge = Math.max(1, options.edgeItems ?? 3);
-  const precision = options.precision ?? 6;
+  const op = "formatValues";
+  if (typeof values !== "object" || values === null || typeof (values as { length?: unknown }).length !== "number") {
+    throw new ValueError(op, `pass the values as an array or typed array, not ${describeValue(values)}`);
+  }
+  if (!Array.isArray(shape) || shape.some((d) => !Number.isSafeInteger(d) || d < 0)) {
+    throw new ValueError(op, `pass the shape as an array of non-negative integers, not ${describeValue(shape)}`);
+  }
+  const size = shape.reduce((n, d) => n * d, 1);
+  if (size !== values.length) throw new ValueError(op, `${values.length} values do not fill shape [${shape.join(", ")}] (${size} elements); pass values of the shape's size`);
+  checkDTypeName(op, dtype);
+  const { threshold, edge, precision } = checkFormatOptions(op, options, ["threshold", "edgeItems", "precision"]);
   const isBool = dtype === "bool";
   const isFloat = dtype === "f32" || dtype === "f16";
   let integral = true;

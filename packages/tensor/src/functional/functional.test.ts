@@ -36,7 +36,8 @@ const forms = Object.entries(generated).filter(([name]) => name !== "functional"
 
 function stubTensor(): Tensor {
   const inner = { shape: [2], dtype: "f32", disposed: false } as unknown as FusionTensor;
-  return Tensor.wrap(inner, new Device({ runtime: { name: "stub", capabilities: { dtypes: ["f32"], reads: "async" } } } as unknown as FusionClient));
+  // A stub fusion device: the forms are spied on, nothing is recorded (`new Device` checks `register`).
+  return Tensor.wrap(inner, new Device({ register: () => undefined, runtime: { name: "stub", capabilities: { dtypes: ["f32"], reads: "async" } } } as unknown as FusionClient));
 }
 
 afterEach(() => {
@@ -65,6 +66,6 @@ describe("functional forms", () => {
 
   it("refuses a first argument that is not a tensor, naming the function and the fix", () => {
     expect(() => (generated.exp as (x: unknown) => unknown)(3)).toThrow(ValueError);
-    expect(() => (generated.sum as (x: unknown) => unknown)([1, 2])).toThrow(/sum: expects a Tensor as its first argument, got object; write weft\.sum\(x, …\)/);
+    expect(() => (generated.sum as (x: unknown) => unknown)([1, 2])).toThrow(/sum: expects a Tensor as its first argument, got an array of length 2; pass the tensor first: weft\.sum\(x, …\)/);
   });
 });

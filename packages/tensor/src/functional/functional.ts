@@ -15,6 +15,7 @@
  *
  * @module
  */
+import { describeValue } from "@weft/environment";
 import { ValueError } from "../errors/tensor-errors.js";
 import { Tensor } from "../tensor/tensor.js";
 
@@ -28,12 +29,16 @@ export type Functional<K extends TensorMethodName> = (x: Tensor, ...args: Parame
 
 /**
  * The functional form of method `name` (see the module doc). Its `name` property is the method's.
- * @throws ValueError naming the method when the first argument is not a `Tensor`.
+ * @throws ValueError when `name` is not a `Tensor` method; the form throws one naming the method
+ *   when its first argument is not a `Tensor`.
  */
 export function functional<K extends TensorMethodName>(name: K): Functional<K> {
+  if (typeof name !== "string" || typeof (Tensor.prototype as unknown as Record<string, unknown>)[name] !== "function" || (name as string) === "constructor") {
+    throw new ValueError("functional", `${describeValue(name)} is not a Tensor method; pass a method name such as "exp" or "sum"`);
+  }
   const form = (x: Tensor, ...args: Parameters<Tensor[K]>): ReturnType<Tensor[K]> => {
     if (!(x instanceof Tensor)) {
-      throw new ValueError(name, `expects a Tensor as its first argument, got ${x === null ? "null" : typeof x}; write weft.${name}(x, …) for x.${name}(…)`);
+      throw new ValueError(name, `expects a Tensor as its first argument, got ${describeValue(x)}; pass the tensor first: weft.${name}(x, …) is x.${name}(…)`);
     }
     return (x[name] as (...a: Parameters<Tensor[K]>) => ReturnType<Tensor[K]>).apply(x, args);
   };

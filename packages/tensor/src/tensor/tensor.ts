@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { ValueError, checkFunction, describeValue } from "@weft/environment";
 import { inheritOwner } from "@weft/fusion";
 import type { BinaryOp, DType, FusionTensor, TypedArray, UnaryOp } from "@weft/fusion";
 import { FUSION_TENSOR } from "@weft/fusion/internal";
@@ -10,7 +11,7 @@ import type { Device } from "../device/device.js";
 import { halfToFloat } from "../dtype/dtype.js";
 import { DTypeError, DeviceMismatchError, ShapeError, SyncReadError, formatShape } from "../errors/tensor-errors.js";
 import { nest } from "../shape/shape.js";
-import { type PrintOptions, formatValues } from "../format/format.js";
+import { type PrintOptions, checkFormatOptions, formatValues } from "../format/format.js";
 import { checkTensorList } from "./arguments.js";
 import { cast, clamp, type Operand, binary, powScalar, unary, where } from "../ops/elementwise.js";
 import {
@@ -168,7 +169,7 @@ export class Tensor {
    */
   assign(value: Tensor): void {
     if (this.#inner.disposed) this.#inner.intoIr("assign");
-    if (!(value instanceof Tensor)) throw new DTypeError("assign", `expects a Tensor, got ${typeof value}`);
+    if (!(value instanceof Tensor)) throw new ValueError("assign", `pass a Tensor (weft.tensor(values) makes one), not ${describeValue(value)}`);
     if (value.#inner.disposed) value.#inner.intoIr("assign");
     if (value.device !== this.device) throw new DeviceMismatchError("assign", this.device.label, value.device.label);
     const shape = this.shape;
@@ -253,9 +254,12 @@ export class Tensor {
    */
   async print(options: PrintOptions = {}): Promise<void> {
     if (this.#inner.disposed) this.#inner.intoIr("print");
+    checkFormatOptions("print", options, ["threshold", "edgeItems", "precision", "log"]);
+    if (options.log !== undefined) checkFunction("print", "options.log", options.log);
+    const { log, ...format } = options;
     const values = await this.data();
-    const text = `${this.toString()}\n${formatValues(values, this.shape, this.dtype, options)}`;
-    (options.log ?? ((line: string) => console.log(line)))(text);
+    const text = `${this.toString()}\n${formatValues(values, this.shape, this.dtype, format)}`;
+    (log ?? ((line: string) => console.log(line)))(text);
   }
 
   // ── dtype ───────────────────────────────────────────────────────────────────────────────────

@@ -32,7 +32,7 @@ import { DisposedTensorError } from "@weft/fusion";
 import { Device, setDevice } from "../device/device.js";
 import { isFloat, isInteger, promoteTypes, promoteWithScalar } from "../dtype/dtype.js";
 import { AxisError, DTypeError, DeviceMismatchError, ShapeError } from "../errors/tensor-errors.js";
-import { arange, eye, full, fullLike, linspace, ones, onesLike, rand, randLike, randn, randnLike, seed, tensor, zeros, zerosLike } from "../ops/creation.js";
+import { arange, eye, full, scalar, fullLike, linspace, ones, onesLike, rand, randLike, randn, randnLike, seed, tensor, zeros, zerosLike } from "../ops/creation.js";
 import { BINARY_OPS, UNARY_OPS, binary, cast, clamp, unary } from "../ops/elementwise.js";
 import * as fn from "../ops/functions.js";
 import { matmul } from "../ops/matmul.js";
@@ -40,6 +40,8 @@ import { concat, expand, flatten, gather, pad, permute, reshape, slice, split, s
 import { argReduce, logSoftmax, logSumExp, reduce, softmax, std, variance } from "../ops/reduce.js";
 import { broadcastShapes } from "../shape/shape.js";
 import { scope, tidy } from "../lifetime/lifetime.js";
+import * as forms from "../functional/functional.js";
+import { formatValues } from "../format/format.js";
 import { Tensor } from "../tensor/tensor.js";
 
 /** The live tensors a row's call may use. Nothing in a row may change them. */
@@ -113,6 +115,8 @@ export function badInputCases(): BadInputCase[] {
   const any = (v: unknown): never => v as never;
   return [
     // ── creation ─────────────────────────────────────────────────────────────────────────────
+    row("scalar", "an array (weft.tensor makes arrays)", () => scalar(any([1])), ValueError),
+    row("scalar", "an unknown dtype", () => scalar(1, { dtype: any("f64") }), DTypeError),
     row("tensor", "values is a string", () => tensor(any("abc")), ValueError, { mentions: ['string "abc"'] }),
     row("tensor", "a ragged nested array", () => tensor([[1, 2], [3]]), ShapeError, { mentions: ["ragged"] }),
     row("tensor", "a string leaf", () => tensor(any([1, "2"])), ValueError),
@@ -327,6 +331,13 @@ export function badInputCases(): BadInputCase[] {
     row("Tensor.item", "more than one element", (t) => t.x.item(), ShapeError, { op: "item" }),
     row("Tensor.dataSync", "a disposed tensor", (t) => t.dead.dataSync(), DisposedTensorError, { op: "dataSync" }),
     row("Tensor.arraySync", "a disposed tensor", (t) => t.dead.arraySync(), DisposedTensorError, { op: "dataSync" }),
+    row("Tensor.assign", "a number instead of a tensor", (t) => t.x.assign(any(1)), ValueError, { op: "assign" }),
+    row("Tensor.assign", "a value of another shape", (t) => t.x.assign(t.v), ShapeError, { op: "assign" }),
+    row("Tensor.print", "a misspelt option (the promise rejects)", (t) => t.x.print(any({ treshold: 10 })), ValueError, { op: "print", mentions: ['"treshold"'] }),
+    row("Tensor.print", "log is not a function", (t) => t.x.print(any({ log: "console" })), ValueError, { op: "print" }),
+    row("formatValues", "values that do not fill the shape", () => formatValues([1, 2, 3], [2, 2], "f32"), ValueError),
+    row("formatValues", "an unknown dtype", () => formatValues([1], [1], "f64"), DTypeError),
+    row("formatValues", "a negative precision", () => formatValues([1], [1], "f32", { precision: -1 }), ValueError),
     row("tidy", "fn is a string", () => tidy(any("f")), ValueError),
     row("scope", "fn is not a function (the promise rejects)", () => scope(any(42)), ValueError),
     // ── devices, dtypes, shapes ──────────────────────────────────────────────────────────────
@@ -340,6 +351,11 @@ export function badInputCases(): BadInputCase[] {
     row("isInteger", "no dtype", () => isInteger(any(undefined)), DTypeError),
     row("broadcastShapes", "a shape that is a string", () => broadcastShapes("add", [2], any("3")), ValueError, { op: "add" }),
     row("broadcastShapes", "shapes that do not broadcast", () => broadcastShapes("add", [2], [3]), ShapeError, { op: "add" }),
+    // ── functional forms (weft.exp(x) is x.exp()): one row each, generated from the list ─────────
+    row("functional", "not a Tensor method", () => forms.functional(any("frobnicate")), ValueError, { mentions: ['"frobnicate"'] }),
+    ...Object.entries(forms)
+      .filter(([name]) => name !== "functional")
+      .map(([name, form]) => row(name, "the first argument is not a tensor", () => (form as (x: unknown) => unknown)([1, 2]), ValueError)),
   ];
 }
 

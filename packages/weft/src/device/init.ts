@@ -98,7 +98,7 @@ function checkInitOptions(op: string, options: unknown): InitOptions {
   const { memoryLimit } = checkDeviceOptions(op, { memoryLimit: opts.memoryLimit, planCache: opts.planCache });
   if (backend === "remote") {
     if (memoryLimit !== undefined) {
-      throw new ValueError(op, `memoryLimit caps a local device; a remote device's memory is the server's: start weft serve with --max-session-bytes ${memoryLimit} instead`);
+      throw new ValueError(op, `memoryLimit caps a local device; a remote device's memory is the server's: pass --max-session-bytes ${memoryLimit} to weft serve instead`);
     }
     if (opts.planCache !== undefined) {
       throw new ValueError(op, "planCache persists a local device's plans; a remote device's plans are the server's (weft serve persists them): remove planCache");

@@ -30,6 +30,29 @@ function weftRows(): BadInputCase[] {
     { entry: "createCpuDevice", what: "options is a number", call: () => createCpuDevice(any(1)), error: ValueError },
     { entry: "createWebGpuDevice", what: "a misspelt option", call: () => createWebGpuDevice(any({ fusoin: false })), error: ValueError },
     { entry: "warmup", what: "fn is a string", call: () => warmup(any("f")), error: ValueError },
+    { entry: "init", what: "memoryLimit is not a positive integer", call: () => init({ backend: "cpu", memoryLimit: -5, log: null }), error: ValueError, mentions: ["memoryLimit"] },
+    { entry: "init", what: "memoryLimit with the remote backend", call: () => init({ backend: "remote", url: "ws://127.0.0.1:1", memoryLimit: 1024, log: null }), error: ValueError, mentions: ["--max-session-bytes"] },
+    { entry: "init", what: "an unknown previous", call: () => init({ backend: "cpu", previous: any("drop"), log: null }), error: ValueError, mentions: ['"drop"'] },
+    { entry: "init", what: "url without the remote backend", call: () => init({ backend: "cpu", url: "ws://127.0.0.1:1", log: null }), error: ValueError },
+    { entry: "init", what: "a remote url that is not ws://", call: () => init({ backend: "remote", url: "http://x", log: null }), error: ValueError, mentions: ['"http://x"'] },
+    { entry: "init", what: "a misspelt remote option", call: () => init({ backend: "remote", url: "ws://127.0.0.1:1", remote: any({ timeout: 5 }), log: null }), error: ValueError, mentions: ['"timeout"'] },
+    { entry: "createCpuDevice", what: "memoryLimit is a string", call: () => createCpuDevice({ memoryLimit: any("1GB") }), error: ValueError },
+    { entry: "createWebGpuDevice", what: "memoryLimit is zero", call: () => createWebGpuDevice({ memoryLimit: 0 }), error: ValueError },
+    { entry: "createRemoteDevice", what: "no url", call: () => weft.createRemoteDevice(any({ token: "t" })), error: ValueError },
+    { entry: "createRemoteDevice", what: "a timeout that is not a number", call: () => weft.createRemoteDevice({ url: "ws://127.0.0.1:1", token: "t", timeoutMs: any("5s") }), error: ValueError },
+    { entry: "RemoteDevice", what: "constructed without a runtime", call: () => new weft.RemoteDevice(any(undefined)), error: ValueError, op: "new RemoteDevice" },
+    // ── gradients and optimizers (@weft/autodiff) ────────────────────────────────────────────
+    { entry: "grad", what: "f is not a function", call: () => weft.grad(any(1)), error: ValueError },
+    { entry: "grad", what: "a misspelt option", call: () => weft.grad((x: weft.Tensor) => x, any({ argnum: 1 })), error: ValueError, mentions: ['"argnum"'] },
+    { entry: "valueAndGrad", what: "a negative argnum", call: () => weft.valueAndGrad((x: weft.Tensor) => x, { argnums: any(-1) }), error: ValueError },
+    { entry: "valueAndGrad", what: "hasAux is a string", call: () => weft.valueAndGrad((x: weft.Tensor) => x, { hasAux: any("yes") }), error: ValueError },
+    { entry: "stopGradient", what: "a string in the tree", call: () => weft.stopGradient(any(["x"])), error: ValueError },
+    { entry: "optim.sgd", what: "no learning rate", call: () => weft.optim.sgd(any(undefined)), error: ValueError, op: "sgd" },
+    { entry: "optim.sgd", what: "nesterov is a string", call: () => weft.optim.sgd({ lr: 0.1, nesterov: any("yes") }), error: ValueError, op: "sgd" },
+    { entry: "optim.adam", what: "a misspelt option", call: () => weft.optim.adam(any({ learningRate: 0.1 })), error: ValueError, op: "adam", mentions: ['"learningRate"'] },
+    { entry: "optim.adamw", what: "beta1 of 1", call: () => weft.optim.adamw({ beta1: 1 }), error: ValueError, op: "adamw" },
+    { entry: "Sgd", what: "a negative learning rate", call: () => new weft.Sgd({ lr: -1 }), error: ValueError, op: "sgd" },
+    { entry: "Adam", what: "options is a number", call: () => new weft.Adam(any(1), false), error: ValueError, op: "adam" },
   ];
 }
 
@@ -82,7 +105,9 @@ describe("the bad-input table covers the public API", () => {
    */
   const ARGUMENT_FREE = new Set([
     "device", "tryDevice", "memory", "sync", "syncAll", "getStreamPolicy", "probeAdapter",
-    "StreamId.current", "StreamId.allocate", "keep", "dispose",
+    "StreamId.current", "StreamId.allocate", "keep", "dispose", "stats", "releaseUnused",
+    // The optimizers' abstract base: constructed only through optim.sgd/adam/adamw (rows above).
+    "Optimizer",
     "Tensor.dispose", "Tensor.toString", "Tensor.wrap",
   ]);
 
