@@ -167,9 +167,72 @@ export function mixedEmptyCases(): ExactCase[] {
   ];
 }
 
+/**
+ * The snippets of issue 9's list ("Found"), each with the answer of `docs/semantics.md`: a net
+ * for exactly what once came back wrong on WebGPU (multi-pass means, NaN/Inf in arithmetic,
+ * division and mod by zero, constants the compiler folded, empty reductions, casts of special
+ * values, integer scalars out of range). Exact answers only: a case either matches or names the
+ * value that differs.
+ */
+export function issueCases(): ExactCase[] {
+  const c = (name: string, run: (d: Device) => readonly Tensor[], ...expected: ExactOutput[]): ExactCase => ({ name, run, expected });
+  const f32 = (...values: number[]): ExactOutput => ({ dtype: "f32", values });
+  const NaN_ = Number.NaN;
+  const Inf = Infinity;
+  return [
+    c("mean over more than one reduction pass: ones([65536]).mean() is 1, and variance/std 0", (d) => {
+      const x = full([65536], 1, { device: d });
+      return [x.mean(), x.variance(), x.std()];
+    }, f32(1), f32(0), f32(0)),
+    c("mean over [8,3,224,224] of 100 along [0,2,3] is 100 per channel", (d) => [full([8, 3, 224, 224], 100, { device: d }).mean([0, 2, 3])], f32(100, 100, 100)),
+    c("NaN and ±Inf survive x - x and x * 0", (d) => {
+      const x = tensor([NaN_, Inf, -Inf, 2], { device: d });
+      return [x.sub(x), x.mul(0)];
+    }, f32(NaN_, NaN_, NaN_, 0), f32(NaN_, NaN_, NaN_, 0)),
+    c("division by a zero scalar and by a zero tensor: ±Inf and NaN; float mod 0 is NaN", (d) => {
+      const x = tensor([1, -1, 0], { device: d });
+      return [x.div(0), x.div(zeros([3], { device: d })), x.mod(0)];
+    }, f32(Inf, -Inf, NaN_), f32(Inf, -Inf, NaN_), f32(NaN_, NaN_, NaN_)),
+    c("values the shader compiler could fold: log 0, sqrt -1, rsqrt 0, 1/0, 1e30·1e30", (d) => [
+      zeros([3], { device: d }).log(),
+      full([3], -1, { device: d }).sqrt(),
+      zeros([3], { device: d }).rsqrt(),
+      zeros([3], { device: d }).reciprocal(),
+      full([3], 1e30, { device: d }).mul(1e30),
+    ], f32(-Inf, -Inf, -Inf), f32(NaN_, NaN_, NaN_), f32(Inf, Inf, Inf), f32(Inf, Inf, Inf), f32(Inf, Inf, Inf)),
+    c("i32 mod 0 is 0 (NumPy), u32.clamp(-2, 6) drops the bound below the range", (d) => [
+      tensor([5, -5, 0], { dtype: "i32", device: d }).mod(0),
+      clamp(tensor([0, 5, 10], { dtype: "u32", device: d }), -2, 6),
+    ], { dtype: "i32", values: [0, 0, 0] }, { dtype: "u32", values: [0, 5, 6] }),
+    c("empty reductions: sum is 0, mean and variance are NaN", (d) => {
+      const e = zeros([2, 0], { device: d });
+      return [e.sum(), e.mean(1), e.variance(1)];
+    }, f32(0), f32(NaN_, NaN_), f32(NaN_, NaN_)),
+    c("variance with a divisor of 0 (correction = n) is NaN for 0/0, Inf otherwise", (d) => [
+      tensor([3, 3], { device: d }).variance(0, { correction: 2 }),
+      tensor([1, 2], { device: d }).variance(0, { correction: 2 }),
+    ], f32(NaN_), f32(Inf)),
+    c("gather counts a negative index from the end", (d) => [tensor([10, 20, 30], { device: d }).gather(tensor([2, -1, -3], { dtype: "i32", device: d }), 0)], f32(30, 30, 10)),
+    c("float → int casts of NaN, ±Inf and out-of-range values saturate (NaN → 0), fractions truncate", (d) => {
+      const x = tensor([NaN_, Inf, -Inf, 3e9, -3e9, 2.7, -2.7], { device: d });
+      return [x.cast("i32"), x.cast("u32")];
+    }, { dtype: "i32", values: [0, 2147483647, -2147483648, 2147483647, -2147483648, 2, -2] }, { dtype: "u32", values: [0, 4294967295, 0, 3000000000, 0, 2, 0] }),
+    c("atan2(0, 0) is 0 and NaN propagates; log1p(Inf) is Inf; a finite mod ±Inf follows NumPy", (d) => [
+      tensor([0, NaN_, 1], { device: d }).atan2(tensor([0, 1, NaN_], { device: d })),
+      tensor([Inf, -1, NaN_], { device: d }).log1p(),
+      tensor([5, -5], { device: d }).mod(Inf),
+      tensor([5, -5], { device: d }).mod(-Inf),
+    ], f32(0, NaN_, NaN_), f32(Inf, -Inf, NaN_), f32(5, Inf), f32(-Inf, -5)),
+    c("NaN wins max, min, maximum and argmax (the first NaN's index)", (d) => {
+      const x = tensor([1, NaN_, 3], { device: d });
+      return [x.max(), x.min(), x.maximum(tensor([NaN_, 2, 1], { device: d })), x.argmax()];
+    }, f32(NaN_), f32(NaN_), f32(NaN_, NaN_, 3), { dtype: "i32", values: [1] }),
+  ];
+}
+
 /** Every exact case of this file. */
 export function exactCases(): ExactCase[] {
-  return [...integerScalarCases(), ...typedArrayCases(), ...mixedEmptyCases()];
+  return [...integerScalarCases(), ...typedArrayCases(), ...mixedEmptyCases(), ...issueCases()];
 }
 
 /**
