@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Stream, StreamId, getStreamPolicy, setStreamPolicy } from "@weft/environment";
-import type { HandleContainer, OperationRan, TensorIr } from "@weft/fusion";
+import { type HandleContainer, type OperationRan, TensorComputationError, type TensorIr } from "@weft/fusion";
 import { type Tensor, setDevice, tensor, tidy } from "@weft/tensor";
 import { TEST_TOKEN, startTestServer } from "../testing/in-process.js";
 import type { RemoteServer } from "../server/remote-server.js";
@@ -100,7 +100,10 @@ describe("remote runtime (in-process server)", () => {
     await Stream.run(owner, () => x.data());
     const mine = Stream.run(peer, () => x.clone());
     Stream.run(owner, () => x.dispose());
-    await expect(Stream.run(peer, () => mine.data()), "the server freed the one shared id: the alias is gone").rejects.toBeInstanceOf(RemoteSessionError);
+    // A failed read is a TensorComputationError (issue 9) rooted in the session's error.
+    const error = await Stream.run(peer, () => mine.data()).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TensorComputationError);
+    expect((error as TensorComputationError).root, "the server freed the one shared id: the alias is gone").toBeInstanceOf(RemoteSessionError);
     d.close();
   });
 

@@ -20,8 +20,18 @@ import {
   createRemoteDevice,
   defaultSocketFactory,
 } from "@weft/remote";
+import { TensorComputationError } from "@weft/fusion";
 import { init } from "../device/init.js";
 import { SERVE_TOKEN, type ServeProcess, startServe } from "./serve-process.js";
+
+/**
+ * The root of a failed read: a read always rejects with `TensorComputationError` (one class for
+ * every failed read, issue 9), whose `root` is the session's `RemoteSessionError`.
+ */
+function rootOfRead(error: unknown): unknown {
+  expect(error, "a failed read rejects with TensorComputationError").toBeInstanceOf(TensorComputationError);
+  return (error as TensorComputationError).root;
+}
 
 const FRAME = 1 << 20;
 const MAX_TENSORS = 256;
@@ -130,10 +140,10 @@ describe("remote: malformed and oversized frames close that session only", () =>
       expect(Array.from(await x.data())).toEqual([1, 2]);
       const pending = x.add(1);
       socket().send(frame);
-      const error = await pending.data().catch((e: unknown) => e);
+      const error = await pending.data().catch(rootOfRead);
       expect(error).toBeInstanceOf(RemoteSessionError);
       expect((error as RemoteSessionError).reason).toBe("protocol");
-      await expect(x.data(), "every later read fails the same way").rejects.toBeInstanceOf(RemoteSessionError);
+      expect(await x.data().catch(rootOfRead), "every later read fails the same way").toBeInstanceOf(RemoteSessionError);
       x.dispose();
       pending.dispose();
       expect(device.memory().liveHandles, "the client holds nothing once disposed").toBe(0);
@@ -149,7 +159,7 @@ describe("remote: malformed and oversized frames close that session only", () =>
     const { encodeMessage } = await import("@weft/remote");
     const bad = { kind: "binary", op: "add", lhs: { id: 1, shape: [3], dtype: "f32", status: "ReadOnly" }, rhs: { id: 1, shape: [3], dtype: "f32", status: "ReadOnly" }, out: { id: 99, shape: [1000000], dtype: "f32", status: "NotInit" } };
     socket().send(encodeMessage({ t: "batch", items: [{ k: "op", s: 0, op: bad }, { k: "read", req: 999, id: 99 }] }));
-    const error = await x.data().catch((e: unknown) => e);
+    const error = await x.data().catch(rootOfRead);
     expect(error).toBeInstanceOf(RemoteSessionError);
     expect((error as Error).message).toMatch(/the inputs give \[3\]/);
     x.dispose();
@@ -173,7 +183,7 @@ describe("remote: malformed and oversized frames close that session only", () =>
     const x = tensor([1]);
     await x.data();
     socket().send(new Uint8Array(FRAME + 1024));
-    const error = await x.data().catch((e: unknown) => e);
+    const error = await x.data().catch(rootOfRead);
     expect(error).toBeInstanceOf(RemoteSessionError);
     expect((error as RemoteSessionError).reason).toBe("frame-too-large");
     x.dispose();
@@ -186,7 +196,7 @@ describe("remote: session limits", () => {
     const device = await createRemoteDevice({ url: server.url, token: SERVE_TOKEN });
     setDevice(device);
     const xs = Array.from({ length: MAX_TENSORS + 1 }, (_, i) => tensor([i]));
-    const error = await (xs[0] as ReturnType<typeof tensor>).data().catch((e: unknown) => e);
+    const error = await (xs[0] as ReturnType<typeof tensor>).data().catch(rootOfRead);
     expect(error).toBeInstanceOf(RemoteSessionError);
     expect((error as RemoteSessionError).reason).toBe("limit");
     expect((error as RemoteSessionError).limit).toBe("maxTensorsPerSession");
@@ -200,7 +210,7 @@ describe("remote: session limits", () => {
     setDevice(device);
     const big = tensor(new Float32Array(200_000)); // 800 KB, under the frame limit
     const many = Array.from({ length: 12 }, () => big.add(1)); // 12 × 800 KB > 8 MiB
-    const error = await (many[11] as ReturnType<typeof tensor>).data().catch((e: unknown) => e);
+    const error = await (many[11] as ReturnType<typeof tensor>).data().catch(rootOfRead);
     expect((error as RemoteSessionError).limit).toBe("maxSessionBytes");
     for (const t of [big, ...many]) t.dispose();
     expect(await eventually(serverClean)).toBe(true);
@@ -239,7 +249,7 @@ describe("remote: disconnects and dead servers", () => {
     const started = Date.now();
     const reading = x.add(1).data();
     for (const s of sockets) s.destroy();
-    const error = await reading.catch((e: unknown) => e);
+    const error = await reading.catch(rootOfRead);
     process.kill(server.child.pid as number, "SIGCONT");
     expect(error).toBeInstanceOf(RemoteSessionError);
     expect((error as RemoteSessionError).reason).toBe("connection-lost");
@@ -255,7 +265,7 @@ describe("remote: disconnects and dead servers", () => {
     await x.data();
     process.kill(server.child.pid as number, "SIGSTOP");
     const started = Date.now();
-    const error = await x.data().catch((e: unknown) => e);
+    const error = await x.data().catch(rootOfRead);
     process.kill(server.child.pid as number, "SIGCONT");
     expect(error).toBeInstanceOf(RemoteSessionError);
     expect((error as RemoteSessionError).reason).toBe("connection-lost");
@@ -274,7 +284,7 @@ describe("remote: disconnects and dead servers", () => {
     const reading = x.mul(2).data();
     const started = Date.now();
     process.kill(server.child.pid as number, "SIGKILL");
-    const error = await reading.catch((e: unknown) => e);
+    const error = await reading.catch(rootOfRead);
     expect(error).toBeInstanceOf(RemoteSessionError);
     expect(Date.now() - started).toBeLessThan(5_000);
     watcher.close();
