@@ -85,8 +85,8 @@ const PREVIOUS_CHOICES: readonly ("dispose" | "keep")[] = ["dispose", "keep"];
  * `options` checked before anything is probed, created or connected: known keys only, `backend`
  * one of {@link BACKEND_CHOICES}, `probe` a function, `log` a function or `null`, `memoryLimit` a
  * positive integer and `planCache` a boolean or `{ directory }` (local devices only), `previous`
- * one of {@link PREVIOUS_CHOICES}, and the
- * remote options (`url`, `token`, `remote`) only with `backend: "remote"`.
+ * one of {@link PREVIOUS_CHOICES}, and the remote options (`url`, `token`, `remote`) only with
+ * `backend: "remote"`.
  * @throws ValueError naming `op`, the bad option and what to pass.
  */
 function checkInitOptions(op: string, options: unknown): InitOptions {

@@ -36,6 +36,8 @@ function weftRows(): BadInputCase[] {
     { entry: "init", what: "url without the remote backend", call: () => init({ backend: "cpu", url: "ws://127.0.0.1:1", log: null }), error: ValueError },
     { entry: "init", what: "a remote url that is not ws://", call: () => init({ backend: "remote", url: "http://x", log: null }), error: ValueError, mentions: ['"http://x"'] },
     { entry: "init", what: "a misspelt remote option", call: () => init({ backend: "remote", url: "ws://127.0.0.1:1", remote: any({ timeout: 5 }), log: null }), error: ValueError, mentions: ['"timeout"'] },
+    { entry: "init", what: "planCache with the remote backend", call: () => init({ backend: "remote", url: "ws://127.0.0.1:1", planCache: true, log: null }), error: ValueError, mentions: ["planCache"] },
+    { entry: "createCpuDevice", what: "planCache is a string", call: () => createCpuDevice({ planCache: any("/tmp") }), error: ValueError },
     { entry: "createCpuDevice", what: "memoryLimit is a string", call: () => createCpuDevice({ memoryLimit: any("1GB") }), error: ValueError },
     { entry: "createWebGpuDevice", what: "memoryLimit is zero", call: () => createWebGpuDevice({ memoryLimit: 0 }), error: ValueError },
     { entry: "createRemoteDevice", what: "no url", call: () => weft.createRemoteDevice(any({ token: "t" })), error: ValueError },
