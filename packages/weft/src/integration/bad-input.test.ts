@@ -1,6 +1,6 @@
 /**
  * Every public entry point of `weft` with bad arguments, on the CPU backend and on WebGPU (issue 9,
- * DESIGN.md §2 "Errors"): a typed error at the call that names the op and the fix, with every
+ * docs/design.md#errors): a typed error at the call that names the op and the fix, with every
  * piece of state as it was — `memory()`, the pending work of every stream, the current device,
  * the stream policy — and nothing leaked. The table lives in `@weft/tensor/testing`
  * (`bad-input.ts`); `weft`'s own entry points (`init`, …) add their rows here. A last test checks
