@@ -170,6 +170,13 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
   readonly #bindGroups: BindGroupCache;
   /** Work queued behind pending pipelines, in issue order. Empty in the steady state. */
   readonly #gate: ValidationGate;
+  /**
+   * The device's `uncapturederror` listener, removed once the device is lost or the server destroyed: Dawn's Node
+   * binding holds listeners from native code, so a listener left on a destroyed device keeps this
+   * server — and through it every native object it created — alive for the process (+2.6 MiB per
+   * re-init on Mesa before this was removed).
+   */
+  readonly #onUncaptured: (event: Event) => void;
   /** The reads of the current turn and the staging pool. */
   readonly #readback: Readback;
   /** What every stream shares (built before the first stream is created). */
@@ -277,10 +284,11 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
       (info) => this.#onLost(`${info.reason}: ${info.message || "no message"}`),
       () => this.#onLost("the lost promise rejected"),
     );
-    device.addEventListener("uncapturederror", (event) => {
+    this.#onUncaptured = (event) => {
       const error = (event as GPUUncapturedErrorEvent).error;
       this.#lastStream?.logFailure(new ServerError("uncaptured", `uncaptured WebGPU error: ${error.message}`));
-    });
+    };
+    device.addEventListener("uncapturederror", this.#onUncaptured);
   }
 
   /** The memory layout every stream uses (page size, alignment, largest allocation). */
@@ -792,6 +800,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     if (this.#lost) return;
     const error = new DeviceLostError(reason);
     this.#lost = error;
+    this.device.removeEventListener("uncapturederror", this.#onUncaptured);
     for (const reject of [...this.#pending]) reject(error);
     this.#pending.clear();
     this.#readback.abort(error);
