@@ -14,10 +14,26 @@ import type { TfPeer } from "./peers/tfjs.js";
 import type { WeftVariant } from "./peers/weft.js";
 
 /** The workloads, in the order they run (the names `--only` accepts). */
-export const WORKLOADS = ["chain", "readback", "reduction", "matmul", "host", "small", "memory", "remote"] as const;
+export const WORKLOADS = ["chain", "readback", "reduction", "matmul", "host", "dependent", "small", "serving", "memory", "remote"] as const;
 
 /** One workload's name. */
 export type WorkloadName = (typeof WORKLOADS)[number];
+
+/**
+ * The libraries a run can measure (`--peers`): the hand-written WebGPU baselines, Weft (fused and
+ * unfused), TensorFlow.js and jax-js.
+ */
+export const PEERS = ["raw", "weft", "tfjs", "jax"] as const;
+
+/** One library of {@link PEERS}. */
+export type PeerName = (typeof PEERS)[number];
+
+/**
+ * Where the libraries run: all in this one process on one `GPUDevice` (`shared`, the default), or
+ * each in its own child process, one after the other (`isolated`: no library's pools, caches or
+ * queue work share the process with another's; the figures are merged and compared afterwards).
+ */
+export type Placement = "shared" | "isolated";
 
 /** Command-line options. */
 export interface BenchOptions {
@@ -29,14 +45,26 @@ export interface BenchOptions {
   readonly json: string | undefined;
   /** The workloads to run: names of {@link WORKLOADS}, or of the CPU section's with `backend: "cpu"`. */
   readonly only: ReadonlySet<string>;
+  /** The libraries created in this process (default: all of {@link PEERS}). */
+  readonly peers: ReadonlySet<PeerName>;
+  /** Whole runs of the selected workloads; each target's spread is taken between them. */
+  readonly runs: number;
+  /** Where the libraries run. */
+  readonly placement: Placement;
 }
 
 /** A library on the shared device, or why it is not there. */
 export type Peer<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly reason: string };
 
+/**
+ * The reason of a library left out by `--peers` (another process measures it): its rows are not
+ * recorded at all, so merging the processes' results never mixes an "unavailable" row with a figure.
+ */
+export const NOT_SELECTED = "not selected in this process (--peers)";
+
 /** The problem sizes of one mode. */
 export interface Sizes {
-  /** Element counts of the 8-op chain (2^28 only when the device can bind 1 GiB). */
+  /** Element counts of the 8-op chain: 2^24 and 2^28 (2^28 only when the device can bind 1 GiB); quick: 2^18, 2^20. */
   readonly chain: readonly number[];
   /** Elements read back (f32). */
   readonly readback: number;
@@ -44,8 +72,12 @@ export interface Sizes {
   readonly sum: number;
   /** Rows and columns of the row-wise sum. */
   readonly rows: readonly [number, number];
-  /** Square matmul sizes. */
+  /** Square matmul sizes: 1024, 2048, 4096 (quick: 64, 128, 256). */
   readonly matmul: readonly number[];
+  /** Dependent `add(1)` ops on a one-element tensor before its read. */
+  readonly dependent: number;
+  /** The serving workload: requests per round, requests in flight, rows per request. */
+  readonly serving: { readonly requests: number; readonly inFlight: number; readonly batch: number };
   /** Small ops recorded per host-overhead sample. */
   readonly hostOps: number;
   /** Ops in the repeated graph. */
@@ -63,7 +95,7 @@ export interface BenchContext {
   readonly options: BenchOptions;
   readonly report: Report;
   readonly gpu: WebGpuDevice;
-  readonly raw: RawGpu;
+  readonly raw: Peer<RawGpu>;
   readonly weft: Peer<WeftVariant>;
   readonly weftUnfused: Peer<WeftVariant>;
   readonly tf: Peer<TfPeer>;
@@ -79,11 +111,13 @@ export interface BenchContext {
 export function sizesFor(quick: boolean, gpu: WebGpuDevice): Sizes {
   if (quick) {
     return {
-      chain: [1 << 18],
+      chain: [1 << 18, 1 << 20],
       readback: 1 << 20,
       sum: 1 << 20,
       rows: [256, 4096],
-      matmul: [128, 256],
+      matmul: [64, 128, 256],
+      dependent: 1000,
+      serving: { requests: 64, inFlight: 32, batch: 8 },
       hostOps: 10_000,
       graphOps: 1000,
       small: [64, 16_384],
@@ -98,7 +132,9 @@ export function sizesFor(quick: boolean, gpu: WebGpuDevice): Sizes {
     readback: 1 << 24,
     sum: 1 << 26,
     rows: [4096, 16_384],
-    matmul: [2048, 4096],
+    matmul: [1024, 2048, 4096],
+    dependent: 10_000,
+    serving: { requests: 256, inFlight: 32, batch: 8 },
     hostOps: 20_000,
     graphOps: 1000,
     small: [64, 16_384],

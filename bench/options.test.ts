@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { WORKLOADS } from "./context.js";
+import { PEERS, WORKLOADS } from "./context.js";
 import { CPU_WORKLOADS } from "./cpu/cpu-context.js";
 import { OptionsError, parseOptions } from "./options.js";
 
@@ -39,5 +39,20 @@ describe("parseOptions", () => {
     expect(() => parseOptions(["--backend", "metal"])).toThrow(/vulkan, opengles, auto or cpu/);
     expect(() => parseOptions(["--json"])).toThrow(/needs a value/);
     expect(() => parseOptions(["--json", "--quick"]), "an option is not a file name").toThrow(/needs a value/);
+  });
+
+  it("reads --runs, --isolate and --peers; defaults to one shared run of every library", () => {
+    const d = parseOptions([]);
+    if (d === "help") throw new Error("not help");
+    expect(d).toMatchObject({ runs: 1, placement: "shared" });
+    expect([...d.peers]).toEqual([...PEERS]);
+    const o = parseOptions(["--runs", "3", "--isolate", "--peers", "weft,tfjs"]);
+    if (o === "help") throw new Error("not help");
+    expect(o).toMatchObject({ runs: 3, placement: "isolated" });
+    expect([...o.peers]).toEqual(["weft", "tfjs"]);
+    expect(() => parseOptions(["--runs", "0"])).toThrow(/--runs must be a whole number/);
+    expect(() => parseOptions(["--runs", "2.5"])).toThrow(/--runs must be a whole number/);
+    expect(() => parseOptions(["--peers", "torch"])).toThrow(/unknown library 'torch'.*known: raw, weft, tfjs, jax/);
+    expect(() => parseOptions(["--backend", "cpu", "--isolate"]), "the CPU section runs in one process").toThrow(/--isolate is for the GPU section/);
   });
 });

@@ -12,7 +12,10 @@
 //   --backend vulkan|opengles|auto|cpu   (cpu: the CPU section, Weft's CPU backend vs TF.js CPU and WebAssembly)
 //   --json <file>               write every result as JSON
 //   --only <name,...>           run only these workloads (chain, readback, reduction, matmul,
-//                               host, small, memory, remote)
+//                               host, dependent, small, serving, memory, remote)
+//   --runs <n>                  n whole runs; each target reports its median and spread between runs
+//   --isolate                   each library (raw, weft, tfjs, jax) in its own process, figures merged
+//   --peers <names>             create only these libraries in this process
 //   --bundle-only               bundle and stop (what you do before carrying .device to a GPU)
 import { spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readdirSync } from "node:fs";

@@ -16,13 +16,13 @@
  * @module
  */
 import type * as tfTypes from "@tensorflow/tfjs-core";
-import { Stream, getStreamPolicy, setStreamPolicy } from "@weft/environment";
-import { type Tensor, tensor, tidy } from "@weft/tensor";
+import { type Tensor, tensor } from "@weft/tensor";
 import { chainRef, checkIndices, compare, hostData, matmulRef, sumRef } from "../harness/data.js";
-import type { VariantRun } from "../harness/variant.js";
+import { readLoop, type VariantRun } from "../harness/variant.js";
 import { tfChain } from "../peers/tfjs.js";
-import { tfGelu } from "../peers/tfjs-host.js";
+import { mlpInputs, mlpRef, mlpWeights, perTaskStreams, tfMlpWeights, tfRequest, weftMlpWeights, weftRequest } from "../harness/mlp.js";
 import { weftChain } from "../workloads/chain.js";
+import { dependentTf, dependentWeft } from "../workloads/dependent.js";
 import type { CpuBenchContext, CpuWorkloadName } from "./cpu-context.js";
 import { sideBySide } from "./side-by-side.js";
 
@@ -35,28 +35,6 @@ export const CPU_SIZES = {
   dependent: 10_000,
   serving: { requests: 64, inFlight: 8, batch: 8 },
 } as const;
-
-/** A run whose one step produces a result that the wait reads (the read is timed). */
-function readLoop<T extends { dispose(): void }>(produce: () => T, read: (t: T) => Promise<ArrayLike<number>>, check: (values: ArrayLike<number>) => string, dispose: () => void): VariantRun {
-  let out: T | undefined;
-  let last: ArrayLike<number> | undefined;
-  return {
-    timed: {
-      step: () => {
-        out = produce();
-      },
-      wait: async () => {
-        if (out !== undefined) last = await read(out);
-      },
-      release: () => {
-        out?.dispose();
-        out = undefined;
-      },
-    },
-    check: async () => (last === undefined ? "WRONG: nothing was read" : check(last)),
-    dispose,
-  };
-}
 
 const weftRead = (t: Tensor): Promise<ArrayLike<number>> => t.data() as Promise<ArrayLike<number>>;
 const tfRead = (t: tfTypes.Tensor): Promise<ArrayLike<number>> => t.data() as Promise<ArrayLike<number>>;
@@ -179,86 +157,21 @@ async function sum(ctx: CpuBenchContext): Promise<void> {
 
 async function dependent(ctx: CpuBenchContext): Promise<void> {
   const ops = CPU_SIZES.dependent;
-  const check = (v: ArrayLike<number>): string => compare(v, () => 0.5 + ops, [0], 0);
   await sideBySide(ctx, {
     workload: "dependent",
     size: `${ops} adds on 1 f32`,
     id: "dependent-10k",
     floor: { text: "≥ 1", min: 1 },
     goal: undefined,
-    weft: (w) => {
-      const x = tensor([0.5], { device: w.device, shape: [1] });
-      const adds = (): Tensor => tidy(() => {
-        let y = x;
-        for (let i = 0; i < ops; i++) y = y.add(1);
-        return y;
-      });
-      return readLoop(adds, weftRead, check, () => x.dispose());
-    },
-    tf: (p) => {
-      const x = p.tf.tensor1d([0.5]);
-      const adds = (): tfTypes.Tensor => p.tf.tidy(() => {
-        let y = x;
-        for (let i = 0; i < ops; i++) y = p.tf.add(y, 1);
-        return y;
-      });
-      return readLoop(adds, tfRead, check, () => x.dispose());
-    },
+    weft: (w) => dependentWeft(w.device, ops),
+    tf: (p) => dependentTf(p.tf, ops),
   });
-}
-
-/** The demo's MLP on host weights (`hostData`, scaled by 1/√fan_in), in float64, for the check. */
-function mlpRef(x: Float32Array, w: readonly Float32Array[], batch: number): Float64Array {
-  const dims = [64, 128, 128, 10];
-  let act = Float64Array.from(x);
-  for (let l = 0; l < 3; l++) {
-    const [k, m] = [dims[l]!, dims[l + 1]!];
-    const weights = w[2 * l]!;
-    const bias = w[2 * l + 1]!;
-    const out = new Float64Array(batch * m);
-    for (let r = 0; r < batch; r++) {
-      for (let j = 0; j < m; j++) {
-        let s = bias[j]!;
-        for (let p = 0; p < k; p++) s += act[r * k + p]! * weights[p * m + j]!;
-        out[r * m + j] = l < 2 ? 0.5 * s * (1 + erf64(s / Math.SQRT2)) : s;
-      }
-    }
-    act = out;
-  }
-  for (let r = 0; r < batch; r++) {
-    let max = -Infinity;
-    for (let j = 0; j < 10; j++) max = Math.max(max, act[r * 10 + j]!);
-    let z = 0;
-    for (let j = 0; j < 10; j++) z += Math.exp(act[r * 10 + j]! - max);
-    for (let j = 0; j < 10; j++) act[r * 10 + j] = Math.exp(act[r * 10 + j]! - max) / z;
-  }
-  return act;
-}
-
-/** erf to ~1e-7 (Abramowitz–Stegun 7.1.26 is too coarse for a reference; this is its refinement by series). */
-function erf64(x: number): number {
-  const ax = Math.abs(x);
-  if (ax > 6) return Math.sign(x);
-  let term = x;
-  let s = x;
-  for (let n = 1; n < 200; n++) {
-    term *= (-x * x) / n;
-    const next = s + term / (2 * n + 1);
-    if (next === s) break;
-    s = next;
-  }
-  return (2 / Math.sqrt(Math.PI)) * s;
 }
 
 async function serving(ctx: CpuBenchContext): Promise<void> {
   const { requests, inFlight, batch } = CPU_SIZES.serving;
-  const dims = [64, 128, 128, 10];
-  const weights: Float32Array[] = [];
-  for (let l = 0; l < 3; l++) {
-    const scale = 1 / Math.sqrt(dims[l]!);
-    weights.push(hostData(dims[l]! * dims[l + 1]!, 70 + l, -scale * 1.7, scale * 1.7), hostData(dims[l + 1]!, 80 + l, -0.1, 0.1));
-  }
-  const inputs = Array.from({ length: requests }, (_, i) => hostData(batch * 64, 1000 + i, 0, 1));
+  const weights = mlpWeights();
+  const inputs = mlpInputs(requests, batch);
   const want = mlpRef(inputs[0]!, weights, batch);
   const check = (v: ArrayLike<number>): string => compare(v, (i) => want[i]!, [...want.keys()], 1e-4);
   /** Serves every request with at most `inFlight` at once; resolves with request 0's values. */
@@ -299,50 +212,13 @@ async function serving(ctx: CpuBenchContext): Promise<void> {
     goal: { text: "≥ 1", min: 1 },
     figure: (ms) => ({ value: requests / (ms / 1000), unit: "req/s" }),
     weft: (w) => {
-      const ws = weights.map((h, k) => tensor(h, { device: w.device, shape: k % 2 === 0 ? [dims[k / 2]!, dims[k / 2 + 1]!] : [h.length] }));
-      const forward = (x: Tensor): Tensor => tidy(() => x.matmul(ws[0]!).add(ws[1]!).gelu().matmul(ws[2]!).add(ws[3]!).gelu().matmul(ws[4]!).add(ws[5]!).softmax(-1));
-      const one = (i: number): Promise<ArrayLike<number>> =>
-        Stream.spawn(async () => {
-          const x = tensor(inputs[i]!, { device: w.device, shape: [batch, 64] });
-          const y = forward(x);
-          x.dispose();
-          try {
-            return (await y.data()) as ArrayLike<number>;
-          } finally {
-            y.dispose();
-          }
-        });
+      const ws = weftMlpWeights(w.device, weights);
       // Each request on its own stream, as `weft demo` serves them.
-      const around = async <T>(f: () => Promise<T>): Promise<T> => {
-        const previous = getStreamPolicy();
-        setStreamPolicy("per-task");
-        try {
-          return await f();
-        } finally {
-          setStreamPolicy(previous);
-        }
-      };
-      return run(one, () => { for (const t of ws) t.dispose(); }, around);
+      return run((i) => weftRequest(w.device, ws, inputs[i]!, batch), () => { for (const t of ws) t.dispose(); }, perTaskStreams);
     },
     tf: (p) => {
-      const tf = p.tf;
-      const ws = weights.map((h, k) => (k % 2 === 0 ? tf.tensor2d(h, [dims[k / 2]!, dims[k / 2 + 1]!]) : tf.tensor1d(h)));
-      const forward = (x: tfTypes.Tensor): tfTypes.Tensor => tf.tidy(() => {
-        const h1 = tfGelu(tf.add(tf.matMul(x as tfTypes.Tensor2D, ws[0] as tfTypes.Tensor2D), ws[1]!));
-        const h2 = tfGelu(tf.add(tf.matMul(h1 as tfTypes.Tensor2D, ws[2] as tfTypes.Tensor2D), ws[3]!));
-        return tf.softmax(tf.add(tf.matMul(h2 as tfTypes.Tensor2D, ws[4] as tfTypes.Tensor2D), ws[5]!));
-      });
-      const one = async (i: number): Promise<ArrayLike<number>> => {
-        const x = tf.tensor2d(inputs[i]!, [batch, 64]);
-        const y = forward(x);
-        x.dispose();
-        try {
-          return (await y.data()) as ArrayLike<number>;
-        } finally {
-          y.dispose();
-        }
-      };
-      return run(one, () => tf.dispose(ws));
+      const ws = tfMlpWeights(p.tf, weights);
+      return run((i) => tfRequest(p.tf, ws, inputs[i]!, batch), () => p.tf.dispose(ws));
     },
   });
 }

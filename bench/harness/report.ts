@@ -11,6 +11,8 @@
  * @module
  */
 
+import { NOT_SELECTED } from "../context.js";
+
 /** How a time was taken (docs/performance.md). */
 export type Method =
   /** Many iterations back to back, one wait at the end; the figure is time per iteration. */
@@ -41,6 +43,8 @@ export interface Measurement {
   readonly unit?: string;
   /** What the correctness check found (`"ok (max rel err 2e-7)"`, `"WRONG: …"`). */
   readonly check?: string;
+  /** Which whole run (`--runs`) took it, from 0; absent in a single run. */
+  readonly run?: number;
 }
 
 /** A comparison that counts, measured side by side in this run. */
@@ -60,6 +64,10 @@ export interface Ratio {
   readonly note?: string;
   /** How `value` is printed when it is not a ratio (`"explorations"`, `"µs/op"`); default `×`. */
   readonly unit?: string;
+  /** The value of each run (`--runs`) that had one; `value` is their median. */
+  readonly runs?: readonly number[];
+  /** The spread between runs: the least and greatest of {@link Ratio.runs}. */
+  readonly spread?: { readonly min: number; readonly max: number };
 }
 
 /**
@@ -71,8 +79,12 @@ export class Report {
   readonly measurements: Measurement[] = [];
   readonly ratios: Ratio[] = [];
 
-  /** Records a measurement and echoes it as one line, so a long run shows progress. */
+  /**
+   * Records a measurement and echoes it as one line, so a long run shows progress. A row of a
+   * library left out of this process (`--peers`; {@link NOT_SELECTED}) is not recorded.
+   */
   add(m: Measurement): Measurement {
+    if (m.status === `unavailable: ${NOT_SELECTED}`) return m;
     this.measurements.push(m);
     console.log(`  ${m.workload} · ${m.variant} · ${m.method} · ${m.size}: ${describe(m)}`);
     return m;
@@ -154,22 +166,26 @@ export function printReport(report: Report, header: string): void {
   for (const w of workloads) {
     out.push(`── ${w} ──`);
     const rows = report.measurements.filter((m) => m.workload === w);
-    const width = Math.max(...rows.map((m) => m.variant.length), 8);
+    const name = (m: Measurement): string => (m.run === undefined ? m.variant : `run ${m.run + 1}: ${m.variant}`);
+    const width = Math.max(...rows.map((m) => name(m).length), 8);
     const sizeWidth = Math.max(...rows.map((m) => m.size.length), 4);
     for (const m of rows) {
       const time = m.status === "ok" && m.ms !== undefined ? formatMs(m.ms) : "";
       const fig = m.status === "ok" && m.value !== undefined ? `${formatNumber(m.value)} ${m.unit ?? ""}` : "";
       const tail = m.status !== "ok" ? m.status : m.check === undefined ? "" : `check ${m.check}`;
-      out.push(`  ${pad(m.variant, width)}  ${pad(m.method, 10)}  ${pad(m.size, sizeWidth)}  ${pad(time, 10)}  ${pad(fig, 16)}  ${tail}`);
+      out.push(`  ${pad(name(m), width)}  ${pad(m.method, 10)}  ${pad(m.size, sizeWidth)}  ${pad(time, 10)}  ${pad(fig, 16)}  ${tail}`);
     }
     out.push("");
   }
   out.push("── ratios (side by side, this run) ──");
-  const nameWidth = Math.max(...report.ratios.map((r) => r.name.length), 10);
+  const nameWidth = Math.max(...report.ratios.map((r) => r.name.length + (r.id === undefined ? 0 : r.id.length + 2)), 10);
   for (const r of report.ratios) {
-    const value = r.value === undefined ? "—" : r.unit === undefined ? `${formatNumber(r.value)}×` : `${formatNumber(r.value)} ${r.unit}`;
+    const show = (v: number): string => (r.unit === undefined ? `${formatNumber(v)}×` : `${formatNumber(v)} ${r.unit}`);
+    const value = r.value === undefined ? "—" : show(r.value);
     const verdict = r.meets === undefined ? "n/a" : r.meets ? "meets" : "MISSES";
-    out.push(`  ${pad(r.name, nameWidth)}  ${pad(value, 10)}  target ${pad(r.target, 8)}  ${pad(verdict, 6)}  ${r.note ?? ""}`.trimEnd());
+    const spread = r.spread === undefined || (r.runs?.length ?? 0) < 2 ? "" : `runs ${formatNumber(r.spread.min)}–${formatNumber(r.spread.max)}`;
+    const id = r.id === undefined ? "" : `${r.id}: `;
+    out.push(`  ${pad(id + r.name, nameWidth)}  ${pad(value, 10)}  target ${pad(r.target, 8)}  ${pad(verdict, 6)}  ${pad(spread, 16)}  ${r.note ?? ""}`.trimEnd());
   }
   console.log(out.join("\n"));
 }

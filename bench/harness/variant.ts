@@ -23,6 +23,11 @@ export interface VariantSpec<T> {
   readonly repeats: Repeats;
   /** The derived figure for a time in ms (`GB/s`, `TFLOP/s`). */
   readonly figure?: (ms: number) => { value: number; unit: string };
+  /**
+   * Units of work one step performs (default 1): a step that submits 30 kernels reports the time
+   * of one kernel. Times and samples are divided by it before they are recorded.
+   */
+  readonly unitsPerStep?: number;
 }
 
 /** A variant ready to time: its steps, its correctness check and its cleanup. */
@@ -61,6 +66,8 @@ export async function measureVariant<T>(ctx: Pick<BenchContext, "report">, spec:
           check = `WRONG: the check threw ${errorText(error)}`;
         }
       }
+      const per = spec.unitsPerStep ?? 1;
+      if (per !== 1) timing = { ms: timing.ms / per, samples: timing.samples.map((v) => v / per) };
       const fig = spec.figure?.(timing.ms);
       out.push(
         ctx.report.add({
@@ -95,4 +102,26 @@ export function pick(ms: readonly Measurement[], method: Method): Measurement | 
 /** Bytes per second as GB/s for `bytes` moved in `ms`. */
 export function gbps(bytes: number): (ms: number) => { value: number; unit: string } {
   return (ms) => ({ value: bytes / (ms / 1000) / 1e9, unit: "GB/s" });
+}
+
+/** A run whose one step produces a result that the wait reads (the read is timed). */
+export function readLoop<T extends { dispose(): void }>(produce: () => T, read: (t: T) => Promise<ArrayLike<number>>, check: (values: ArrayLike<number>) => string, dispose: () => void): VariantRun {
+  let out: T | undefined;
+  let last: ArrayLike<number> | undefined;
+  return {
+    timed: {
+      step: () => {
+        out = produce();
+      },
+      wait: async () => {
+        if (out !== undefined) last = await read(out);
+      },
+      release: () => {
+        out?.dispose();
+        out = undefined;
+      },
+    },
+    check: async () => (last === undefined ? "WRONG: nothing was read" : check(last)),
+    dispose,
+  };
 }

@@ -55,8 +55,3 @@ export async function createTfWasmPeer(): Promise<TfHostPeer> {
   const threads = await tf.env().getAsync("WASM_HAS_MULTITHREAD_SUPPORT");
   return { tf, backend: "wasm", flavour: `WebAssembly${simd === true ? " SIMD" : ""}${threads === true ? ", multithreaded" : ", 1 thread"}`, use: () => activate("wasm") };
 }
-
-/** `gelu(x) = 0.5·x·(1 + erf(x/√2))`, the exact form (Weft's `gelu`), from TF.js ops. */
-export function tfGelu(x: tf.Tensor): tf.Tensor {
-  return tf.tidy(() => tf.mul(tf.mul(x, 0.5), tf.add(tf.erf(tf.mul(x, Math.SQRT1_2)), 1)));
-}

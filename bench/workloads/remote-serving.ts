@@ -19,6 +19,7 @@ import { type Device, type Tensor, rand, randn, tidy } from "@weft/tensor";
 import { chooseDevice } from "@weft/weft";
 import { createRemoteDevice, type RemoteDevice } from "@weft/remote";
 import type { BenchContext } from "../context.js";
+import { percentile } from "./serving.js";
 
 const INPUT = 64;
 const HIDDEN = 128;
@@ -85,10 +86,6 @@ async function serveAll(device: Device, w: Weights, shape: ServingShape, offset:
   };
   await Promise.all(Array.from({ length: shape.inFlight }, worker));
   return { latencies, outputs, ms: performance.now() - started };
-}
-
-function percentile(sorted: readonly number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? Number.NaN;
 }
 
 /** Runs the serving workload on `device`: one warm-up round, then the timed round. */

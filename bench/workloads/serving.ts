@@ -1,0 +1,129 @@
+/**
+ * Workload "serving": the demo's model (MLP 64→128→128→10, gelu, softmax; batch 8; weights shared
+ * by every request) serving `requests` (256) requests with `inFlight` (32) in flight, each reading
+ * its result — Weft with each request on its own stream (`Stream.spawn` under the `per-task`
+ * policy), TF.js with the same requests in flight on the same device — and again with 1 in flight.
+ *
+ * Steady state: one untimed round of every request first (pipelines compile, pools grow; Weft's
+ * background autotuning is awaited after it, so no tuning runs in a timed round), then
+ * `rounds` timed rounds. Figures: requests/s (the median round), p50 and p99 latency of a request
+ * (start of its `Stream.spawn` to its values in hand, over every timed request). Request 0's
+ * output is checked against the float64 model. Targets `serving-vs-tfjs` and `serving-p99-ms` are
+ * in `../targets.ts`.
+ *
+ * @module
+ */
+import type { BenchContext, Peer } from "../context.js";
+import { compare } from "../harness/data.js";
+import { errorText, median } from "../harness/measure.js";
+import { mlpInputs, mlpRef, mlpWeights, perTaskStreams, tfMlpWeights, tfRequest, weftMlpWeights, weftRequest } from "../harness/mlp.js";
+import { LABEL, VARIANT } from "../targets.js";
+
+/** What the timed rounds of one variant measured. */
+interface Served {
+  /** Requests per second of each timed round. */
+  readonly rates: number[];
+  /** Every timed request's latency, in ms. */
+  readonly latencies: number[];
+  /** Request 0's values in the last round. */
+  readonly first: ArrayLike<number>;
+}
+
+/** The latency at quantile `q` of ascending `sorted`. */
+export function percentile(sorted: readonly number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
+}
+
+/** One round: `requests` requests, at most `inFlight` at once; each latency pushed to `latencies`. */
+async function round(one: (i: number) => Promise<ArrayLike<number>>, requests: number, inFlight: number, latencies: number[] | undefined): Promise<{ ms: number; first: ArrayLike<number> }> {
+  let next = 0;
+  let first: ArrayLike<number> = [];
+  const lane = async (): Promise<void> => {
+    while (next < requests) {
+      const i = next++;
+      const t0 = performance.now();
+      const v = await one(i);
+      latencies?.push(performance.now() - t0);
+      if (i === 0) first = v;
+    }
+  };
+  const start = performance.now();
+  await Promise.all(Array.from({ length: Math.min(inFlight, requests) }, lane));
+  return { ms: performance.now() - start, first };
+}
+
+/** A warm-up round, `settle`, then `rounds` timed rounds. */
+async function serve(one: (i: number) => Promise<ArrayLike<number>>, requests: number, inFlight: number, rounds: number, settle: () => Promise<void>): Promise<Served> {
+  await round(one, requests, inFlight, undefined);
+  await settle();
+  const rates: number[] = [];
+  const latencies: number[] = [];
+  let first: ArrayLike<number> = [];
+  for (let r = 0; r < rounds; r++) {
+    const done = await round(one, requests, inFlight, latencies);
+    rates.push((requests * 1000) / done.ms);
+    first = done.first;
+  }
+  return { rates, latencies, first };
+}
+
+/** Runs the serving workload. */
+export async function runServing(ctx: BenchContext): Promise<void> {
+  const { requests, batch } = ctx.sizes.serving;
+  const size = LABEL.serving(ctx.sizes.serving);
+  const rounds = ctx.options.quick ? 2 : 5;
+  const weights = mlpWeights();
+  const inputs = mlpInputs(requests, batch);
+  const want = mlpRef(inputs[0] as Float32Array, weights, batch);
+  const r = ctx.report;
+
+  const variant = async <T>(name: string, peer: Peer<T>, inFlight: number, start: (p: T) => { one: (i: number) => Promise<ArrayLike<number>>; settle: () => Promise<void>; dispose: () => void; around: <R>(f: () => Promise<R>) => Promise<R> }): Promise<void> => {
+    const label = VARIANT.inFlight(name, inFlight);
+    if (!peer.ok) {
+      r.add({ workload: "serving", variant: label, method: "throughput", size, status: `unavailable: ${peer.reason}` });
+      return;
+    }
+    let run: ReturnType<typeof start> | undefined;
+    try {
+      run = start(peer.value);
+      const { one, settle, around } = run;
+      const served = await around(() => serve(one, requests, inFlight, rounds, settle));
+      const check = compare(served.first, (i) => want[i] as number, [...want.keys()], 1e-4);
+      const rate = median(served.rates);
+      const sorted = [...served.latencies].sort((a, b) => a - b);
+      r.add({ workload: "serving", variant: label, method: "throughput", size, status: "ok", ms: 1000 / rate, samples: served.rates.map((q) => 1000 / q), value: rate, unit: "req/s", check });
+      r.add({ workload: "serving", variant: VARIANT.p50(label), method: "latency", size, status: "ok", ms: percentile(sorted, 0.5), check });
+      r.add({ workload: "serving", variant: VARIANT.p99(label), method: "latency", size, status: "ok", ms: percentile(sorted, 0.99), check });
+    } catch (error) {
+      r.add({ workload: "serving", variant: label, method: "throughput", size, status: `failed: ${errorText(error)}` });
+    } finally {
+      run?.dispose();
+    }
+  };
+
+  for (const inFlight of [ctx.sizes.serving.inFlight, 1]) {
+    await variant(VARIANT.weft, ctx.weft, inFlight, (w) => {
+      const ws = weftMlpWeights(w.device, weights);
+      return {
+        one: (i) => weftRequest(w.device, ws, inputs[i] as Float32Array, batch),
+        settle: async () => {
+          await w.device.syncAll();
+          await w.settle();
+        },
+        dispose: () => {
+          for (const t of ws) t.dispose();
+        },
+        around: perTaskStreams,
+      };
+    });
+    await variant(VARIANT.tfjs, ctx.tf, inFlight, (p) => {
+      const ws = tfMlpWeights(p.tf, weights);
+      return {
+        one: (i) => tfRequest(p.tf, ws, inputs[i] as Float32Array, batch),
+        settle: () => p.wait(),
+        dispose: () => p.tf.dispose(ws),
+        around: (f) => f(),
+      };
+    });
+  }
+}
