@@ -1,0 +1,110 @@
+/**
+ * A profiling aid for the host path (issue "Speed at the hardware limit"): one of three loops,
+ * timed, on the CPU backend or WebGPU, so that `node --cpu-prof .device/profile-host.mjs …` shows
+ * where the host time goes and the printed figures give µs per op, per launch or per request.
+ *
+ * ```sh
+ * node .device/profile-host.mjs record  cpu|webgpu [ops=20000]      # workload 5a: µs per recorded op
+ * node .device/profile-host.mjs chain   cpu|webgpu [n=65536] [iterations=2000]   # µs per fused chain (one launch)
+ * node .device/profile-host.mjs serving cpu|webgpu [requests=256] [inFlight=32] # req/s, µs per request
+ * ```
+ *
+ * @module
+ */
+import { requestWebGpuDevice } from "@weft/backend-webgpu";
+import { type Device, type Tensor, tensor, tidy } from "@weft/tensor";
+import { createCpuDevice } from "@weft/weft";
+import { mlpInputs, mlpWeights, perTaskStreams, weftMlpWeights, weftRequest } from "./harness/mlp.js";
+import { createWeftVariant } from "./peers/weft.js";
+import { weftChain } from "./workloads/chain.js";
+
+const [mode = "record", backend = "cpu", a, b] = process.argv.slice(2);
+
+async function device(): Promise<{ device: Device; settle: () => Promise<void> }> {
+  if (backend === "cpu") return { device: createCpuDevice(), settle: async () => {} };
+  const w = await createWeftVariant(await requestWebGpuDevice({ backend: "auto" }), true);
+  return { device: w.device, settle: w.settle };
+}
+
+const { device: d, settle } = await device();
+
+/** Workload 5a's loop: `ops` adds on 16 elements, 10 per `tidy`; host time only. */
+async function record(ops: number): Promise<void> {
+  const x = tensor(new Float32Array(16).fill(0.5), { device: d, shape: [16] });
+  const once = (): number => {
+    const start = performance.now();
+    for (let i = 0; i < ops; i += 10) {
+      tidy(() => {
+        let y = x;
+        for (let j = 0; j < 10; j++) y = y.add(1);
+        return undefined;
+      });
+    }
+    return performance.now() - start;
+  };
+  once();
+  await d.sync();
+  const times: number[] = [];
+  for (let k = 0; k < 5; k++) {
+    times.push(once());
+    await d.sync();
+  }
+  times.sort((p, q) => p - q);
+  console.log(`record on ${d.label}: ${((times[2]! / ops) * 1000).toFixed(2)} µs/op (median of 5 × ${ops} ops)`);
+  x.dispose();
+}
+
+/** The fused chain in a loop (newest output kept, one non-awaited sync per iteration). */
+async function chain(n: number, iterations: number): Promise<void> {
+  const x = tensor(new Float32Array(n).fill(0.25), { device: d, shape: [n] });
+  let outs: Tensor[] = [];
+  const loop = async (count: number): Promise<void> => {
+    const start = performance.now();
+    for (let i = 0; i < count; i++) {
+      outs.push(weftChain(x));
+      void d.sync();
+      if (outs.length > 1) outs.shift()?.dispose();
+    }
+    const host = performance.now() - start;
+    await d.sync();
+    const total = performance.now() - start;
+    console.log(`chain of ${n} on ${d.label}: ${((total / count) * 1000).toFixed(1)} µs/iteration, host ${((host / count) * 1000).toFixed(1)} µs/iteration`);
+  };
+  await loop(Math.min(50, iterations));
+  await loop(iterations);
+  for (const o of outs) o.dispose();
+  outs = [];
+  x.dispose();
+}
+
+/** The serving workload: `requests` requests, `inFlight` at once, each on its own stream. */
+async function serving(requests: number, inFlight: number): Promise<void> {
+  const ws = weftMlpWeights(d, mlpWeights());
+  const inputs = mlpInputs(requests, 8);
+  const round = async (): Promise<number> => {
+    let next = 0;
+    const start = performance.now();
+    const lane = async (): Promise<void> => {
+      while (next < requests) {
+        const i = next++;
+        await weftRequest(d, ws, inputs[i]!, 8);
+      }
+    };
+    await perTaskStreams(() => Promise.all(Array.from({ length: inFlight }, lane)));
+    return performance.now() - start;
+  };
+  await round();
+  await settle();
+  for (let r = 0; r < 3; r++) {
+    const ms = await round();
+    console.log(`serving on ${d.label}: ${((requests * 1000) / ms).toFixed(0)} req/s, ${((ms / requests) * 1000).toFixed(0)} µs/request (${inFlight} in flight)`);
+  }
+  for (const t of ws) t.dispose();
+}
+
+if (mode === "record") await record(Number(a ?? 20_000));
+else if (mode === "chain") await chain(Number(a ?? 1 << 16), Number(b ?? 2000));
+else if (mode === "serving") await serving(Number(a ?? 256), Number(b ?? 32));
+else throw new Error(`unknown mode '${mode}' (record, chain, serving)`);
+await d.syncAll();
+process.exit(0);
