@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { conformanceCases, runConformanceCase } from "@weft/tensor/testing/core";
+import { checkReadInto, conformanceCases, runConformanceCase } from "@weft/tensor/testing/core";
 import { createCpuDevice, createWebGpuDevice } from "@weft/weft";
 
 const device = await createWebGpuDevice({ fusion: true });
@@ -24,6 +24,12 @@ for (const c of conformanceCases({ largeThresholds: true })) {
     failed++;
     console.log(`FAIL ${c.name}: ${result.message}`);
   }
+}
+const into = await checkReadInto(device);
+if (into.ok) passed++;
+else {
+  failed++;
+  console.log(`FAIL data({ into }): ${into.message}`);
 }
 await device.syncAll();
 const memory = device.memory();

@@ -8,7 +8,7 @@
  * @module
  */
 export { Tensor } from "./tensor/tensor.js";
-export type { DataArray } from "./tensor/tensor.js";
+export type { DataArray, DataOptions } from "./tensor/tensor.js";
 export { Device, device, setDevice, tryDevice } from "./device/device.js";
 export type { DeviceOptions } from "./device/device.js";
 export type { FusionMemory as MemoryReport, DeviceStats as StatsReport } from "@weft/fusion";

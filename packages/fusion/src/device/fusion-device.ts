@@ -406,14 +406,16 @@ export class FusionDevice<H> implements FusionClient {
   }
 
   /** @internal See {@link FusionTensor.read}. */
-  _read(tensor: FusionTensor): Promise<TypedArray> {
+  _read(tensor: FusionTensor, into?: TypedArray): Promise<TypedArray> {
     if (this.#disposed) return Promise.reject(new DisposedDeviceError("read", this.runtime.name));
     const { handle, ir, error } = this.#prepareRead(tensor);
     if (error !== undefined) return Promise.reject(error);
     try {
-      return this.runtime.read(handle as H, ir, tensor.stream).catch((e: unknown) => {
+      const read = this.runtime.read(handle as H, ir, tensor.stream, into).catch((e: unknown) => {
         throw readFailure(ir, e);
       });
+      // A runtime that does not write into caller memory itself answers with its own array: copy it once.
+      return into === undefined ? read : read.then((values) => (values === into ? into : copyInto(values, into)));
     } catch (e) {
       return Promise.reject(readFailure(ir, e));
     }
@@ -552,4 +554,10 @@ export class FusionDevice<H> implements FusionClient {
     }
     this.#release(token.ref, token.ir, token.stream, true);
   }
+}
+
+/** Copies `values` into the first elements of `into` and returns `into`. */
+function copyInto(values: TypedArray, into: TypedArray): TypedArray {
+  (into as Float32Array).set(values as Float32Array);
+  return into;
 }

@@ -163,8 +163,11 @@ export interface FusionRuntime<H, O extends Optimization<H> = Optimization<H>> {
   /**
    * Reads `handle`'s values (row-major, `tensor.shape`, `tensor.dtype`) once `stream`'s work has
    * run. The promise holds nothing of the engine while it waits (docs/pitfalls.md#p4).
+   * `into` (optional, caller-owned, the dtype's array type, at least the element count): a runtime
+   * that can copy its values straight into it does, and resolves to it; one that resolves to its
+   * own array instead has it copied into `into` by the engine.
    */
-  read(handle: H, tensor: TensorIr, stream: StreamId): Promise<TypedArray>;
+  read(handle: H, tensor: TensorIr, stream: StreamId, into?: TypedArray): Promise<TypedArray>;
   /** The values now, where the backend can answer synchronously; else `undefined`. */
   readSync?(handle: H, tensor: TensorIr, stream: StreamId): TypedArray | undefined;
   /** Resolves once the device finished everything recorded on `stream`. */
@@ -224,7 +227,7 @@ export abstract class BaseFusionRuntime<H, O extends Optimization<H> = Optimizat
   abstract releaseHandle(handle: H): void;
   abstract canMut(handle: H): boolean;
   abstract upload(data: TensorData, stream: StreamId): H;
-  abstract read(handle: H, tensor: TensorIr, stream: StreamId): Promise<TypedArray>;
+  abstract read(handle: H, tensor: TensorIr, stream: StreamId, into?: TypedArray): Promise<TypedArray>;
   abstract sync(stream: StreamId): Promise<void>;
   abstract memoryUsage(): MemoryUsage;
 

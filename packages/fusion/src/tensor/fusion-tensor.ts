@@ -142,13 +142,15 @@ export class FusionTensor {
    * The values, once computed. Non-consuming. All synchronous work (draining the home stream if
    * the tensor is not computed yet, taking the handle, starting the backend read) happens before
    * this returns; the promise holds nothing of the engine.
+   * `into`, when given, is caller-owned memory of the dtype's array type with at least the
+   * tensor's element count: the values are written into it and the promise resolves to it.
    * @returns rejects with the {@link TensorComputationError} this tensor carries, or with the
    *   backend's read error.
    * @throws DisposedTensorError after dispose.
    */
-  read(): Promise<TypedArray> {
+  read(into?: TypedArray): Promise<TypedArray> {
     this.#check("read");
-    return this.device._read(this);
+    return this.device._read(this, into);
   }
 
   /**

@@ -9,7 +9,7 @@ import type { BinaryOp, DType, FusionTensor, TypedArray, UnaryOp } from "@weft/f
 import { FUSION_TENSOR } from "@weft/fusion/internal";
 import type { Device } from "../device/device.js";
 import { halfToFloat } from "../dtype/dtype.js";
-import { DTypeError, DeviceMismatchError, ShapeError, SyncReadError, formatShape } from "../errors/tensor-errors.js";
+import { DTypeError, DeviceMismatchError, ShapeError, SyncReadError, ValueError, formatShape } from "../errors/tensor-errors.js";
 import { nest } from "../shape/shape.js";
 import { type PrintOptions, checkFormatOptions, formatValues } from "../format/format.js";
 import { checkTensorList } from "./arguments.js";
@@ -59,6 +59,18 @@ export function fusionTensorOf(t: Tensor): FusionTensor {
 
 /** What `data()` resolves to per dtype: `f16` is widened to `Float32Array`. */
 export type DataArray = Float32Array | Int32Array | Uint32Array | Uint8Array;
+
+/** Options of {@link Tensor.data}. */
+export interface DataOptions {
+  /**
+   * Caller-owned memory the values are written into (the first `size` elements), and which the
+   * read resolves to: the array type `data()` gives for the dtype (`Float32Array` for f32 and
+   * f16, `Int32Array`, `Uint32Array`, `Uint8Array` for bool), at least `size` long. Reusing one
+   * array across reads spares a fresh allocation (and its page faults) per read: on WebGPU the
+   * values are copied once, from the mapped staging buffer straight into it.
+   */
+  readonly into?: DataArray;
+}
 
 /**
  * An n-dimensional array on a {@link Device}: the user's handle to one lazily computed value.
@@ -194,9 +206,14 @@ export class Tensor {
    * `Uint8Array` (bool, 0/1). Waits for the work this tensor depends on; rejects with the
    * computation error when that work failed.
    */
-  async data(): Promise<DataArray> {
+  async data(options?: DataOptions): Promise<DataArray> {
     if (this.#inner.disposed) this.#inner.intoIr("data");
-    return widen(this.dtype, await this.#inner.read());
+    const into = options?.into;
+    if (into === undefined) return widen(this.dtype, await this.#inner.read());
+    checkInto(this.dtype, this.shape, into);
+    // f16 is stored as 16-bit words: read them, widen into the caller's array.
+    if (this.dtype === "f16") return widenInto(await this.#inner.read(), into as Float32Array);
+    return (await this.#inner.read(into)) as DataArray;
   }
 
   /** The values as nested JS arrays (booleans for `bool`; a number or boolean for a scalar). */
@@ -362,6 +379,44 @@ export class Tensor {
   concat(others: readonly Tensor[], axis?: number): Tensor { return concat([this, ...checkTensorList("concat", "others", others)], axis); }
   gather(indices: Tensor, axis: number): Tensor { return gather(this, indices, axis); }
   pad(padding: readonly (readonly [number, number])[], value?: number): Tensor { return pad(this, padding, value); }
+}
+
+/** The array type `data()` gives for `dtype`, by name, for {@link checkInto}'s message. */
+function dataArrayName(dtype: DType): string {
+  switch (dtype) {
+    case "f32":
+    case "f16":
+      return "Float32Array";
+    case "i32":
+      return "Int32Array";
+    case "u32":
+      return "Uint32Array";
+    case "bool":
+      return "Uint8Array";
+  }
+}
+
+/**
+ * Throws a `ValueError` naming `data`, the tensor's shape and dtype and the fix when `into` is not
+ * the array type `data()` gives for `dtype` or holds fewer than `shape`'s elements.
+ */
+function checkInto(dtype: DType, shape: readonly number[], into: unknown): void {
+  const want = dataArrayName(dtype);
+  const size = shape.reduce((a, b) => a * b, 1);
+  const got = (into as { constructor?: { name?: string } } | null)?.constructor?.name ?? typeof into;
+  if (got !== want || !ArrayBuffer.isView(into)) {
+    throw new ValueError("data", `{ into } must be a ${want} for a ${dtype} ${formatShape(shape)} tensor, got ${got}; pass e.g. \`new ${want}(${size})\``);
+  }
+  const length = (into as DataArray).length;
+  if (length < size) {
+    throw new ValueError("data", `{ into } holds ${length} elements, the ${dtype} ${formatShape(shape)} tensor has ${size}; pass an array of at least ${size}`);
+  }
+}
+
+/** Widens f16 words into `into` (its first `values.length` elements). */
+function widenInto(values: TypedArray, into: Float32Array): Float32Array {
+  for (let i = 0; i < values.length; i++) into[i] = halfToFloat(values[i] ?? 0);
+  return into;
 }
 
 function widen(dtype: DType, values: TypedArray): DataArray {

@@ -11,6 +11,7 @@ export type { ConformanceCase, ConformanceCatalogueOptions } from "./cases.js";
 export { EXACT, compareArrays, generate, prng, hashName } from "./host-data.js";
 export type { InputSpec, InputKind, Tolerance } from "./host-data.js";
 export { runConformanceCase, evaluateCase, compareOutputs, planCase, checkReleased } from "./run-case.js";
+export { checkReadInto } from "./read-into.js";
 export type { CaseOutput, ConformanceResult, RunCaseOptions, CaseSelection, CasePlan } from "./run-case.js";
 export { thresholdCases } from "./cases-thresholds.js";
 export type { ThresholdOptions } from "./cases-thresholds.js";

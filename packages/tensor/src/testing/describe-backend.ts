@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Device } from "../device/device.js";
 import { conformanceCases, type ConformanceCase, type ConformanceCatalogueOptions } from "./cases.js";
+import { checkReadInto } from "./read-into.js";
 import { type CaseSelection, checkReleased, planCase, runConformanceCase } from "./run-case.js";
 
 /** Options of {@link describeBackend}. */
@@ -72,6 +73,13 @@ export function describeBackend(name: string, factory: () => Promise<Device> | D
         expect(result.ok).toBe(true);
       });
     }
+
+    it("data({ into }) writes the values into caller-owned memory and refuses a wrong array", async () => {
+      if (device === undefined) throw new Error("conformance: the device did not start");
+      const d = device;
+      const result = await (options.eachCase === undefined ? checkReadInto(d) : options.eachCase(() => checkReadInto(d)));
+      expect(result.message).toBeUndefined();
+    });
 
     it("releases every tensor the suite created", async () => {
       if (device === undefined) throw new Error("conformance: the device did not start");
