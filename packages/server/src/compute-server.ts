@@ -148,8 +148,12 @@ export interface ComputeServer<K extends KernelDefinition = KernelDefinition> {
   /**
    * Reads the bindings once `stream`'s pending work (and the work of the streams that produced
    * them) has run. The returned promise holds nothing of the server while it waits.
+   * `into` (optional): caller-owned destinations, one per binding (`undefined`: none), each at
+   * least the binding's size. A server that copies straight into a destination resolves with that
+   * very array in its place; one that does not resolves with its own arrays (the caller copies).
+   * A read that rejects may have written its destinations.
    */
-  read(bindings: readonly BufferBinding[], stream: StreamId): Promise<Uint8Array[]>;
+  read(bindings: readonly BufferBinding[], stream: StreamId, into?: readonly (Uint8Array | undefined)[]): Promise<Uint8Array[]>;
   /** The bytes now, where the server can answer synchronously (CPU); else `undefined`. */
   readSync?(bindings: readonly BufferBinding[], stream: StreamId): Uint8Array[] | undefined;
   /**

@@ -383,7 +383,7 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
     return contiguousHandle(memory, data.shape, data.dtype);
   }
 
-  async read(handle: WebGpuHandle, tensor: TensorIr, stream: StreamId): Promise<TypedArray> {
+  async read(handle: WebGpuHandle, tensor: TensorIr, stream: StreamId, into?: TypedArray): Promise<TypedArray> {
     const n = numElements(tensor.shape);
     if (n === 0) {
       // No element, but the read still settles with the failure claiming the memory, if any
@@ -395,9 +395,13 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
     const dense = handle.offset === 0 && isContiguous(handle) ? undefined : this.#contiguous(handle, stream);
     const source = dense ?? handle;
     try {
-      const [bytes] = await this.client.read([source.memory.binding(0, bytesOf(tensor.shape, tensor.dtype))], stream);
+      const size = bytesOf(tensor.shape, tensor.dtype);
+      // Caller-owned memory: the server copies the mapped bytes straight into it (bool is stored
+      // as u32 words and is narrowed by fromBytes instead).
+      const dest = into !== undefined && tensor.dtype !== "bool" && into.byteLength >= size ? new Uint8Array(into.buffer, into.byteOffset, size) : undefined;
+      const [bytes] = await this.client.read([source.memory.binding(0, size)], stream, dest === undefined ? undefined : [dest]);
       invariant(bytes !== undefined, "a read of one binding returns one array");
-      return fromBytes(bytes, tensor);
+      return dest !== undefined && bytes === dest ? (into as TypedArray) : fromBytes(bytes, tensor);
     } finally {
       if (dense !== undefined) releaseWebGpuHandle(dense);
     }

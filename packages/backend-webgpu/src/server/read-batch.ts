@@ -10,6 +10,12 @@ export interface PendingRead {
   readonly stream: WebGpuStream;
   /** The byte ranges to read, in the order the result lists them. */
   readonly bindings: readonly BufferBinding[];
+  /**
+   * Caller-owned destinations, one per binding (`undefined`: none): a binding's bytes are copied
+   * from the mapped staging buffer straight into its destination, which takes its place in the
+   * result, instead of into a fresh array.
+   */
+  readonly into: readonly (Uint8Array | undefined)[] | undefined;
   /** Settled once, with one array per binding, or with the read's own error. */
   readonly done: Deferred<Uint8Array[]>;
   /**
@@ -217,7 +223,13 @@ async function settleReads(reads: readonly PendingRead[], plan: ReadPlan, c: Rea
         const out = results[i];
         invariant(out !== undefined, "one result per read");
         placements.forEach((p, k) => {
-          if (p.group === g) out[k] = bytes.slice(p.at, p.at + p.size);
+          if (p.group !== g) return;
+          const dest = reads[i]?.into?.[k];
+          if (dest === undefined || dest.byteLength < p.size) out[k] = bytes.slice(p.at, p.at + p.size);
+          else {
+            dest.set(bytes.subarray(p.at, p.at + p.size));
+            out[k] = dest;
+          }
         });
       });
       staging.buffer.unmap();

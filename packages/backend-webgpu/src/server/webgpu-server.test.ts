@@ -72,6 +72,26 @@ describe("WebGpuServer", () => {
     }
   });
 
+  it("reads into caller-owned destinations: the bytes land in them and they take their place in the result", async () => {
+    const a = Uint8Array.from({ length: 1024 }, (_, i) => (i * 13) & 0xff);
+    const b = Uint8Array.from({ length: 64 }, (_, i) => (i * 7 + 1) & 0xff);
+    const ha = server.create(a, S0);
+    const hb = server.create(b, S0);
+    const dest = new Uint8Array(1030).fill(9);
+    const short = new Uint8Array(10);
+    // Two reads of one turn share a batch; the second's destination is too short and is ignored.
+    const [first, second] = await Promise.all([server.read([ha.binding(), hb.binding()], S0, [dest, undefined]), server.read([hb.binding()], S0, [short])]);
+    expect(first?.[0], "the destination itself is returned").toBe(dest);
+    expect(dest.subarray(0, 1024)).toEqual(a);
+    expect([...dest.subarray(1024)], "bytes past the binding stay as they were").toEqual([9, 9, 9, 9, 9, 9]);
+    expect(first?.[1]).toEqual(b);
+    expect(second?.[0], "a destination shorter than the binding is not written").not.toBe(short);
+    expect(second?.[0]).toEqual(b);
+    expect([...short]).toEqual(new Array(10).fill(0));
+    ha.release();
+    hb.release();
+  });
+
   it("launches a hand-written WGSL kernel with uniforms and reads its output", async () => {
     const a = server.create(u32Bytes([1, 2, 3, 4, 5]), S0);
     const out = server.empty(20, S0);

@@ -437,7 +437,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
    * pending read with {@link DeviceLostError}. The promise holds only the staging buffer
    * (docs/pitfalls.md#p4).
    */
-  read(bindings: readonly BufferBinding[], stream: StreamId): Promise<Uint8Array[]> {
+  read(bindings: readonly BufferBinding[], stream: StreamId, into?: readonly (Uint8Array | undefined)[]): Promise<Uint8Array[]> {
     if (this.#lost) return Promise.reject(this.#lost);
     const s = this.#stream(stream);
     const unpins: (() => void)[] = [];
@@ -454,7 +454,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     this.#pending.add(reject);
     this.#counters.reads++;
     const settle = done.promise.finally(() => this.#pending.delete(reject));
-    const read: PendingRead = { stream: s, bindings, done, unpins };
+    const read: PendingRead = { stream: s, bindings, done, unpins, into };
     this.#gate.submit({
       waitFor: undefined,
       run: () => this.#readback.enqueue(read),

@@ -144,10 +144,11 @@ export class Client<K extends KernelDefinition = KernelDefinition> {
 
   /**
    * Reads the bindings once `stream`'s pending work has run. The promise holds nothing of the
-   * server while it waits (see the type doc).
+   * server while it waits (see the type doc). `into`: caller-owned destinations, as
+   * `ComputeServer.read` takes them.
    */
-  read(bindings: readonly BufferBinding[], stream: StreamId = this.stream()): Promise<Uint8Array[]> {
-    return this.#call(() => this.server.read(bindings, stream));
+  read(bindings: readonly BufferBinding[], stream: StreamId = this.stream(), into?: readonly (Uint8Array | undefined)[]): Promise<Uint8Array[]> {
+    return this.#call(() => this.server.read(bindings, stream, into));
   }
 
   /** The bytes now, where the server can answer synchronously (CPU); else `undefined`. */
