@@ -139,6 +139,7 @@ export async function runHostOverhead(ctx: BenchContext): Promise<void> {
     const correct = check2.startsWith("ok");
     r.addRatio({
       workload: "host",
+      id: "host-replan",
       name: "explorations on the second pass of the graph",
       value: e2 - e1,
       unit: "explorations",

@@ -48,6 +48,7 @@ export async function runMemory(ctx: BenchContext): Promise<void> {
       r.add({ workload: "memory", variant: `${variant}: bytesInUse after the chain`, method: "count", size, status: "ok", value: inUse, unit: "bytes" });
       r.addRatio({
         workload: "memory",
+        id: fusion ? "memory-fused-peak" : "memory-unfused-peak",
         name: `${variant}: peak bytes / (inputs + outputs)`,
         value: peak / (2 * bytes),
         target: fusion ? "= 1" : "info",
@@ -92,6 +93,7 @@ export async function runMemory(ctx: BenchContext): Promise<void> {
     r.add({ workload: "memory", variant: "share to 8 streams: bytesInUse growth", method: "count", size, status: "ok", value: delta, unit: "bytes", check });
     r.addRatio({
       workload: "memory",
+      id: "memory-shared-copies",
       name: "share to 8 streams: growth / bytes of the tensor",
       value: delta / bytes,
       target: "< 1",
