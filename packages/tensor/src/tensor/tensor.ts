@@ -9,7 +9,7 @@ import type { BinaryOp, DType, FusionTensor, TypedArray, UnaryOp } from "@weft/f
 import { FUSION_TENSOR } from "@weft/fusion/internal";
 import type { Device } from "../device/device.js";
 import { halfToFloat } from "../dtype/dtype.js";
-import { DTypeError, DeviceMismatchError, ShapeError, SyncReadError, ValueError, formatShape } from "../errors/tensor-errors.js";
+import { DTypeError, DeviceMismatchError, ShapeError, SyncReadError, formatShape } from "../errors/tensor-errors.js";
 import { nest } from "../shape/shape.js";
 import { type PrintOptions, checkFormatOptions, formatValues } from "../format/format.js";
 import { checkTensorList } from "./arguments.js";
