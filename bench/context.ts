@@ -14,7 +14,7 @@ import type { TfPeer } from "./peers/tfjs.js";
 import type { WeftVariant } from "./peers/weft.js";
 
 /** The workloads, in the order they run (the names `--only` accepts). */
-export const WORKLOADS = ["chain", "readback", "reduction", "matmul", "host", "dependent", "small", "serving", "memory", "remote"] as const;
+export const WORKLOADS = ["chain", "readback", "reduction", "matmul", "host", "dependent", "small", "serving", "training", "memory", "remote"] as const;
 
 /** One workload's name. */
 export type WorkloadName = (typeof WORKLOADS)[number];
@@ -78,6 +78,8 @@ export interface Sizes {
   readonly dependent: number;
   /** The serving workload: requests per round, requests in flight, rows per request. */
   readonly serving: { readonly requests: number; readonly inFlight: number; readonly batch: number };
+  /** The training workload: rows per batch and training steps per timed run (issue 10: batch 256). */
+  readonly training: { readonly batch: number; readonly steps: number };
   /** Small ops recorded per host-overhead sample. */
   readonly hostOps: number;
   /** Ops in the repeated graph. */
@@ -118,6 +120,7 @@ export function sizesFor(quick: boolean, gpu: WebGpuDevice): Sizes {
       matmul: [64, 128, 256],
       dependent: 1000,
       serving: { requests: 64, inFlight: 32, batch: 8 },
+      training: { batch: 64, steps: 5 },
       hostOps: 10_000,
       graphOps: 1000,
       small: [64, 16_384],
@@ -135,6 +138,7 @@ export function sizesFor(quick: boolean, gpu: WebGpuDevice): Sizes {
     matmul: [1024, 2048, 4096],
     dependent: 10_000,
     serving: { requests: 256, inFlight: 32, batch: 8 },
+    training: { batch: 256, steps: 20 },
     hostOps: 20_000,
     graphOps: 1000,
     small: [64, 16_384],

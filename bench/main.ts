@@ -33,6 +33,7 @@ import { runMemory } from "./workloads/memory.js";
 import { runReadback } from "./workloads/readback.js";
 import { runReduction } from "./workloads/reduction.js";
 import { runServing } from "./workloads/serving.js";
+import { runTraining } from "./workloads/training.js";
 import { runSmallTensors } from "./workloads/small-tensors.js";
 import { runRemoteServing } from "./workloads/remote-serving.js";
 
@@ -57,6 +58,7 @@ const RUNNERS: Record<WorkloadName, (ctx: BenchContext) => Promise<void>> = {
   dependent: runDependent,
   small: runSmallTensors,
   serving: runServing,
+  training: runTraining,
   memory: runMemory,
   remote: runRemoteServing,
 };

@@ -54,6 +54,7 @@ export const LABEL = {
   dependent: (ops: number): string => `${ops} adds on 1 f32`,
   small: ([count, n]: readonly [number, number]): string => `${count} × ${n} f32`,
   serving: (s: Sizes["serving"]): string => `MLP 64→128→128→10, batch ${s.batch}, ${s.requests} requests`,
+  training: (t: Sizes["training"]): string => `MLP 64→128→128→10, batch ${t.batch}, Adam, ${t.steps} steps per run`,
 } as const;
 
 /** One side of a comparison: the measurement it reads. */
@@ -175,6 +176,11 @@ export function targetsFor(sizes: Sizes, quick: boolean): TargetSpec[] {
     { id: "serving-p50-ms", workload: "serving", name: `weft p50 latency (ms), ${inFlight} in flight`, bar: INFO, formula: { kind: "figure", side: sv(VARIANT.p50(VARIANT.inFlight(VARIANT.weft, inFlight)), "latency"), read: ms, unit: "ms" } },
     { id: "serving-tfjs-p99-ms", workload: "serving", name: `tfjs p99 latency (ms), ${inFlight} in flight`, bar: INFO, formula: { kind: "figure", side: sv(VARIANT.p99(VARIANT.inFlight(VARIANT.tfjs, inFlight)), "latency"), read: ms, unit: "ms" } },
     { id: "serving-1-in-flight-vs-tfjs", workload: "serving", name: "weft vs tfjs, requests/s, 1 in flight", bar: INFO, formula: { kind: "rate", numerator: sv(VARIANT.inFlight(VARIANT.weft, 1), "throughput"), denominator: sv(VARIANT.inFlight(VARIANT.tfjs, 1), "throughput") } },
+  );
+
+  const training = LABEL.training(sizes.training);
+  out.push(
+    { id: "train-mlp-vs-tfjs", workload: "training", name: `weft vs tfjs (tf.variableGrads + tf.train.adam), steps/s, ${training}`, bar: least(3), formula: { kind: "rate", numerator: side("training", VARIANT.weft, "throughput", training), denominator: side("training", VARIANT.tfjs, "throughput", training) }, ...stand(`batch ${sizes.training.batch} stands for 256`) },
   );
   return out;
 }
