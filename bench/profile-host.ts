@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { requestWebGpuDevice } from "@weft/backend-webgpu";
+import { requestWebGpuDevice, type WebGpuServerStats } from "@weft/backend-webgpu";
 import { type Device, type Tensor, tensor, tidy } from "@weft/tensor";
 import { createCpuDevice } from "@weft/weft";
 import { mlpInputs, mlpWeights, perTaskStreams, weftMlpWeights, weftRequest } from "./harness/mlp.js";
@@ -20,13 +20,21 @@ import { weftChain } from "./workloads/chain.js";
 
 const [mode = "record", backend = "cpu", a, b] = process.argv.slice(2);
 
-async function device(): Promise<{ device: Device; settle: () => Promise<void> }> {
-  if (backend === "cpu") return { device: createCpuDevice(), settle: async () => {} };
+async function device(): Promise<{ device: Device; settle: () => Promise<void>; stats: () => WebGpuServerStats | undefined }> {
+  if (backend === "cpu") return { device: createCpuDevice(), settle: async () => {}, stats: () => undefined };
   const w = await createWeftVariant(await requestWebGpuDevice({ backend: "auto" }), true);
-  return { device: w.device, settle: w.settle };
+  return { device: w.device, settle: w.settle, stats: () => w.server.stats() };
 }
 
-const { device: d, settle } = await device();
+const { device: d, settle, stats } = await device();
+
+/** The server's submits, dispatches, read batches and maps since `before`, per `per` (WebGPU only). */
+function counters(before: WebGpuServerStats | undefined, per: number, unit: string): string {
+  const now = stats();
+  if (before === undefined || now === undefined) return "";
+  const f = (k: "submits" | "dispatches" | "readBatches" | "readMaps"): string => ((now[k] - before[k]) / per).toFixed(2);
+  return `; per ${unit}: ${f("submits")} submits, ${f("dispatches")} dispatches, ${f("readBatches")} read batches, ${f("readMaps")} maps`;
+}
 
 /** Workload 5a's loop: `ops` adds on 16 elements, 10 per `tidy`; host time only. */
 async function record(ops: number): Promise<void> {
@@ -96,8 +104,9 @@ async function serving(requests: number, inFlight: number): Promise<void> {
   await round();
   await settle();
   for (let r = 0; r < 3; r++) {
+    const before = stats();
     const ms = await round();
-    console.log(`serving on ${d.label}: ${((requests * 1000) / ms).toFixed(0)} req/s, ${((ms / requests) * 1000).toFixed(0)} µs/request (${inFlight} in flight)`);
+    console.log(`serving on ${d.label}: ${((requests * 1000) / ms).toFixed(0)} req/s, ${((ms / requests) * 1000).toFixed(0)} µs/request (${inFlight} in flight)${counters(before, requests, "request")}`);
   }
   for (const t of ws) t.dispose();
 }

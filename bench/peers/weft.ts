@@ -74,17 +74,20 @@ export interface WeftVariant {
   readonly fusion: FusionClient;
   /** The peak-memory meter around this device's server. */
   readonly meter: PeakMeter;
+  /** The server under the device (its counters: submits, read batches, maps). */
+  readonly server: WebGpuServer;
   /** Resolves once background autotuning (matmul tile choice) has finished, so timing sees the winner. */
   readonly settle: () => Promise<void>;
 }
 
 /** Creates a Weft device on `gpu` (`fusion: false` runs every op alone). */
 export async function createWeftVariant(gpu: WebGpuDevice, fusion: boolean): Promise<WeftVariant> {
-  const meter = new PeakMeter(new WebGpuServer(gpu.device));
+  const server = new WebGpuServer(gpu.device);
+  const meter = new PeakMeter(server);
   const runtime = await createWebGpuRuntime({ device: gpu.device, fusion, server: meter.wrap() });
   const engine = new FusionDevice(runtime);
   const device = new Device(engine, { label: `webgpu${fusion ? "" : " unfused"} (${gpu.info.description})` });
-  return { device, fusion: engine, meter, settle: () => runtime.autotuneIdle() };
+  return { device, fusion: engine, meter, server, settle: () => runtime.autotuneIdle() };
 }
 
 /**

@@ -92,8 +92,62 @@ describe("read coalescing", () => {
     expect(asU32(ys), "S1's read sees S1's pending increment").toEqual([101, 201]);
     expect(asU32(zs), "S1's read of bytes produced on S0 sees that producer (and what it read)").toEqual([4, 6, 8, 10]);
     expect(after.readMaps - before.readMaps, "reads of both streams share one map").toBe(1);
-    expect(after.submits - before.submits, "one flush per stream with pending work, plus the copies").toBe(3);
+    expect(after.submits - before.submits, "one shared submit: both streams' work, then the copies").toBe(1);
+    expect(after.sharedSubmitParts - before.sharedSubmitParts, "it carried both streams' command buffers").toBe(2);
     for (const h of [x, y, z]) h.release();
+  });
+
+  it("eight streams reading shared bytes keep recording (readers never flush each other) and share one submit", async () => {
+    const streams = Array.from({ length: 8 }, (_, i) => StreamId.of(10 + i));
+    const w = server.create(u32Bytes([3, 5, 7, 9]), S0);
+    const outs = streams.map((s) => server.empty(16, s));
+    await server.sync(S0);
+    const before = server.stats();
+    streams.forEach((s, i) => {
+      server.launch(double, [1, 1, 1], [{ binding: w.binding(), access: "read" }, { binding: outs[i]!.binding(), access: "write" }], s, "execute");
+      server.launch(increment, [1, 1, 1], [{ binding: outs[i]!.binding(), access: "read-write" }], s, "execute");
+    });
+    expect(server.stats().submits - before.submits, "nothing is submitted while the streams only share reads").toBe(0);
+    const results = await Promise.all(streams.map((s, i) => server.read([outs[i]!.binding()], s)));
+    const after = server.stats();
+    results.forEach(([bytes], i) => expect(asU32(bytes), `stream ${i}'s output`).toEqual([7, 11, 15, 19]));
+    expect(after.submits - before.submits, "one submit for the eight streams' work and the copies").toBe(1);
+    expect(after.sharedSubmitParts - before.sharedSubmitParts, "eight command buffers in it").toBe(8);
+    expect(after.readMaps - before.readMaps, "one map").toBe(1);
+    for (const h of [w, ...outs]) h.release();
+  });
+
+  it("a later writer on another stream submits the pending readers first (their reads see the old bytes)", async () => {
+    const w = server.create(u32Bytes([1, 2]), S0);
+    const seen = server.empty(8, S1);
+    await server.sync(S0);
+    server.launch(double, [1, 1, 1], [{ binding: w.binding(), access: "read" }, { binding: seen.binding(), access: "write" }], S1, "execute");
+    const before = server.stats();
+    server.launch(increment, [1, 1, 1], [{ binding: w.binding(), access: "read-write" }], S0, "execute");
+    expect(server.stats().submits - before.submits, "S1's pending read of w was submitted before S0's write was recorded").toBe(1);
+    const [[seenBytes], [wBytes]] = await Promise.all([server.read([seen.binding()], S1), server.read([w.binding()], S0)]);
+    expect(asU32(seenBytes), "S1's launch read w before the increment").toEqual([2, 4]);
+    expect(asU32(wBytes), "w was incremented after it").toEqual([2, 3]);
+    for (const h of [w, seen]) h.release();
+  });
+
+  it("a failed kernel on one stream taints only its outputs; another stream's work in the same shared submit reads clean", async () => {
+    const a = server.create(u32Bytes([4, 4]), S0);
+    const good = server.empty(8, S0);
+    const bad = server.empty(8, S1);
+    await server.sync(S0);
+    server.launch(double, [1, 1, 1], [{ binding: a.binding(), access: "read" }, { binding: good.binding(), access: "write" }], S0, "execute");
+    server.launch(broken, [1, 1, 1], [{ binding: a.binding(), access: "read" }, { binding: bad.binding(), access: "write" }], S1, "execute");
+    const [goodOutcome, badOutcome] = await Promise.all([
+      server.read([good.binding()], S0),
+      server.read([bad.binding()], S1).then(
+        () => "resolved",
+        (e: unknown) => e,
+      ),
+    ]);
+    expect(asU32((goodOutcome as Uint8Array[])[0]), "the clean stream's output").toEqual([8, 8]);
+    expect(badOutcome, "the failed stream's output rejects with its taint").toBeInstanceOf(TaintedReadError);
+    for (const h of [a, good, bad]) h.release();
   });
 
   it("a read sees a launch issued before it in the turn, and not one issued after it", async () => {

@@ -19,12 +19,13 @@ export interface ReadbackHost {
   readonly device: GPUDevice;
   readonly failures: FailureStore<WebGpuStream>;
   readonly counters: SubmissionCounters & ReadCounters;
-  /** Submits every stream other than `stream` whose unsubmitted encoder refers to `bindings`' allocations. */
-  align(stream: WebGpuStream, bindings: readonly BufferBinding[]): void;
+  /**
+   * Submits every stream's recorded work and then `tail` in one `queue.submit` (and starts the
+   * readback of every pending status check); returns the submit's validation scope.
+   */
+  submitAll(tail?: GPUCommandBuffer): Promise<GPUError | null>;
   /** Where `binding`'s bytes live (its owner stream's memory). */
   source(binding: BufferBinding): ReadSource;
-  /** Every stream of the server (a read first flushes those with status checks not copied yet). */
-  streams(): Iterable<WebGpuStream>;
   /** Registers a promise reads must wait for (a status readback). */
   track(promise: Promise<unknown>): void;
   /** The error scopes and validations not settled yet (a read waits for them before settling). */
@@ -40,12 +41,15 @@ export interface ReadbackHost {
  * @remarks
  * **Coalescing.** Reads issued in one turn join one batch, sealed by a single microtask (no timer,
  * nothing per read), or earlier when later work would overwrite bytes a waiting read has not
- * copied yet ({@link Readback.sealOverlapping}). Sealing flushes every stream the reads depend on,
- * copies every binding into its aligned range of one staging buffer in one submit and maps it
- * once; {@link completeReads} settles each read.
+ * copied yet ({@link Readback.sealOverlapping}). Sealing makes one shared submit: every stream's
+ * recorded work (the reads' producers and any other stream's ready work), then the copies of
+ * every binding into its aligned range of one staging buffer; it maps that buffer once;
+ * {@link completeReads} settles each read. So N requests in flight on N streams whose reads meet
+ * in one turn cost one `queue.submit` and one `mapAsync` (docs/performance.md#shared-submits).
  * **Errors.** A read of tainted bytes rejects alone, when issued; the taint is checked again once
  * the scopes outstanding at the copy settled. A failed copy submit rejects the batch's reads with a
- * `LaunchError`; device loss rejects the open batch.
+ * `LaunchError` (a shared submit fails whole: then every stream's work in it is tainted too, so no
+ * read resolves with bytes that were not computed); device loss rejects the open batch.
  * **Status checks.** The status words of checked launches (`WebGpuServer.verify`) are read back
  * here too ({@link Readback.readChecks}), right after the submit of the launches that wrote them;
  * a read first flushes every stream with checks not copied yet, and waits for their readback.
@@ -187,14 +191,10 @@ export class Readback {
     }
   }
 
-  /** Flushes what the reads depend on, copies every binding in one submit, maps once (see the type doc). */
+  /** Submits every stream's work and the copies of every binding in one submit, maps once (see the type doc). */
   #perform(batch: ReadBatch): void {
     const host = this.#host;
     const device = host.device;
-    for (const r of batch.reads) host.align(r.stream, r.bindings);
-    for (const s of batch.streams) s.flush();
-    // Status checks not copied out yet start now, so the reads below wait for them.
-    for (const s of host.streams()) if (s.hasPendingChecks) s.flush();
     const maxGroup = Math.floor(device.limits.maxBufferSize / 4) * 4;
     const reads: PendingRead[] = [];
     const sources: ReadSource[][] = [];
@@ -214,13 +214,18 @@ export class Readback {
       reads.push(r);
       sources.push(mine);
     }
-    if (reads.length === 0) return;
+    if (reads.length === 0) {
+      void host.submitAll();
+      return;
+    }
     const plan = planReadCopies(sources, maxGroup);
     const staging: { buffer: GPUBuffer; bytes: number }[] = [];
-    // One scope around the staging buffers, the copies and the submit: an error there means no
-    // read of the batch got its bytes (completeReads then rejects them all with it).
+    // One scope around the staging buffers and the copies' encoding, one around the shared submit:
+    // an error in either means no read of the batch got its bytes (completeReads then rejects them
+    // all with it).
     device.pushErrorScope("validation");
     let thrown: { error: unknown } | undefined;
+    let copies: GPUCommandBuffer | undefined;
     try {
       for (const g of plan.groups) staging.push({ buffer: this.#staging.acquire(Math.max(4, g.bytes)), bytes: g.bytes });
       const encoder = device.createCommandEncoder({ label: "weft readback" });
@@ -229,13 +234,15 @@ export class Readback {
         invariant(target !== undefined, "one staging buffer per group");
         for (const c of g.copies) encoder.copyBufferToBuffer(c.buffer, c.sourceOffset, target.buffer, c.stagingOffset, c.length);
       });
-      device.queue.submit([encoder.finish()]);
+      copies = encoder.finish();
     } catch (error) {
       thrown = { error };
     }
-    const copyScope = device.popErrorScope();
+    const encodeScope = device.popErrorScope();
+    // The streams' work goes out either way; the copies only when they were encoded.
+    const submitScope = host.submitAll(thrown === undefined ? copies : undefined);
     if (thrown !== undefined) {
-      void copyScope.catch(() => undefined);
+      void encodeScope.catch(() => undefined);
       for (const st of staging) st.buffer.destroy();
       const failure = new LaunchError(`encoding the copies of ${reads.length} reads failed: ${String(thrown.error)}`, { cause: thrown.error });
       for (const r of reads) {
@@ -244,13 +251,12 @@ export class Readback {
       }
       return;
     }
-    host.counters.submits++;
     host.counters.readBatches++;
     host.counters.readMaps += staging.filter((st) => st.bytes > 0).length;
     void completeReads(reads, plan, {
       staging,
       settled: Promise.all(host.outstanding()),
-      copyScope,
+      copyScope: Promise.all([encodeScope, submitScope]).then(([encoded, submitted]) => encoded ?? submitted),
       lateError: (bindings) => host.failures.readError(bindings),
       lost: () => host.lost(),
       release: (buffer) => this.#staging.release(buffer),

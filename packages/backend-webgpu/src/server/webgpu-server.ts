@@ -31,7 +31,15 @@ import { releasePins, type PendingRead, type ReadSource } from "./read-batch.js"
 import { Readback, type ReadCounters } from "./readback.js";
 import { UniformArenas } from "./uniform-arenas.js";
 import { ValidationGate } from "./validation-gate.js";
-import { WebGpuStream, type LaunchPin, type StreamContext, type SubmissionCounters } from "./webgpu-stream.js";
+import {
+  WebGpuStream,
+  accessBits,
+  type FinishedWork,
+  type LaunchPin,
+  type PendingStatusCheck,
+  type StreamContext,
+  type SubmissionCounters,
+} from "./webgpu-stream.js";
 
 /** Tuning of a {@link WebGpuServer}; every field has a default. */
 export interface WebGpuServerOptions {
@@ -107,6 +115,12 @@ export interface WebGpuServerStats {
   readonly readMaps: number;
   /** Staging buffers created for reads (the rest came from the staging pool). */
   readonly stagingCreated: number;
+  /**
+   * Streams' command buffers that went into shared submits (one `queue.submit` at a read batch
+   * for every stream with recorded work, plus the batch's copies): with `readBatches`, how many
+   * streams' work each shared submit carried on average.
+   */
+  readonly sharedSubmitParts: number;
 }
 
 /** Default {@link WebGpuServerOptions.maxPipelines}: compiled pipelines kept per device. */
@@ -123,12 +137,14 @@ const roundUp = (n: number, to: number): number => Math.ceil(n / to) * to;
  *
  * @remarks
  * **Order.** Everything funnels into the one queue, so order is submission order. Before work of
- * stream S touches an allocation, every *other* stream whose unsubmitted encoder refers to that
- * allocation is submitted first (producers before consumers, readers before a later writer).
- * Host writes (`queue.writeBuffer`) jump ahead of unsubmitted encoders, so the writing stream and
- * those streams are submitted before every write (docs/pitfalls.md#p15).
- * **Batching.** A stream submits every `tasksMax` dispatches, and at reads, syncs, writes and
- * flushes. Reads issued in one turn are coalesced (see `Readback`).
+ * stream S touches an allocation, every *other* stream whose unsubmitted encoder conflicts with
+ * that use (one of the two writes the allocation) is submitted first (producers before consumers,
+ * readers before a later writer); readers of the same bytes never flush each other. Host writes
+ * (`queue.writeBuffer`) jump ahead of unsubmitted encoders, so every encoder that refers to the
+ * written bytes is submitted before the write (docs/pitfalls.md#p15).
+ * **Batching.** A stream submits every `tasksMax` dispatches, and at syncs, flushes and conflicts.
+ * Reads issued in one turn are coalesced, and sealing them submits every stream's recorded work
+ * and the read copies in one `queue.submit` (see `Readback`, docs/performance.md#shared-submits).
  * **Lifetimes.** A launch pins every slice it binds until its stream releases the pins (see
  * `WebGpuStream`; docs/pitfalls.md#p14).
  * **Memory.** Every stream's pages come from one `GpuBufferStorage` (the retained pool and
@@ -196,7 +212,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
   #lastStream: WebGpuStream | undefined;
   /** Allocations that must fail next (fault injection). */
   #injectedAllocationFailures = 0;
-  readonly #counters: SubmissionCounters & ReadCounters & { deferredLaunches: number; reads: number } = {
+  readonly #counters: SubmissionCounters & ReadCounters & { deferredLaunches: number; reads: number; sharedSubmitParts: number } = {
     submits: 0,
     dispatches: 0,
     writes: 0,
@@ -204,6 +220,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     reads: 0,
     readBatches: 0,
     readMaps: 0,
+    sharedSubmitParts: 0,
   };
 
   constructor(device: GPUDevice, options: WebGpuServerOptions = {}) {
@@ -271,9 +288,8 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
         device,
         failures: this.#failures,
         counters: this.#counters,
-        align: (stream, bindings) => this.#align(stream, bindings),
+        submitAll: (tail) => this.#submitAll(tail),
         source: (binding) => this.#source(binding),
-        streams: () => this.#pool.streams(),
         track: (promise) => this.#track(promise),
         outstanding: () => [...this.#outstanding],
         lost,
@@ -650,12 +666,51 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     return { buffer: resolved.resource, offset: resolved.offset, size: binding.size };
   }
 
-  /** Submits every stream other than `s` whose unsubmitted encoder refers to one of `bindings`' allocations. */
+  /**
+   * Submits every stream other than `s` whose unsubmitted encoder conflicts with `bindings` (see
+   * `WebGpuStream.conflictsWith`: one of the two writes an allocation), so that work recorded on
+   * `s` now is submitted after it. Plain buffer bindings (host writes) count as writes. Streams
+   * that only read what `s` reads keep their encoders open (they join a later shared submit).
+   */
   #align(s: WebGpuStream, bindings: readonly (BufferBinding | KernelBinding)[]): void {
     for (const other of this.#pool.streams()) {
       if (other === s || !other.hasPendingWork) continue;
-      if (bindings.some((b) => other.refersTo("binding" in b ? b.binding.allocation : b.allocation))) other.flush();
+      const conflict = bindings.some((b) =>
+        "binding" in b ? other.conflictsWith(b.binding.allocation, accessBits(b.access)) : other.conflictsWith(b.allocation, accessBits("write")),
+      );
+      if (conflict) other.flush();
     }
+  }
+
+  /**
+   * Submits every stream's recorded work, then `tail` (a readback's copies), in one
+   * `queue.submit`, then starts one readback of every stream's pending status checks. Pending
+   * encoders of different streams never conflict (`#align` submitted the earlier of any two that
+   * did), so their order inside the submit is free; `tail` goes last, after everything it copies.
+   * Returns the submit's validation scope (`null` at once when there was nothing to submit).
+   * See docs/performance.md#shared-submits.
+   */
+  #submitAll(tail?: GPUCommandBuffer): Promise<GPUError | null> {
+    const parts: FinishedWork[] = [];
+    const checks: PendingStatusCheck[] = [];
+    for (const s of this.#pool.streams()) {
+      const work = s.finish();
+      if (work !== undefined) parts.push(work);
+      if (s.hasPendingChecks) checks.push(...s.takeChecks());
+    }
+    let scope: Promise<GPUError | null> = Promise.resolve(null);
+    if (parts.length > 0 || tail !== undefined) {
+      const commands = parts.map((p) => p.commands);
+      if (tail !== undefined) commands.push(tail);
+      this.device.pushErrorScope("validation");
+      this.device.queue.submit(commands);
+      scope = this.device.popErrorScope();
+      this.#counters.submits++;
+      this.#counters.sharedSubmitParts += parts.length;
+      for (const p of parts) p.submitted(scope);
+    }
+    if (checks.length > 0) this.#readback.readChecks(checks);
+    return scope;
   }
 
   /**
@@ -756,7 +811,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
         ranges,
         uniforms,
         count,
-        allocations: bindings.map((kb) => kb.binding.allocation),
+        allocations: bindings.map((kb) => ({ allocation: kb.binding.allocation, access: kb.access })),
         writes,
         pins,
       });
@@ -776,8 +831,9 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
   #runWrite(s: WebGpuStream, owner: WebGpuStream, binding: BufferBinding, data: Uint8Array, padded: number): void {
     this.#readback.sealOverlapping([binding]);
     this.#align(s, [binding]);
-    s.flush();
-    if (owner !== s) owner.flush();
+    // The write jumps ahead of unsubmitted encoders: only one that refers to the bytes must go first.
+    if (s.refersTo(binding.allocation)) s.flush();
+    if (owner !== s && owner.refersTo(binding.allocation)) owner.flush();
     const r = owner.memory.resolve(binding);
     let bytes = data;
     if (padded !== data.byteLength) {

@@ -1,6 +1,7 @@
 /// <reference types="@webgpu/types" preserve="true" />
-import type { StreamId } from "@weft/environment";
+import { invariant, type StreamId } from "@weft/environment";
 import {
+  type BindingAccess,
   ClaimedStream,
   LaunchError,
   MemoryManagement,
@@ -84,12 +85,45 @@ export interface Dispatch {
   /** The launch's uniforms (binding `ranges.length`), if any. */
   readonly uniforms: Uint8Array | undefined;
   readonly count: readonly [number, number, number];
-  /** Every allocation the dispatch binds (any stream's). */
-  readonly allocations: readonly AllocationId[];
+  /** Every allocation the dispatch binds (any stream's), with how it binds it. */
+  readonly allocations: readonly { readonly allocation: AllocationId; readonly access: BindingAccess }[];
   /** The bytes it writes: tainted if its submission fails. */
   readonly writes: readonly BufferBinding[];
   /** Its pins, released at submit (own slices) or when the submission completes (others'). */
   readonly pins: readonly LaunchPin[];
+}
+
+/**
+ * A stream's recorded work, finished into a command buffer, on its way into a `queue.submit` that
+ * may carry other streams' work too (see `WebGpuServer`'s shared submits).
+ */
+export interface FinishedWork {
+  readonly commands: GPUCommandBuffer;
+  /**
+   * Called exactly once, right after the submit that carried `commands`, with that submit's
+   * validation scope: releases the stream's pins and uniform arenas on the submit's schedule and
+   * taints the work's writes if the submit (or this finish) failed.
+   */
+  readonly submitted: (scope: Promise<GPUError | null>) => void;
+}
+
+/** Bit of {@link WebGpuStream}'s encoded accesses: the unsubmitted encoder reads the allocation. */
+const READ = 1;
+/** Bit of {@link WebGpuStream}'s encoded accesses: the unsubmitted encoder writes the allocation. */
+const WRITE = 2;
+
+/** The access bits of `access`. */
+export function accessBits(access: BindingAccess): number {
+  switch (access) {
+    case "read":
+      return READ;
+    case "write":
+      return WRITE;
+    case "read-write":
+      return READ | WRITE;
+    default:
+      return access satisfies never;
+  }
 }
 
 const roundUp = (n: number, to: number): number => Math.ceil(n / to) * to;
@@ -131,8 +165,13 @@ export class WebGpuStream extends ClaimedStream {
   #dispatches = 0;
   /** Host writes since the last submit of any kind; reset at every submit. */
   #writesSinceSubmit = 0;
-  /** Allocations the unsubmitted encoder refers to (any stream's); cleared at submit. */
-  readonly #encodedAllocations = new Set<AllocationId>();
+  /**
+   * Allocations the unsubmitted encoder refers to (any stream's), with how it uses them (`READ` |
+   * `WRITE` bits): another stream's work must wait for this encoder's submit only when one of the
+   * two writes (see {@link WebGpuStream.conflictsWith}). Cleared at submit; bounded by the
+   * bindings of `tasksMax` launches.
+   */
+  readonly #encodedAllocations = new Map<AllocationId, number>();
   /** Bytes the unsubmitted encoder writes; tainted if its submission fails; cleared at submit. */
   #submissionWrites: BufferBinding[] = [];
   /** Pins on this stream's own slices held until the encoder is submitted; released at submit. */
@@ -179,9 +218,21 @@ export class WebGpuStream extends ClaimedStream {
     this.#pendingChecks.push(check);
   }
 
-  /** Whether the unsubmitted encoder refers to `allocation` (so it must be submitted before other work on it). */
+  /** Whether the unsubmitted encoder refers to `allocation` at all (a host write must follow its submit). */
   refersTo(allocation: AllocationId): boolean {
     return this.#encoder !== undefined && this.#encodedAllocations.has(allocation);
+  }
+
+  /**
+   * Whether work that uses `allocation` with access bits `bits` (see {@link accessBits}) must be
+   * submitted after this stream's unsubmitted encoder: one of the two writes it (a producer before
+   * its consumer, readers before a later writer, writes in order). Two readers never conflict, so
+   * streams that only read shared bytes (weights) keep recording and share one submit later.
+   */
+  conflictsWith(allocation: AllocationId, bits: number): boolean {
+    if (this.#encoder === undefined) return false;
+    const mine = this.#encodedAllocations.get(allocation);
+    return mine !== undefined && ((mine | bits) & WRITE) !== 0;
   }
 
   /**
@@ -210,7 +261,9 @@ export class WebGpuStream extends ClaimedStream {
     this.#pass.dispatchWorkgroups(dispatch.count[0], dispatch.count[1], dispatch.count[2]);
     this.#ctx.counters.dispatches++;
     this.#dispatches++;
-    for (const allocation of dispatch.allocations) this.#encodedAllocations.add(allocation);
+    for (const { allocation, access } of dispatch.allocations) {
+      this.#encodedAllocations.set(allocation, (this.#encodedAllocations.get(allocation) ?? 0) | accessBits(access));
+    }
     this.#submissionWrites.push(...dispatch.writes);
     for (const pin of dispatch.pins) (pin.stream === this.id ? this.#submitPins : this.#foreignPins).push(pin.unpin);
     if (this.#dispatches >= this.#ctx.tasksMax) this.flush();
@@ -300,16 +353,16 @@ export class WebGpuStream extends ClaimedStream {
     }
   }
 
-  /** Ends the pass and submits the encoder, then starts the readback of the status checks its launches wrote. */
-  #submitEncoder(): void {
-    this.#submitCommands();
-    if (this.#pendingChecks.length > 0) this.#ctx.readChecks(this.#pendingChecks.splice(0));
-  }
-
-  /** The body of {@link WebGpuStream.#submitEncoder}: the encoder's submit. */
-  #submitCommands(): void {
+  /**
+   * Ends the pass and finishes the encoder (queueing its uniform writes), leaving nothing recorded,
+   * for a submit the caller makes — alone ({@link WebGpuStream.flush}) or shared with other
+   * streams' work (`WebGpuServer`'s shared submits); `undefined` when nothing is recorded. The
+   * caller submits `commands` before any other queue operation, then calls `submitted` once.
+   * Status checks stay pending: take them with {@link WebGpuStream.takeChecks} after the submit.
+   */
+  finish(): FinishedWork | undefined {
     const encoder = this.#encoder;
-    if (encoder === undefined) return;
+    if (encoder === undefined) return undefined;
     this.#pass?.end();
     this.#pass = undefined;
     this.#encoder = undefined;
@@ -322,29 +375,53 @@ export class WebGpuStream extends ClaimedStream {
     device.pushErrorScope("validation");
     const commands = encoder.finish();
     const finishScope = device.popErrorScope();
-    device.pushErrorScope("validation");
-    device.queue.submit([commands]);
-    const submitScope = device.popErrorScope();
-    // A finish-time error is the root cause (Dawn's real message); the submit's own "invalid
-    // command buffer" error only follows from it, so the writes are tainted once, with the first.
-    this.#trackSubmission(
-      Promise.all([finishScope, submitScope]).then(([finished, submitted]) => finished ?? submitted),
-      writes,
-    );
-    this.#ctx.counters.submits++;
-    this.#writesSinceSubmit = 0;
-    for (const unpin of this.#submitPins.splice(0)) unpin();
+    const submitPins = this.#submitPins.splice(0);
     const foreign = this.#foreignPins.splice(0);
     const arenas = this.#uniformBuffers.splice(0);
     this.#uniformCursor = 0;
-    if (foreign.length === 0 && arenas.length === 0) return;
-    device.queue.onSubmittedWorkDone().then(
-      () => {
-        for (const unpin of foreign) unpin();
-        for (const arena of arenas) this.#ctx.uniformArenas.recycle(arena, this.#ctx.lost() !== undefined);
-      },
-      () => undefined,
-    );
+    let done = false;
+    const submitted = (submitScope: Promise<GPUError | null>): void => {
+      invariant(!done, "a finished stream's work is submitted once");
+      done = true;
+      // A finish-time error is the root cause (Dawn's real message); the submit's own "invalid
+      // command buffer" error only follows from it, so the writes are tainted once, with the first.
+      // In a shared submit, another stream's invalid command buffer fails the whole submit: this
+      // work did not run either, so its writes are tainted with the submit's error (never a
+      // silent wrong result; see docs/performance.md#shared-submits).
+      this.#trackSubmission(
+        Promise.all([finishScope, submitScope]).then(([finished, submittedError]) => finished ?? submittedError),
+        writes,
+      );
+      this.#writesSinceSubmit = 0;
+      for (const unpin of submitPins) unpin();
+      if (foreign.length === 0 && arenas.length === 0) return;
+      device.queue.onSubmittedWorkDone().then(
+        () => {
+          for (const unpin of foreign) unpin();
+          for (const arena of arenas) this.#ctx.uniformArenas.recycle(arena, this.#ctx.lost() !== undefined);
+        },
+        () => undefined,
+      );
+    };
+    return { commands, submitted };
+  }
+
+  /** The status checks waiting for this stream's submit, taken out (the caller reads them back after that submit). */
+  takeChecks(): PendingStatusCheck[] {
+    return this.#pendingChecks.splice(0);
+  }
+
+  /** Ends the pass and submits the encoder alone, then starts the readback of the status checks its launches wrote. */
+  #submitEncoder(): void {
+    const work = this.finish();
+    if (work !== undefined) {
+      const device = this.#ctx.device;
+      device.pushErrorScope("validation");
+      device.queue.submit([work.commands]);
+      work.submitted(device.popErrorScope());
+      this.#ctx.counters.submits++;
+    }
+    if (this.#pendingChecks.length > 0) this.#ctx.readChecks(this.takeChecks());
   }
 
   /** A submission whose scope reports an error taints what its launches wrote. */
