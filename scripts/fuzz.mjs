@@ -20,8 +20,14 @@ const alias = {};
 for (const pkg of readdirSync(join(root, "packages"))) {
   const src = join(root, "packages", pkg, "src", "index.ts");
   if (existsSync(src)) alias[`@weft/${pkg}`] = src;
+  const internal = join(root, "packages", pkg, "src", "internal.ts");
+  if (existsSync(internal)) alias[`@weft/${pkg}/internal`] = internal;
 }
 alias["@weft/tensor/testing/core"] = join(root, "packages", "tensor", "src", "testing", "core.ts");
+alias["@weft/remote/server"] = join(root, "packages", "remote", "src", "server", "index.ts");
+// The CPU backend's WebAssembly kernels are build outputs (packages/backend-cpu/scripts/build-wasm.mjs).
+const wasm = spawnSync(process.execPath, [join(root, "packages", "backend-cpu", "scripts", "build-wasm.mjs")], { stdio: "inherit" });
+if (wasm.status !== 0) process.exit(wasm.status ?? 1);
 await build({
   bundle: true,
   platform: "node",

@@ -120,11 +120,16 @@ function reduceRange(op: ReduceOp, src: TypedArray | Float64Array, base: number,
     }
     case "max":
     case "min": {
+      // A fold of `maximum`/`minimum` (docs/semantics.md, "Signed zeros"): NaN wins, and +0 is
+      // above -0 whatever their order (`Math.max`/`Math.min` on a tie of zeros), so the answer
+      // does not depend on the order a GPU's tree visits the elements in.
       const isMax = op === "max";
+      const pick = isMax ? Math.max : Math.min;
       let acc = src[base] as number;
       for (let j = 1, p = base + step; j < count && acc === acc; j++, p += step) {
         const v = src[p] as number;
         if (v !== v || (isMax ? v > acc : v < acc)) acc = v;
+        else if (v === 0 && acc === 0) acc = pick(acc, v);
       }
       return acc;
     }

@@ -89,8 +89,13 @@ describe("generated WGSL", () => {
         return (bitcast<vec4<u32>>(x) & vec4<u32>(0x7fffffffu)) > vec4<u32>(0x7f800000u);
       }
 
+      fn weft_isZero_vec4f32(x: vec4<f32>) -> vec4<bool> {
+        return (bitcast<vec4<u32>>(x) & vec4<u32>(0x7fffffffu)) == vec4<u32>(0u);
+      }
+
       fn weft_maxNan_vec4f32(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
-        return select(select(max(a, b), b, weft_isNan_vec4f32(b)), a, weft_isNan_vec4f32(a));
+        let m = select(select(max(a, b), b, weft_isNan_vec4f32(b)), a, weft_isNan_vec4f32(a));
+        return select(m, bitcast<vec4<f32>>(bitcast<vec4<u32>>(a) & bitcast<vec4<u32>>(b)), weft_isZero_vec4f32(a) & weft_isZero_vec4f32(b));
       }
 
       @compute @workgroup_size(64)

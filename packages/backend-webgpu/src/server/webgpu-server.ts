@@ -544,7 +544,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
           unpin();
           return;
         }
-        const id = this.#failures.suspect(new LaunchError(`${check.what}: its status was not read back yet`), check.writes);
+        const id = this.#failures.suspect(new LaunchError(`${check.what}: its status was not read back yet`), check.writes, check.what);
         if (id === undefined) {
           unpin();
           return;

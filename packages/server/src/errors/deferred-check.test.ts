@@ -91,6 +91,39 @@ describe("FailureStore deferred checks", () => {
     expect(s.graph.size, "rewritten bytes release the claims, and the graph prunes").toBe(0);
   });
 
+  it("checked work computed from checked work keeps the earlier check: the earlier failure reaches the later output", () => {
+    // gather(gather(x, bad), good): the second launch ran on pending bytes, inherited the first
+    // check, then its own status check claims the same output.
+    for (const second of ["passes", "fails"] as const) {
+      const s = store();
+      const g1 = bind(1);
+      const first = s.suspect(new LaunchError("gather 1 pending"), [g1]);
+      const g2 = bind(2);
+      s.written([g2]);
+      s.inherit(s.pendingOf([g1]), [g2], "gather 2");
+      const own = s.suspect(new LaunchError("gather 2 pending"), [g2], "gather 2");
+      expect(s.pendingOf([g2]), "g2 waits on both checks, the earlier first").toEqual([first, own]);
+      s.settle(own as never, second === "fails" ? new IndexOutOfRangeError("gather", 9, 3, [3], 0) : undefined);
+      s.settle(first as never, new IndexOutOfRangeError("gather", 5, 3, [3], 0));
+      const error = s.readError([g2]);
+      expect(error?.root.kind, `the second gather's own check ${second}: g2 still fails`).toBe("index-out-of-range");
+      expect((error?.root as IndexOutOfRangeError | undefined)?.index, "the root cause is the first gather's index, as on the CPU").toBe(5);
+      s.written([g1, g2]);
+      expect(s.graph.size, "rewritten bytes release every claim").toBe(0);
+    }
+  });
+
+  it("checked work on clean bytes still gets a plain check, and a plain failure on its writes is kept", () => {
+    const s = store();
+    const out = bind(1);
+    const check = s.suspect(new LaunchError("pending"), [out]);
+    expect(s.pendingOf([out])).toEqual([check]);
+    const failed = bind(2);
+    s.failLaunch(new InjectedFaultError("boom"), [failed]);
+    s.suspect(new LaunchError("pending"), [failed]);
+    expect(s.readError([failed])?.root.kind, "the failure stays").toBe("injected");
+  });
+
   it("a failed claim still wins over a pending one: the launch is skipped as before", () => {
     const s = store();
     const a = bind(1);

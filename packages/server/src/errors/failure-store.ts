@@ -99,10 +99,39 @@ export class FailureStore<S extends StreamMemory> {
    * Claims `writes` with a new pending check whose error, if it fails, is known only at
    * {@link FailureStore.settle}; `placeholder` describes the check meanwhile. Returns the check,
    * or `undefined` when it claimed no byte.
+   *
+   * @remarks
+   * **Checked work computed from checked work** (a gather of a gather whose status is not back
+   * yet): the launch already ran on pending bytes and its writes `inherit`ed those checks. The
+   * new check must not replace that claim — the writes would then answer only for their own
+   * status, and a failed first gather would reach its output but not the second one's (a silent
+   * wrong result). So a write already claimed by unsettled checks gets one derived failure
+   * naming them first (the earlier failure is the root cause, as on the CPU, which skips the
+   * second launch) and the new check last. A write claimed by a plain failure keeps it.
    */
-  suspect(placeholder: ServerError, writes: Iterable<BufferBinding>): FailureId | undefined {
+  suspect(placeholder: ServerError, writes: Iterable<BufferBinding>, what = "a checked launch"): FailureId | undefined {
     const check = this.graph.insertCheck(placeholder);
-    taintWith(this.pool, check, writes, this.graph);
+    for (const binding of writes) {
+      const memory = this.pool.tryGet(binding.stream);
+      if (memory === undefined) continue;
+      const earlier: FailureId[] = [];
+      let plain = false;
+      memory.failure(binding, (id) => {
+        if (this.graph.state(id) === "passed") return false;
+        const checks = this.graph.checksOf(id);
+        if (checks.length === 0) plain = true;
+        for (const c of checks) if (this.graph.state(c) !== "passed" && !earlier.includes(c)) earlier.push(c);
+        return false;
+      });
+      if (plain) continue;
+      if (earlier.length === 0) {
+        memory.taint(binding, check, this.graph);
+        continue;
+      }
+      const derived = this.graph.insertDerived(new DependentLaunchError(what), [...earlier, check]);
+      memory.taint(binding, derived, this.graph);
+      this.graph.prune(derived);
+    }
     return this.graph.prune(check) ? undefined : check;
   }
 

@@ -11,19 +11,24 @@
  *
  * @module
  */
-import type { DType } from "@weft/fusion";
+import { StreamId } from "@weft/environment";
+import { TensorComputationError, type DType } from "@weft/fusion";
 import type { Device } from "../device/device.js";
 import { full, tensor, zeros } from "../ops/creation.js";
 import { clamp } from "../ops/elementwise.js";
 import * as fn from "../ops/functions.js";
+import { concat } from "../ops/layout.js";
 import { tidy } from "../lifetime/lifetime.js";
 import type { Tensor } from "../tensor/tensor.js";
 
-/** One output's expected dtype and values (row-major; booleans for `bool`). */
-export interface ExactOutput {
-  readonly dtype: DType;
-  readonly values: readonly (number | boolean)[];
-}
+/**
+ * One output's expected dtype and either its values (row-major; booleans for `bool`) or the
+ * `kind` of the root cause its read must reject with (a `TensorComputationError` whose `root`
+ * has that kind: `docs/errors.md`, "At the read").
+ */
+export type ExactOutput =
+  | { readonly dtype: DType; readonly values: readonly (number | boolean)[] }
+  | { readonly dtype: DType; readonly fails: string };
 
 /** A computation on the device and its exact answer. */
 export interface ExactCase {
@@ -230,9 +235,96 @@ export function issueCases(): ExactCase[] {
   ];
 }
 
+/**
+ * The index rule's error reach (`docs/semantics.md`, "Index errors"): an out-of-range index fails
+ * the read of the gather's output and of exactly what is computed from it — through a second
+ * gather (as its input or as its indices), through elementwise work between two gathers, and
+ * across streams — while the outputs beside it in the same program read their values. The two
+ * random programs of seed 23 on the H200 (a gather of a failed gather read values on WebGPU) are
+ * the first case.
+ */
+export function indexErrorCases(): ExactCase[] {
+  const c = (name: string, run: (d: Device) => readonly Tensor[], ...expected: ExactOutput[]): ExactCase => ({ name, run, expected });
+  const f32 = (...values: number[]): ExactOutput => ({ dtype: "f32", values });
+  const fails = (dtype: DType = "f32"): ExactOutput => ({ dtype, fails: "index-out-of-range" });
+  // x[a, b] = 10a + b, shape [2, 4].
+  const x = (d: Device): Tensor => tensor([[0, 1, 2, 3], [10, 11, 12, 13]], { device: d });
+  const idx = (values: number[][], d: Device): Tensor => tensor(values, { dtype: "i32", device: d });
+  return [
+    c("a gather of a gather whose index is out of range fails; a gather of a clean gather reads", (d) => {
+      const bad = x(d).gather(idx([[-3, -8]], d), 1);
+      const good = x(d).gather(idx([[-1, 1]], d), 1);
+      return [bad, bad.gather(idx([[0, 0]], d), 0), good.gather(idx([[0, 0]], d), 0), good];
+    }, fails(), fails(), f32(3, 1), f32(3, 1)),
+    c("the second gather's own index out of range fails only its output", (d) => {
+      const first = x(d).gather(idx([[0], [1]], d), 1);
+      return [first, first.gather(idx([[0], [2]], d), 0)];
+    }, f32(0, 11), fails()),
+    c("gather → elementwise → gather → elementwise: everything after the bad index fails, the rest reads", (d) => {
+      const g1 = x(d).gather(idx([[1, 4]], d), 1);
+      const y = g1.mul(2).add(1);
+      const g2 = y.gather(idx([[1, 0]], d), 1);
+      return [g1, y, g2, g2.exp(), x(d).neg().sum()];
+    }, fails(), fails(), fails(), fails(), f32(-52)),
+    c("indices computed by a failed gather fail the gather that uses them", (d) => {
+      const positions = tensor([0, 1, 2], { dtype: "i32", device: d }).gather(tensor([5], { dtype: "i32", device: d }), 0);
+      return [positions, x(d).gather(positions.reshape([1, 1]), 1), x(d).gather(idx([[2]], d), 1)];
+    }, fails("i32"), fails(), f32(2)),
+    c("a failed gather shared with another stream fails there too; the other stream's own work reads", (d) => {
+      const bad = x(d).gather(idx([[7]], d), 1);
+      const [there, own] = StreamId.executes(StreamId.of(1), () => [bad.add(1).gather(idx([[0]], d), 1), x(d).add(1).gather(idx([[0]], d), 1)]);
+      return [bad, there, own];
+    }, fails(), fails(), f32(1)),
+  ];
+}
+
+/**
+ * The signed-zero rule (`docs/semantics.md`, "Signed zeros"): `clamp` returns `x` itself unless
+ * it compares outside a bound (`clamp(-0, 0, 1)` is `-0`); `maximum`, `minimum`, the `max`/`min`
+ * reductions and `relu` put `+0` above `-0` whatever the operand order. Zeros compare equal, so
+ * each case shows the sign through `1/x` (`±Inf`) or `atan2` (`0` vs `±π`), which the values
+ * check exactly. The second case is the random program of seed 23 on the H200 that disagreed.
+ */
+export function signedZeroCases(): ExactCase[] {
+  const c = (name: string, run: (d: Device) => readonly Tensor[], ...expected: ExactOutput[]): ExactCase => ({ name, run, expected });
+  const f32 = (...values: number[]): ExactOutput => ({ dtype: "f32", values });
+  const Inf = Infinity;
+  const pi = Math.fround(Math.PI);
+  // Five elements: a vec4 body and a scalar tail on WebGPU.
+  const a = (d: Device): Tensor => tensor([-0, 0, -0, 0, -0], { device: d });
+  const b = (d: Device): Tensor => tensor([0, -0, -0, 0, 0], { device: d });
+  return [
+    c("clamp keeps x's zero unless it compares beyond a bound", (d) => [
+      a(d).clamp(0, 1).reciprocal(),
+      a(d).clamp(-1, -0).reciprocal(),
+      a(d).clamp(-0, 0).reciprocal(),
+      tensor([-1, 2, -0], { device: d }).clamp(0, 1).reciprocal(),
+    ], f32(-Inf, Inf, -Inf, Inf, -Inf), f32(-Inf, Inf, -Inf, Inf, -Inf), f32(-Inf, Inf, -Inf, Inf, -Inf), f32(Inf, 1, -Inf)),
+    c("atan2(y, clamp(y, 0, 1)) of -0 is -π (a random program of seed 23)", (d) => {
+      const y = tensor([-0, 0, -2, NaN, -0], { device: d }).clamp(-1, 3);
+      return [y.atan2(y.clamp(0, 1))];
+    }, f32(-pi, 0, -Math.fround(Math.PI / 2), NaN, -pi)),
+    c("maximum and minimum put +0 above -0 in either order, tensor and scalar operands", (d) => [
+      a(d).maximum(b(d)).reciprocal(),
+      a(d).minimum(b(d)).reciprocal(),
+      b(d).maximum(a(d)).reciprocal(),
+      a(d).maximum(0).reciprocal(),
+      a(d).minimum(0).reciprocal(),
+      b(d).minimum(-0).reciprocal(),
+      a(d).relu().reciprocal(),
+    ], f32(Inf, Inf, -Inf, Inf, Inf), f32(-Inf, -Inf, -Inf, Inf, -Inf), f32(Inf, Inf, -Inf, Inf, Inf), f32(Inf, Inf, Inf, Inf, Inf),
+      f32(-Inf, Inf, -Inf, Inf, -Inf), f32(-Inf, -Inf, -Inf, -Inf, -Inf), f32(Inf, Inf, Inf, Inf, Inf)),
+    c("max and min reductions of zeros: +0 above -0 whatever the order, also over several passes", (d) => {
+      const negZeros = zeros([70000], { device: d }).neg();
+      const mixed = concat([negZeros, zeros([1], { device: d }), negZeros]);
+      return [a(d).max().reciprocal(), a(d).min().reciprocal(), negZeros.max().reciprocal(), mixed.max().reciprocal(), mixed.neg().min().reciprocal(), b(d).reshape([5, 1]).max(1).reciprocal()];
+    }, f32(Inf), f32(-Inf), f32(-Inf), f32(Inf), f32(-Inf), f32(Inf, -Inf, -Inf, Inf, Inf)),
+  ];
+}
+
 /** Every exact case of this file. */
 export function exactCases(): ExactCase[] {
-  return [...integerScalarCases(), ...typedArrayCases(), ...mixedEmptyCases(), ...issueCases()];
+  return [...integerScalarCases(), ...typedArrayCases(), ...mixedEmptyCases(), ...issueCases(), ...signedZeroCases(), ...indexErrorCases()];
 }
 
 /**
@@ -248,6 +340,14 @@ export async function runExactCase(c: ExactCase, device: Device): Promise<string
       const out = outputs[k] as Tensor;
       const want = c.expected[k] as ExactOutput;
       if (out.dtype !== want.dtype) problems.push(`output ${k}: dtype ${out.dtype}, expected ${want.dtype}`);
+      if ("fails" in want) {
+        const outcome = await out.data().then(
+          (data) => `values [${Array.from(data).join(", ")}]`,
+          (error: unknown) => (rootKind(error) === want.fails ? undefined : `${String(error)}`),
+        );
+        if (outcome !== undefined) problems.push(`output ${k}: got ${outcome}, expected a read failing with root cause "${want.fails}"`);
+        continue;
+      }
       const data = await out.data();
       const got = Array.from(data, (v) => (out.dtype === "bool" ? v !== 0 : v));
       const same =
@@ -262,4 +362,10 @@ export async function runExactCase(c: ExactCase, device: Device): Promise<string
   } finally {
     for (const t of outputs) t.dispose();
   }
+}
+
+/** The `kind` of a failed read's root cause (`TensorComputationError.root`), if it has one. */
+function rootKind(error: unknown): unknown {
+  if (!(error instanceof TensorComputationError)) return undefined;
+  return (error.root as { kind?: unknown }).kind;
 }

@@ -15,7 +15,13 @@ import { wgslType, type ValueType } from "./types.js";
  * - tests: `isNan` (exponent all ones, mantissa ≠ 0), `isInf`, `isZero`, `signBit`;
  * - `keepNan(x, y)`: `y`, unless `x` is NaN, then `x` (wraps a transcendental `y = f(x)`);
  * - `ordered(a, b)`: neither operand is NaN (compares are `ordered & (a op b)`);
- * - `maxNan`/`minNan`/`clampNan`: `max`/`min`/`clamp`, but a NaN operand wins (JS `Math.max`);
+ * - `maxNan`/`minNan`/`clampNan`: `max`/`min`/`clamp` with the table's answers: a NaN operand
+ *   wins (JS `Math.max`), `+0` is above `-0` for `maxNan`/`minNan` (IEEE 754-2019 `maximum`), and
+ *   `clampNan` returns `x` itself unless it compares outside the bounds (so `clamp(-0, 0, 1)` is
+ *   `-0`, NumPy's `clip`). WGSL's `max`/`min`/`clamp` may return either zero, and a select on a
+ *   comparison of the same operands is no cure (Mesa's NIR, typeless, turns `select(x, hi, x > hi)`
+ *   into `fmin` even through bitcasts), so the built-in runs and a tie of zeros is then decided
+ *   on the bits (`docs/semantics.md`, "Signed zeros");
  * - domain guards with IEEE answers: `exp`, `log`, `log1p`, `expm1`, `sqrt`, `rsqrt`, `trig`
  *   (sin/cos/tan of ±Inf is NaN), `pow` (C99 Annex F), `fmod` (floored), `atan2` (all signed
  *   zeros and infinities);
@@ -36,9 +42,9 @@ const DEPENDS: Partial<Record<HelperName, readonly HelperName[]>> = {
   pow: ["isNan", "isInf", "isZero", "signBit"],
   ordered: ["isNan"],
   keepNan: ["isNan"],
-  maxNan: ["isNan"],
-  minNan: ["isNan"],
-  clampNan: ["isNan"],
+  maxNan: ["isNan", "isZero"],
+  minNan: ["isNan", "isZero"],
+  clampNan: ["isNan", "isZero"],
   exp: ["isNan"],
   log: ["isNan", "isZero", "signBit"],
   log1p: ["isNan"],
@@ -137,6 +143,28 @@ function special(bits: "0x7fc00000" | "0x7f800000" | "0xff800000", t: ValueType)
 function signedZeroOf(x: string, t: ValueType): string {
   const zero = `bitcast<${t.width === 1 ? "f32" : "vec4<f32>"}>(${bitsOf(x, t)} & ${u("0x80000000", t)})`;
   return t.dtype === "f16" ? `${wgslType(t)}(${zero})` : zero;
+}
+
+/** The float of type `t` whose bits (as {@link bitsOf} gives them) are `bits`. */
+function fromBits(bits: string, t: ValueType): string {
+  const value = `bitcast<${t.width === 1 ? "f32" : "vec4<f32>"}>(${bits})`;
+  return t.dtype === "f16" ? `${wgslType(t)}(${value})` : value;
+}
+
+/**
+ * `maxNan`/`minNan`: the built-in, a NaN operand winning (`a` first), and for two zeros the zero
+ * the rule gives, built from the bits: `a & b` (`+0` unless both are `-0`) for the maximum,
+ * `a | b` (`-0` unless both are `+0`) for the minimum.
+ */
+function pickOf(fn: string, ty: string, t: ValueType, builtin: "max" | "min"): string {
+  const [isNan, isZero] = (["isNan", "isZero"] as const).map((h) => helperName(h, t));
+  const zero = fromBits(`${bitsOf("a", t)} ${builtin === "max" ? "&" : "|"} ${bitsOf("b", t)}`, t);
+  return [
+    `fn ${fn}(a: ${ty}, b: ${ty}) -> ${ty} {`,
+    `  let m = select(select(${builtin}(a, b), b, ${isNan}(b)), a, ${isNan}(a));`,
+    `  return select(m, ${zero}, ${isZero}(a) & ${isZero}(b));`,
+    `}`,
+  ].join("\n");
 }
 
 /** A float constant of type `t` (component-wise for vectors). */
@@ -353,23 +381,19 @@ const HELPERS: Record<HelperName, (fn: string, ty: string, t: ValueType) => stri
   /** `y` (a function of `x`), or `x` itself when `x` is NaN. */
   keepNan: (fn, ty, t) =>
     [`fn ${fn}(x: ${ty}, y: ${ty}) -> ${ty} {`, `  return select(y, x, ${helperName("isNan", t)}(x));`, `}`].join("\n"),
-  /** `max(a, b)`, but a NaN operand is the result (JS `Math.max`). */
-  maxNan: (fn, ty, t) =>
-    [
-      `fn ${fn}(a: ${ty}, b: ${ty}) -> ${ty} {`,
-      `  return select(select(max(a, b), b, ${helperName("isNan", t)}(b)), a, ${helperName("isNan", t)}(a));`,
-      `}`,
-    ].join("\n"),
-  /** `min(a, b)`, but a NaN operand is the result (JS `Math.min`). */
-  minNan: (fn, ty, t) =>
-    [
-      `fn ${fn}(a: ${ty}, b: ${ty}) -> ${ty} {`,
-      `  return select(select(min(a, b), b, ${helperName("isNan", t)}(b)), a, ${helperName("isNan", t)}(a));`,
-      `}`,
-    ].join("\n"),
-  /** `clamp(x, lo, hi)`, but NaN stays NaN. */
+  /** IEEE 754-2019 `maximum(a, b)`: a NaN operand is the result, `+0` is above `-0` (JS `Math.max`). */
+  maxNan: (fn, ty, t) => pickOf(fn, ty, t, "max"),
+  /** IEEE 754-2019 `minimum(a, b)`: a NaN operand is the result, `-0` is below `+0` (JS `Math.min`). */
+  minNan: (fn, ty, t) => pickOf(fn, ty, t, "min"),
+  /** `x`, or the bound it compares beyond (`lo` below, `hi` above); NaN stays NaN, `±0` keeps its sign. */
   clampNan: (fn, ty, t) =>
-    [`fn ${fn}(x: ${ty}, lo: ${ty}, hi: ${ty}) -> ${ty} {`, `  return select(clamp(x, lo, hi), x, ${helperName("isNan", t)}(x));`, `}`].join("\n"),
+    [
+      `fn ${fn}(x: ${ty}, lo: ${ty}, hi: ${ty}) -> ${ty} {`,
+      `  let r = select(clamp(x, lo, hi), x, ${helperName("isNan", t)}(x));`,
+      // A zero x that clamps to a zero compared equal to a bound: x itself, with its sign.
+      `  return select(r, x, ${helperName("isZero", t)}(x) & ${helperName("isZero", t)}(r));`,
+      `}`,
+    ].join("\n"),
   /** PCG hash (wrapping u32), the generator shared with the CPU backend. */
   pcg: (fn) =>
     [
