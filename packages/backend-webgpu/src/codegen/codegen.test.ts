@@ -225,6 +225,14 @@ describe("generated WGSL", () => {
       var<workgroup> ta: array<f32, 16>;
       var<workgroup> tb: array<f32, 16>;
 
+      fn weft_isZero_f32(x: f32) -> bool {
+        return (bitcast<u32>(x) & u32(0x7fffffffu)) == u32(0u);
+      }
+
+      fn weft_plusZero_f32(x: f32) -> f32 {
+        return bitcast<f32>(select(bitcast<u32>(x), u32(0u), weft_isZero_f32(x)));
+      }
+
       @compute @workgroup_size(2, 2)
       fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid3: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
         let batch = wid.z;
@@ -272,7 +280,7 @@ describe("generated WGSL", () => {
             let col = col0 + j;
             if (row < 4u && col < 4u) {
               let o = batch * 16u + row * 4u + col;
-              let res = acc[i * 2u + j];
+              let res = weft_plusZero_f32(acc[i * 2u + j]);
               let e1 = o % 4u;
               let er1 = o / 4u;
               let e0 = er1;

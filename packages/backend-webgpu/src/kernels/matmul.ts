@@ -187,7 +187,8 @@ export function matmulKernel(spec: MatmulSpec, profile: DeviceProfile, key = mat
   const store = (h: WgslBuilder, row: string, col: string, value: string, checked: boolean): void => {
     const emit = (x: WgslBuilder): void => {
       x.line(`let o = batch * ${M * N}u + ${row} * ${N}u + ${col};`);
-      x.line(`let res = ${convert(value, accT, dT)};`);
+      // A zero product sum is +0 whatever the compiler folded (docs/semantics.md, "Signed zeros").
+      x.line(`let res = ${convert(acc === "f32" ? `${helpers.use("plusZero", accT)}(${value})` : value, accT, dT)};`);
       const outCoords = spec.epilogue.inputs.length > 0 ? emitCoords(x, "o", spec.outShape, "e") : [];
       const { lines, exprs } = emitExpressions(spec.epilogue.graph, spec.epilogue.outputs.map((o) => o.node), {
         width: 1,

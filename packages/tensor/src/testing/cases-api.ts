@@ -319,6 +319,15 @@ export function signedZeroCases(): ExactCase[] {
       const mixed = concat([negZeros, zeros([1], { device: d }), negZeros]);
       return [a(d).max().reciprocal(), a(d).min().reciprocal(), negZeros.max().reciprocal(), mixed.max().reciprocal(), mixed.neg().min().reciprocal(), b(d).reshape([5, 1]).max(1).reciprocal()];
     }, f32(Inf), f32(-Inf), f32(-Inf), f32(Inf), f32(-Inf), f32(Inf, -Inf, -Inf, Inf, Inf)),
+    c("sign keeps a zero's sign; atan2(sign(x), x) of -0 is -π (a random program of seed 101)", (d) => [
+      a(d).sign().reciprocal(),
+      a(d).sign().atan2(a(d)),
+    ], f32(-Inf, Inf, -Inf, Inf, -Inf), f32(-pi, 0, -pi, 0, -pi)),
+    c("a zero sum is +0: sum and matmul of -0 terms (a random program of seed 101)", (d) => {
+      const negZeros = zeros([3, 4], { device: d }).neg();
+      const products = zeros([2, 3], { device: d }).matmul(tensor([[-4, -5], [-1, -2], [-3, -6]], { device: d }));
+      return [negZeros.sum().reciprocal(), negZeros.sum(1).reciprocal(), products.reciprocal(), products.atan2(products)];
+    }, f32(Inf), f32(Inf, Inf, Inf), f32(Inf, Inf, Inf, Inf), f32(0, 0, 0, 0)),
   ];
 }
 

@@ -86,10 +86,11 @@ export const UNARY: Record<UnaryOp, OpEntry> = {
   floor: keepsNanOnFloats((x) => x, (x) => `floor(${x})`),
   ceil: keepsNanOnFloats((x) => x, (x) => `ceil(${x})`),
   round: keepsNanOnFloats((x) => x, (x) => `round(${x})`),
-  sign: keepsNanOnFloats(
-    (x, t) => (t.dtype === "u32" ? `select(${lit(0, t)}, ${lit(1, t)}, ${x} > ${lit(0, t)})` : `sign(${x})`),
-    (x) => `sign(${x})`,
-  ),
+  // ±0 keeps its sign (docs/semantics.md, "Signed zeros"); NaN stays NaN.
+  sign: {
+    emit: ([x = ""], t, h) =>
+      isFloat(t.dtype) ? `${h.use("signOf", t)}(${x})` : t.dtype === "u32" ? `select(${lit(0, t)}, ${lit(1, t)}, ${x} > ${lit(0, t)})` : `sign(${x})`,
+  },
   reciprocal: floatOnly("reciprocal", (x, t) => `(${lit(1, t)} / ${x})`),
   square: { repeats: true, emit: ([x = ""]) => `(${x} * ${x})` },
   not: { emit: ([x = ""], t) => (t.dtype === "bool" ? `(!${x})` : `(${x} == ${lit(0, t)})`) },

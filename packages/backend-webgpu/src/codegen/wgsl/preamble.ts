@@ -28,14 +28,16 @@ import { wgslType, type ValueType } from "./types.js";
  * - same-operand forms: `subSelf` (`x - x`: 0, NaN for non-finite), `divSelf` (`x / x`),
  *   `modSelf`, emitted when both operands are one node so no compiler can fold them to a constant;
  * - conversions: `toI32`/`toU32` (truncate, saturate, NaN → 0, like the oracle; WGSL clamps to
- *   `2^31 - 128`, not `2^31 - 1`).
+ *   `2^31 - 128`, not `2^31 - 1`);
+ * - signed zeros: `plusZero` (a zero sum is `+0`: a compiler may fold `0.0 + p` to `p`, keeping a
+ *   product's `-0`), `signOf` (`sign`, but `±0` and NaN are returned as they are).
  * `helpers.use(name, t)` returns the function's name for operands of type `t`.
  */
 export type HelperName =
   | "erf" | "pow" | "pcg" | "random"
   | "isNan" | "isInf" | "isZero" | "signBit" | "ordered" | "keepNan" | "maxNan" | "minNan" | "clampNan"
   | "exp" | "log" | "log1p" | "expm1" | "sqrt" | "rsqrt" | "trig" | "fmod" | "atan2"
-  | "subSelf" | "divSelf" | "modSelf" | "toI32" | "toU32";
+  | "subSelf" | "divSelf" | "modSelf" | "toI32" | "toU32" | "plusZero" | "signOf";
 
 /** The helpers each helper calls (requested with it, for the same value type unless noted). */
 const DEPENDS: Partial<Record<HelperName, readonly HelperName[]>> = {
@@ -45,6 +47,8 @@ const DEPENDS: Partial<Record<HelperName, readonly HelperName[]>> = {
   maxNan: ["isNan", "isZero"],
   minNan: ["isNan", "isZero"],
   clampNan: ["isNan", "isZero"],
+  plusZero: ["isZero"],
+  signOf: ["isNan", "isZero"],
   exp: ["isNan"],
   log: ["isNan", "isZero", "signBit"],
   log1p: ["isNan"],
@@ -394,6 +398,11 @@ const HELPERS: Record<HelperName, (fn: string, ty: string, t: ValueType) => stri
       `  return select(r, x, ${helperName("isZero", t)}(x) & ${helperName("isZero", t)}(r));`,
       `}`,
     ].join("\n"),
+  /** `x`, but `+0` for either zero (decided and built on the bits). */
+  plusZero: (fn, ty, t) =>
+    fn1(fn, ty, [`return ${fromBits(`select(${bitsOf("x", t)}, ${u("0", t)}, ${helperName("isZero", t)}(x))`, t)};`]),
+  /** `sign(x)`, but `±0` and NaN are `x` itself (WGSL's `sign` may drop both). */
+  signOf: (fn, ty, t) => fn1(fn, ty, [`return select(sign(x), x, ${helperName("isZero", t)}(x) | ${helperName("isNan", t)}(x));`]),
   /** PCG hash (wrapping u32), the generator shared with the CPU backend. */
   pcg: (fn) =>
     [
