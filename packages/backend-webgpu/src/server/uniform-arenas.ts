@@ -16,13 +16,20 @@ export interface UniformArena {
 
 /**
  * The uniform arenas of one server: fixed-size `UNIFORM | COPY_DST` buffers a stream carves its
- * launches' parameter regions from, handed back when the submission that used them completed.
+ * launches' parameter regions from, handed back right after the submit of the launches that read
+ * them.
  *
  * @remarks
  * **Why arenas.** A launch's parameters are a few bytes; one buffer per launch would be a driver
  * call and an allocation each. A stream fills regions of its current arena's host mirror, writes
  * each arena once per submit, and binds the arena with a dynamic offset, so bind groups stay
  * cached (the arena, not the offset, is part of their key).
+ * **Reuse right after the submit.** WebGPU orders queue operations: a `writeBuffer` into an arena
+ * issued after a `queue.submit` takes effect after that submit's commands, so they still read the
+ * bytes written before it. An arena therefore goes back to the free list at submit, not when the
+ * GPU finished: a loop that submits every iteration reuses one arena (and its cached bind groups)
+ * instead of creating a 64 KiB buffer, and paying Dawn's lazy zero-fill of it, per submit
+ * (docs/performance.md#shared-submits).
  * **Bounded** by {@link KEPT_ARENAS} free arenas; the ones in use are bounded by the streams'
  * unsubmitted and in-flight launches.
  */
@@ -50,7 +57,7 @@ export class UniformArenas {
     );
   }
 
-  /** Destroys every free arena (the server's `destroy`); arenas in flight are destroyed when recycled after loss. */
+  /** Destroys every free arena (the server's `destroy`); arenas held by unsubmitted work are destroyed when recycled after loss. */
   destroyAll(): void {
     for (const arena of this.#free.splice(0)) {
       this.#onDestroy(arena.buffer);
@@ -58,7 +65,7 @@ export class UniformArenas {
     }
   }
 
-  /** Takes back an arena whose submission completed: kept for reuse, or destroyed (beyond the bound, or after device loss). */
+  /** Takes back an arena whose launches were submitted: kept for reuse, or destroyed (beyond the bound, or after device loss). */
   recycle(arena: UniformArena, lost: boolean): void {
     if (this.#free.length < KEPT_ARENAS && !lost) {
       this.#free.push(arena);

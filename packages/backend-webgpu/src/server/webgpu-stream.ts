@@ -181,7 +181,8 @@ export class WebGpuStream extends ClaimedStream {
   /**
    * Uniform arenas holding the parameters of the unsubmitted encoder's launches: their bytes are
    * gathered in each arena's host mirror and written with one `writeBuffer` per arena right before
-   * the submit; recycled when that submission completes.
+   * the submit; given back to the server's arenas right after the submit (see `UniformArenas`:
+   * a later `writeBuffer` into one is ordered after that submit on the queue).
    */
   #uniformBuffers: UniformArena[] = [];
   /** Next free byte of the last of `#uniformBuffers`; reset when they are released at submit. */
@@ -316,8 +317,8 @@ export class WebGpuStream extends ClaimedStream {
   /**
    * A region of one of this stream's uniform arenas holding `data` padded to 16 bytes: the bytes go
    * to the arena's host mirror now and reach the GPU with the arena's one `writeBuffer` right before
-   * the next submit ({@link WebGpuStream.#writeUniforms}); the arena is recycled after that
-   * submission completes. The launch binds `buffer` with `size` bytes at dynamic offset `offset`.
+   * the next submit ({@link WebGpuStream.#writeUniforms}); the arena goes back to the server's
+   * arenas right after that submit. The launch binds `buffer` with `size` bytes at dynamic offset `offset`.
    */
   #uniformRegion(data: Uint8Array): { readonly buffer: GPUBuffer; readonly offset: number; readonly size: number } {
     const arenas = this.#ctx.uniformArenas;
@@ -394,11 +395,12 @@ export class WebGpuStream extends ClaimedStream {
       );
       this.#writesSinceSubmit = 0;
       for (const unpin of submitPins) unpin();
-      if (foreign.length === 0 && arenas.length === 0) return;
+      // The queue orders any later write into these arenas after this submit's launches read them.
+      for (const arena of arenas) this.#ctx.uniformArenas.recycle(arena, this.#ctx.lost() !== undefined);
+      if (foreign.length === 0) return;
       device.queue.onSubmittedWorkDone().then(
         () => {
           for (const unpin of foreign) unpin();
-          for (const arena of arenas) this.#ctx.uniformArenas.recycle(arena, this.#ctx.lost() !== undefined);
         },
         () => undefined,
       );
