@@ -67,6 +67,7 @@ async function chain(n: number, iterations: number): Promise<void> {
   const x = tensor(new Float32Array(n).fill(0.25), { device: d, shape: [n] });
   let outs: Tensor[] = [];
   const loop = async (count: number): Promise<void> => {
+    const before = stats();
     const start = performance.now();
     for (let i = 0; i < count; i++) {
       outs.push(weftChain(x));
@@ -76,7 +77,7 @@ async function chain(n: number, iterations: number): Promise<void> {
     const host = performance.now() - start;
     await d.sync();
     const total = performance.now() - start;
-    console.log(`chain of ${n} on ${d.label}: ${((total / count) * 1000).toFixed(1)} µs/iteration, host ${((host / count) * 1000).toFixed(1)} µs/iteration`);
+    console.log(`chain of ${n} on ${d.label}: ${((total / count) * 1000).toFixed(1)} µs/iteration, host ${((host / count) * 1000).toFixed(1)} µs/iteration${counters(before, count, "iteration")}`);
   };
   await loop(Math.min(50, iterations));
   await loop(iterations);

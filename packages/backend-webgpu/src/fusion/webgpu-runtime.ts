@@ -412,7 +412,7 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
   }
 
   async sync(stream: StreamId): Promise<void> {
-    this.client.flush(stream);
+    // The server's sync submits (shared with every sync of the turn: docs/performance.md#shared-submits).
     await this.client.sync(stream);
   }
 

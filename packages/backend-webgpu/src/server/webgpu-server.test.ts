@@ -117,6 +117,43 @@ describe("WebGpuServer", () => {
     x.release();
   });
 
+  it("the syncs of one turn share one submit at the turn's end; each resolves after its work ran", async () => {
+    const x = server.create(u32Bytes([0, 0, 0, 0]), S0);
+    const y = server.create(u32Bytes([0, 0]), S1);
+    await server.sync(S0);
+    const before = server.stats();
+    const syncs: Promise<void>[] = [];
+    for (let i = 0; i < 20; i++) {
+      server.launch(increment, [1, 1, 1], [{ binding: x.binding(), access: "read-write" }], S0, "execute");
+      server.launch(increment, [1, 1, 1], [{ binding: y.binding(), access: "read-write" }], S1, "execute");
+      syncs.push(server.sync(S0), server.sync(S1));
+    }
+    expect(server.stats().submits - before.submits, "nothing is submitted while the turn runs").toBe(0);
+    await Promise.all(syncs);
+    expect(server.stats().submits - before.submits, "one shared submit for 40 syncs on two streams").toBe(1);
+    const [[xs], [ys]] = await Promise.all([server.read([x.binding()], S0), server.read([y.binding()], S1)]);
+    expect(asU32(xs), "every launch ran").toEqual([20, 20, 20, 20]);
+    expect(asU32(ys)).toEqual([20, 20]);
+    x.release();
+    y.release();
+  });
+
+  it("a stream submits by itself once its unsubmitted launches write maxPendingBytes", async () => {
+    const small = new WebGpuServer(gpu.device, { maxPendingBytes: 32 });
+    const x = small.create(u32Bytes(new Array(4).fill(0)), S0);
+    // Once the pipeline is validated, launches are encoded at the call (not queued behind it).
+    small.launch(increment, [1, 1, 1], [{ binding: x.binding(), access: "read-write" }], S0, "execute");
+    await small.read([x.binding()], S0);
+    const before = small.stats();
+    // 16 bytes written per launch: the second reaches 32 and submits.
+    for (let i = 0; i < 6; i++) small.launch(increment, [1, 1, 1], [{ binding: x.binding(), access: "read-write" }], S0, "execute");
+    expect(small.stats().submits - before.submits, "one submit per 32 bytes written").toBe(3);
+    const [bytes] = await small.read([x.binding()], S0);
+    expect(asU32(bytes as Uint8Array)).toEqual([7, 7, 7, 7]);
+    x.release();
+    small.destroy();
+  });
+
   it("orders a host write after a dispatch still pending in the encoder (docs/pitfalls.md#p15)", async () => {
     const x = server.create(u32Bytes([5, 5, 5, 5]), S0);
     server.launch(increment, [1, 1, 1], [{ binding: x.binding(), access: "read-write" }], S0, "execute");

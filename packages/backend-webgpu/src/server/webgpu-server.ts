@@ -47,6 +47,12 @@ export interface WebGpuServerOptions {
   readonly maxStreams?: number;
   /** Dispatches recorded per stream before it is submitted. Default 64. */
   readonly tasksMax?: number;
+  /**
+   * Bytes a stream's unsubmitted launches may write before it is submitted. Default 64 MiB. Freed
+   * memory that unsubmitted launches use is reused only after their submit, so this bounds the
+   * extra memory a loop of large launches holds while syncs wait for the end of the turn.
+   */
+  readonly maxPendingBytes?: number;
   /** Host writes between two submits during bulk uploads (docs/pitfalls.md#p15). Default 64. */
   readonly writesPerSubmit?: number;
   /** Bytes of the largest shared page. Default min(64 MiB, maxStorageBufferBindingSize). */
@@ -142,7 +148,8 @@ const roundUp = (n: number, to: number): number => Math.ceil(n / to) * to;
  * readers before a later writer); readers of the same bytes never flush each other. Host writes
  * (`queue.writeBuffer`) jump ahead of unsubmitted encoders, so every encoder that refers to the
  * written bytes is submitted before the write (docs/pitfalls.md#p15).
- * **Batching.** A stream submits every `tasksMax` dispatches, and at syncs, flushes and conflicts.
+ * **Batching.** A stream submits every `tasksMax` dispatches (or `maxPendingBytes` written), and
+ * at flushes and conflicts; the syncs of one turn share one submit at the turn's end.
  * Reads issued in one turn are coalesced, and sealing them submits every stream's recorded work
  * and the read copies in one `queue.submit` (see `Readback`, docs/performance.md#shared-submits).
  * **Lifetimes.** A launch pins every slice it binds until its stream releases the pins (see
@@ -204,6 +211,11 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
   readonly #queuedChecks = new Set<StatusCheck>();
   /** Error-scope and validation promises not settled yet; each removes itself when it settles. */
   readonly #outstanding = new Set<Promise<unknown>>();
+  /**
+   * Syncs issued this turn, settled together after the turn's shared submit (`#syncAtTurnEnd`);
+   * emptied by the microtask the first of them schedules. Bounded by the syncs of one turn.
+   */
+  readonly #turnSyncs: Deferred<void>[] = [];
   /** Rejecters of reads and syncs in flight; each removes itself when it settles. */
   readonly #pending = new Set<(error: DeviceLostError) => void>();
   /** The error every call throws once the device is lost. */
@@ -271,6 +283,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
       device,
       memory: this.#config,
       tasksMax: options.tasksMax ?? 64,
+      maxPendingBytes: options.maxPendingBytes ?? 64 * 1024 * 1024,
       writesPerSubmit: options.writesPerSubmit ?? 64,
       storage: this.#storage,
       deviceMemory: this.memory,
@@ -568,19 +581,13 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
 
   async sync(stream: StreamId): Promise<void> {
     if (this.#lost) throw this.#lost;
-    const s = this.#stream(stream);
+    this.#stream(stream);
     const done = new Deferred<void>();
     const reject = (error: DeviceLostError) => done.reject(error);
     this.#pending.add(reject);
     this.#gate.submit({
       waitFor: undefined,
-      run: () => {
-        s.flush();
-        this.device.queue.onSubmittedWorkDone().then(
-          () => (this.#lost ? done.reject(this.#lost) : done.resolve()),
-          (error: unknown) => done.reject(this.#lost ?? new DeviceLostError(String(error), { cause: error })),
-        );
-      },
+      run: () => this.#syncAtTurnEnd(done),
       abort: (error) => done.reject(error),
     });
     try {
@@ -680,6 +687,33 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
       );
       if (conflict) other.flush();
     }
+  }
+
+  /**
+   * Settles `done` once every stream's work recorded so far has completed on the device: the
+   * first sync of a turn schedules one microtask that makes one shared submit (`#submitAll`) and
+   * asks the queue once for `onSubmittedWorkDone`, settling every sync of the turn with it. A loop
+   * that syncs after every launch (`void device.sync()`) thus costs one submit per `tasksMax`
+   * launches (or per `maxPendingBytes` written), not one per iteration
+   * (docs/performance.md#shared-submits).
+   */
+  #syncAtTurnEnd(done: Deferred<void>): void {
+    this.#turnSyncs.push(done);
+    if (this.#turnSyncs.length > 1) return;
+    queueMicrotask(() => {
+      const waiting = this.#turnSyncs.splice(0);
+      // After loss every pending sync was rejected already (`#onLost`).
+      if (this.#lost !== undefined) return;
+      void this.#submitAll();
+      this.device.queue.onSubmittedWorkDone().then(
+        () => {
+          for (const d of waiting) this.#lost ? d.reject(this.#lost) : d.resolve();
+        },
+        (error: unknown) => {
+          for (const d of waiting) d.reject(this.#lost ?? new DeviceLostError(String(error), { cause: error }));
+        },
+      );
+    });
   }
 
   /**

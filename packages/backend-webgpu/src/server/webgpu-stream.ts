@@ -42,6 +42,8 @@ export interface StreamContext {
   readonly memory: MemoryConfiguration;
   /** Dispatches recorded before the stream submits by itself. */
   readonly tasksMax: number;
+  /** Bytes written by recorded launches before the stream submits by itself. */
+  readonly maxPendingBytes: number;
   /** Host writes between two submits during bulk uploads (docs/pitfalls.md#p15). */
   readonly writesPerSubmit: number;
   /** The page buffers every stream's memory takes its pages from (one per server). */
@@ -138,7 +140,8 @@ const roundUp = (n: number, to: number): number => Math.ceil(n / to) * to;
  * **Why per stream.** Every stream funnels into the one `GPUQueue`, so order between streams is
  * submission order; what a stream keeps is what it has recorded and not yet submitted.
  * **Bounded state.** Everything "since the last submit" is cleared by {@link WebGpuStream.flush},
- * which happens at least every `tasksMax` dispatches, so it never holds more than `tasksMax`
+ * which happens at least every `tasksMax` dispatches (and once its launches write
+ * `maxPendingBytes`), so it never holds more than `tasksMax`
  * launches' worth of entries. `failures` keeps the last {@link FAILURE_LOG_LIMIT}.
  * **StreamMemory.** Taint claims on this stream's allocations live in `claims` (`ClaimedStream`),
  * so the shared `FailureStore` finds them through the pool.
@@ -163,6 +166,8 @@ export class WebGpuStream extends ClaimedStream {
   #pass: GPUComputePassEncoder | undefined;
   /** Dispatches recorded in `#encoder` since the last submit. */
   #dispatches = 0;
+  /** Bytes the launches in `#encoder` write (their write bindings' sizes); reset at submit. */
+  #pendingBytes = 0;
   /** Host writes since the last submit of any kind; reset at every submit. */
   #writesSinceSubmit = 0;
   /**
@@ -267,7 +272,8 @@ export class WebGpuStream extends ClaimedStream {
     }
     this.#submissionWrites.push(...dispatch.writes);
     for (const pin of dispatch.pins) (pin.stream === this.id ? this.#submitPins : this.#foreignPins).push(pin.unpin);
-    if (this.#dispatches >= this.#ctx.tasksMax) this.flush();
+    for (const w of dispatch.writes) this.#pendingBytes += w.size;
+    if (this.#dispatches >= this.#ctx.tasksMax || this.#pendingBytes >= this.#ctx.maxPendingBytes) this.flush();
   }
 
   /**
@@ -368,6 +374,7 @@ export class WebGpuStream extends ClaimedStream {
     this.#pass = undefined;
     this.#encoder = undefined;
     this.#dispatches = 0;
+    this.#pendingBytes = 0;
     this.#encodedAllocations.clear();
     const writes = this.#submissionWrites;
     this.#submissionWrites = [];
