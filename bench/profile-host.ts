@@ -7,6 +7,7 @@
  * node .device/profile-host.mjs record  cpu|webgpu [ops=20000]      # workload 5a: µs per recorded op
  * node .device/profile-host.mjs chain   cpu|webgpu [n=65536] [iterations=2000]   # µs per fused chain (one launch)
  * node .device/profile-host.mjs serving cpu|webgpu [requests=256] [inFlight=32] # req/s, µs per request
+ * node .device/profile-host.mjs dependent cpu|webgpu [ops=10000]    # ms per loop of dependent adds + read
  * ```
  *
  * @module
@@ -112,9 +113,30 @@ async function serving(requests: number, inFlight: number): Promise<void> {
   for (const t of ws) t.dispose();
 }
 
+/** Workload "dependent": `ops` dependent `add(1)` on one element inside a `tidy`, then its read. */
+async function dependent(ops: number): Promise<void> {
+  const x = tensor([0.5], { device: d, shape: [1] });
+  for (let r = 0; r < 5; r++) {
+    const before = stats();
+    const start = performance.now();
+    const y = tidy(() => {
+      let t = x;
+      for (let i = 0; i < ops; i++) t = t.add(1);
+      return t;
+    });
+    const v = await y.data();
+    const ms = performance.now() - start;
+    y.dispose();
+    if (v[0] !== 0.5 + ops) throw new Error(`dependent adds gave ${v[0]}, want ${0.5 + ops}`);
+    console.log(`dependent on ${d.label}: ${ms.toFixed(1)} ms for ${ops} adds + read (${((ms / ops) * 1000).toFixed(2)} µs/op)${counters(before, 1, "loop")}`);
+  }
+  x.dispose();
+}
+
 if (mode === "record") await record(Number(a ?? 20_000));
 else if (mode === "chain") await chain(Number(a ?? 1 << 16), Number(b ?? 2000));
 else if (mode === "serving") await serving(Number(a ?? 256), Number(b ?? 32));
-else throw new Error(`unknown mode '${mode}' (record, chain, serving)`);
+else if (mode === "dependent") await dependent(Number(a ?? 10_000));
+else throw new Error(`unknown mode '${mode}' (record, chain, serving, dependent)`);
 await d.syncAll();
 process.exit(0);

@@ -24,10 +24,15 @@ import type { Timed } from "../harness/measure.js";
  * The highest `bytesInUse` a server reached since the last {@link PeakMeter.reset}.
  *
  * @remarks **Bound.** One number; sampled after `empty`, `create` and `launch` (the calls that can
- * raise the figure), so it sees every allocation the engine makes.
+ * raise the figure), so it sees every allocation the engine makes — only between
+ * {@link PeakMeter.reset} and {@link PeakMeter.stop}: a sample walks every stream's memory, and
+ * a meter sampling all the time would add that to every launch of every other workload's timing
+ * (the host-overhead figure above all). The wrapper binds each method once, not per call.
  */
 export class PeakMeter {
   #peak = 0;
+  /** Whether calls are sampled now (from `reset` to `stop`). */
+  #armed = false;
   readonly #server: ComputeServer<WgslKernel>;
 
   constructor(server: ComputeServer<WgslKernel>) {
@@ -39,30 +44,44 @@ export class PeakMeter {
     return this.#peak;
   }
 
-  /** Starts a new measurement from the bytes in use now. */
+  /** Starts a new measurement from the bytes in use now (sampling until {@link PeakMeter.stop}). */
   reset(): void {
+    this.#armed = true;
     this.#peak = this.#server.memoryUsage().bytesInUse;
   }
 
-  /** @internal Samples the server. */
+  /** Stops sampling; `peak` keeps the last measurement. */
+  stop(): void {
+    this.#armed = false;
+  }
+
+  /** @internal Samples the server (while armed). */
   sample(): void {
-    this.#peak = Math.max(this.#peak, this.#server.memoryUsage().bytesInUse);
+    if (this.#armed) this.#peak = Math.max(this.#peak, this.#server.memoryUsage().bytesInUse);
   }
 
   /** `server`, with every allocating or launching call followed by a sample. */
   wrap(): ComputeServer<WgslKernel> {
     const sampled = new Set(["empty", "create", "launch"]);
+    /** One bound function per method name (bounded by the server's methods). */
+    const bound = new Map<string | symbol, unknown>();
     return new Proxy(this.#server, {
       get: (target, key, receiver) => {
+        const cached = bound.get(key);
+        if (cached !== undefined) return cached;
         const value: unknown = Reflect.get(target, key, receiver);
         if (typeof value !== "function") return value;
         const fn = value as (...args: unknown[]) => unknown;
-        if (typeof key !== "string" || !sampled.has(key)) return fn.bind(target);
-        return (...args: unknown[]) => {
-          const result = fn.apply(target, args);
-          this.sample();
-          return result;
-        };
+        const method =
+          typeof key !== "string" || !sampled.has(key)
+            ? fn.bind(target)
+            : (...args: unknown[]) => {
+                const result = fn.apply(target, args);
+                this.sample();
+                return result;
+              };
+        bound.set(key, method);
+        return method;
       },
     });
   }

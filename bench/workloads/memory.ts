@@ -42,6 +42,7 @@ export async function runMemory(ctx: BenchContext): Promise<void> {
       const y = weftChain(x);
       await w.device.sync();
       const m1 = w.device.memory();
+      w.meter.stop();
       const peak = w.meter.peak - m0.bytesInUse;
       const inUse = m1.bytesInUse - m0.bytesInUse;
       r.add({ workload: "memory", variant: `${variant}: peak bytesInUse during the chain`, method: "count", size, status: "ok", value: peak, unit: "bytes" });

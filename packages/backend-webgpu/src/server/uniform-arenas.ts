@@ -1,8 +1,13 @@
 /// <reference types="@webgpu/types" preserve="true" />
 import { BufferUsage } from "../device/gpu-constants.js";
 
-/** Free arenas kept for reuse; beyond it a recycled arena is destroyed. */
-const KEPT_ARENAS = 8;
+/**
+ * Free arenas kept for reuse; beyond it a recycled arena is destroyed. Each stream recording in a
+ * turn holds one arena until the turn's shared submit gives them all back, so this covers the
+ * default 32 stream slots with room to spare (at most 64 × 64 KiB buffers plus their mirrors):
+ * with 8, serving 32 requests in flight created and destroyed 24 arenas per turn.
+ */
+const KEPT_ARENAS = 64;
 
 /**
  * One uniform buffer and its host mirror: launches copy their parameters into `mirror` at their
