@@ -14,7 +14,8 @@
  * **Floats follow IEEE 754** (NaN and ±Inf propagate; `x / 0` is ±Inf or NaN; `pow` follows
  * C99 Annex F / NumPy: `pow(x, ±0) = 1` and `pow(1, y) = 1` even for NaN, `pow(-1, ±Inf) = 1`);
  * float `mod` is floored (NumPy's `np.mod`: the sign of the divisor; NaN for a zero divisor or an
- * infinite dividend; `a mod ±Inf` is `a` when `a` has the divisor's sign, else `±Inf`).
+ * infinite dividend; `a mod ±Inf` is `a` when `a` has the divisor's sign, else `±Inf`; a zero
+ * result has the divisor's sign).
  * **Integer arithmetic wraps** (two's complement, like WGSL): `add`/`sub`/`mul`/`neg`/`pow`.
  * Integer `div` truncates toward zero and integer `mod` is floored; both give 0 for a zero
  * divisor (NumPy's answer for `//` and `%`), and `MIN / -1` wraps to `MIN`.
@@ -187,9 +188,11 @@ export function ieeePow(x: number, y: number): number {
   return Math.pow(x, y);
 }
 
+/** Floored modulo; a zero result takes the divisor's sign (`-7 mod 7 = +0`, `7 mod -7 = -0`), as NumPy's `npy_divmod`. */
 function flooredMod(a: number, b: number): number {
   const r = a % b;
-  return r !== 0 && r < 0 !== b < 0 ? r + b : r;
+  if (r === 0) return b < 0 || Object.is(b, -0) ? -0 : 0;
+  return r < 0 !== b < 0 ? r + b : r;
 }
 
 function integerPow(base: number, exp: number, dtype: DType): number {

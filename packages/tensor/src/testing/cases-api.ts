@@ -228,6 +228,12 @@ export function issueCases(): ExactCase[] {
       tensor([5, -5], { device: d }).mod(Inf),
       tensor([5, -5], { device: d }).mod(-Inf),
     ], f32(0, NaN_, NaN_), f32(Inf, -Inf, NaN_), f32(5, Inf), f32(-Inf, -5)),
+    c("a zero float mod has the divisor's sign, as NumPy (-7 mod 7 = +0, 7 mod -7 = -0; a random program of seed 1001); seen through 1/x", (d) => [
+      tensor([-7, 7, 0, -0, 14], { device: d }).mod(tensor([7, -7, -Inf, 3, -7], { device: d })).reciprocal(),
+      tensor([-7, 7, -0], { device: d }).mod(7).reciprocal(),
+      tensor([-7, 7, 0], { device: d }).mod(-7).reciprocal(),
+      tensor([-7, 0, -0], { device: d }).atan2(tensor([-7, 7, 0], { device: d }).mod(-7)),
+    ], f32(Inf, -Inf, -Inf, Inf, -Inf), f32(Inf, Inf, Inf), f32(-Inf, -Inf, -Inf), f32(Math.fround(-Math.PI / 2), Math.fround(Math.PI), Math.fround(-Math.PI))),
     c("NaN wins max, min, maximum and argmax (the first NaN's index)", (d) => {
       const x = tensor([1, NaN_, 3], { device: d });
       return [x.max(), x.min(), x.maximum(tensor([NaN_, 2, 1], { device: d })), x.argmax()];

@@ -291,7 +291,8 @@ const HELPERS: Record<HelperName, (fn: string, ty: string, t: ValueType) => stri
   /**
    * Floored float modulo (the sign of the divisor, NumPy's `np.mod`): `a - b·floor(a/b)`; NaN when
    * either is NaN, `a` is ±Inf or `b` is ±0; with `b = ±Inf` and `a` finite the result is `a` when
-   * `a` is 0 or has `b`'s sign, else `b`.
+   * `a` has `b`'s sign, else `b`; a zero result has the divisor's sign (`-7 mod 7 = +0`,
+   * `7 mod -7 = -0`, `0 mod -Inf = -0`, as NumPy's `npy_divmod`).
    */
   fmod: (fn, ty, t) => {
     const [isNan, isInf, isZero, signBit] = (["isNan", "isInf", "isZero", "signBit"] as const).map((h) => helperName(h, t));
@@ -299,6 +300,7 @@ const HELPERS: Record<HelperName, (fn: string, ty: string, t: ValueType) => stri
       `fn ${fn}(a: ${ty}, b: ${ty}) -> ${ty} {`,
       `  var r = a - b * floor(a / b);`,
       `  r = select(r, select(a, b, !${isZero}(a) & (${signBit}(a) != ${signBit}(b))), ${isInf}(b));`,
+      `  r = select(r, ${signedZeroOf("b", t)}, ${isZero}(r));`,
       `  return select(r, ${special("0x7fc00000", t)}, ${isNan}(a) | ${isNan}(b) | ${isInf}(a) | ${isZero}(b));`,
       `}`,
     ].join("\n");
