@@ -53,8 +53,14 @@ export {
 export { reduce, argReduce, variance, std, logSumExp, softmax, logSoftmax } from "./ops/reduce.js";
 export type { Axes, ReduceOptions, VarianceOptions } from "./ops/reduce.js";
 export { matmul } from "./ops/matmul.js";
+export { isNaN, isInf, isFinite, floorDiv, leakyRelu, elu, selu, softplus, log2 } from "./ops/math.js";
+export { tril, triu, tile, repeat, oneHot } from "./ops/structure.js";
+export type { OneHotOptions } from "./ops/structure.js";
+export { layerNorm } from "./ops/normalization.js";
+export type { LayerNormOptions } from "./ops/normalization.js";
+export { einsum } from "./ops/einsum.js";
 export {
-  reshape, flatten, permute, transpose, expand, squeeze, unsqueeze, slice, concat, stack, split, gather, pad,
+  reshape, flatten, permute, transpose, expand, squeeze, unsqueeze, slice, concat, stack, split, gather, pad, flip,
 } from "./ops/layout.js";
 export type { SliceSpec } from "./ops/layout.js";
 export { tidy, scope, keep, dispose, memory, stats, releaseUnused, sync, syncAll } from "./lifetime/lifetime.js";

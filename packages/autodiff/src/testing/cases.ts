@@ -26,7 +26,7 @@
  *
  * @module
  */
-import { type DType, type Tensor, add, atan2, concat, div, maximum, minimum, mod, mul, pow, reduce, stack, sub, where } from "@weft/tensor";
+import { type DType, type Tensor, add, atan2, concat, div, einsum, elu, flip, layerNorm, leakyRelu, log2, maximum, minimum, mod, mul, pow, reduce, repeat, selu, softplus, stack, sub, tile, tril, triu, where } from "@weft/tensor";
 
 /** How an input's values are drawn (see the module doc's domains). */
 export type GradientInputKind =
@@ -235,6 +235,20 @@ export function gradientCases(): GradientCase[] {
     { name: "gather (index_select along axis 0, repeated rows)", covers: ["gather"], inputs: [{ shape: [4, 3], kind: "normal" }, { shape: [6], kind: "index", max: 4 }], run: (xs) => at(xs, 0).gather(at(xs, 1), 0) },
     { name: "pad", covers: ["pad"], inputs: [{ shape: [2, 3], kind: "normal" }], run: (xs) => at(xs, 0).pad([[1, 0], [2, 1]], 0.5).square() },
 
+    // ── issue 7's composed ops (their gradients flow through the ops they record) ──
+    unaryCase("leakyRelu", "away"),
+    unaryCase("elu", "away"),
+    unaryCase("selu", "away"),
+    unaryCase("softplus", "normal"),
+    unaryCase("log2", "positive"),
+    { name: "leakyRelu/elu with alpha (free functions)", covers: ["leakyRelu", "elu"], inputs: [{ shape: [6], kind: "away" }], run: (xs) => leakyRelu(at(xs, 0), 0.3).add(elu(at(xs, 0), 0.7)) },
+    { name: "selu, softplus, log2 (free functions)", covers: ["selu", "softplus", "log2"], inputs: [{ shape: [6], kind: "positive" }], run: (xs) => selu(at(xs, 0)).add(softplus(at(xs, 0).neg())).add(log2(at(xs, 0))) },
+    { name: "tril and triu with offsets", covers: ["tril", "triu"], inputs: [{ shape: [2, 3, 4], kind: "normal" }], run: (xs) => at(xs, 0).tril(1).mul(at(xs, 0)).add(triu(at(xs, 0), -1)).add(tril(at(xs, 0))) },
+    { name: "flip and a negative-step slice", covers: ["flip", "slice"], inputs: [{ shape: [3, 5], kind: "normal" }], run: (xs) => at(xs, 0).flip().mul(flip(at(xs, 0), 1)).add(at(xs, 0).slice([[null, null, -1], [4, 0, -2]]).sum()) },
+    { name: "tile and repeat (counts and per-element counts)", covers: ["tile", "repeat"], inputs: [{ shape: [2, 3], kind: "normal" }], run: (xs) => at(xs, 0).tile([2, 1]).square().sum(0).add(tile(at(xs, 0), 2).sum(0).slice([[0, 3]])).add(at(xs, 0).repeat(2, 0).sum(0)).add(repeat(at(xs, 0), [2, 0, 1], 1).sum(1).sum()) },
+    { name: "layerNorm with weight and bias", covers: ["layerNorm"], inputs: [{ shape: [3, 5], kind: "normal" }, { shape: [5], kind: "normal" }, { shape: [5], kind: "normal" }], run: (xs) => at(xs, 0).layerNorm(-1, { weight: at(xs, 1), bias: at(xs, 2) }).mul(layerNorm(at(xs, 0), [0, 1])), tolerance: reduction(15) },
+    { name: "einsum: batched contraction and a chain", covers: ["einsum"], inputs: [{ shape: [2, 3, 4], kind: "normal" }, { shape: [2, 4, 3], kind: "normal" }, { shape: [3], kind: "normal" }], run: (xs) => einsum("bij,bjk,k->bi", at(xs, 0), at(xs, 1), at(xs, 2)).add(einsum("bij->j", at(xs, 0)).sum()), tolerance: reduction(12) },
+
     // ── a model ──
     {
       name: "a 2-layer MLP with softmax cross-entropy",
@@ -260,6 +274,9 @@ export const NOT_DIFFERENTIABLE: Readonly<Record<string, string>> = {
   ...Object.fromEntries(["eq", "ne", "lt", "le", "gt", "ge"].map((n) => [n, "a comparison: bool output"])),
   ...Object.fromEntries(["and", "or", "xor", "not", "logicalAnd", "logicalOr", "logicalXor", "logicalNot", "any", "all"].map((n) => [n, "logical: bool in, bool out"])),
   ...Object.fromEntries(["argmax", "argmin", "argReduce"].map((n) => [n, "an index: integer output"])),
+  ...Object.fromEntries(["isNaN", "isInf", "isFinite"].map((n) => [n, "a predicate: bool output"])),
+  oneHot: "integer indices in, constant 0/1 out",
+  floorDiv: "piecewise constant: derivative 0 wherever it exists (JAX's floor_divide)",
   ...Object.fromEntries(
     ["tensor", "scalar", "zeros", "ones", "full", "zerosLike", "onesLike", "fullLike", "arange", "linspace", "eye", "rand", "randn", "randLike", "randnLike"].map((n) => [n, "creates a value from no tensor input"]),
   ),

@@ -10,11 +10,11 @@
  *
  * @module
  */
-import { UnsupportedError, checkNumber, describeValue } from "@weft/environment";
+import { checkNumber, describeValue } from "@weft/environment";
 import type { SliceRange } from "@weft/fusion";
 import { fitsDType, promoteTypes } from "../dtype/dtype.js";
 import { AxisError, DTypeError, ShapeError, ValueError, formatShape } from "../errors/tensor-errors.js";
-import { checkShape, normalizeAxis, sizeOf } from "../shape/shape.js";
+import { checkShape, normalizeAxes, normalizeAxis, sizeOf } from "../shape/shape.js";
 import { checkAxesArg, checkAxisArg, checkTensor, checkTensorList } from "../tensor/arguments.js";
 import { castUnchecked, checkOperands, output, register, release, use } from "../tensor/record.js";
 import type { Tensor } from "../tensor/tensor.js";
@@ -180,7 +180,10 @@ export type SliceSpec =
   | readonly [start?: number | null, end?: number | null, step?: number | null]
   | { readonly start?: number | null; readonly end?: number | null; readonly step?: number | null };
 
-/** Python-style slicing with steps and negative indices; one spec per leading dim. */
+/**
+ * Python-style slicing with steps (negative steps walk backwards, as `x[::-1]`) and negative
+ * indices; one spec per leading dim. A negative step records a forward slice and a {@link flip}.
+ */
 export function slice(x: Tensor, specs: readonly SliceSpec[]): Tensor {
   checkTensor("slice", "the input", x);
   checkOperands("slice", [x]);
@@ -190,6 +193,7 @@ export function slice(x: Tensor, specs: readonly SliceSpec[]): Tensor {
   }
   const ranges: SliceRange[] = [];
   const dropped: number[] = [];
+  const reversed: number[] = [];
   x.shape.forEach((size, dim) => {
     const spec = specs[dim];
     if (spec === undefined || spec === null) {
@@ -209,23 +213,36 @@ export function slice(x: Tensor, specs: readonly SliceSpec[]): Tensor {
       ? (spec as readonly (number | null | undefined)[])
       : [(spec as { start?: number | null }).start, (spec as { end?: number | null }).end, (spec as { step?: number | null }).step];
     const step = st ?? 1;
-    if (!Number.isInteger(step) || step === 0) throw new ValueError("slice", `step ${String(step)} of dimension ${dim} is not a positive integer; pass a step ≥ 1`);
-    if (step < 0) throw new UnsupportedError("slice with a negative step", `slice: dimension ${dim} has step ${step}; slice forward and reverse on the host`);
-    const clampIndex = (v: number | null | undefined, dflt: number): number => {
-      if (v === null || v === undefined) return dflt;
+    if (!Number.isInteger(step) || step === 0) throw new ValueError("slice", `step ${String(step)} of dimension ${dim} is not a non-zero integer; pass a step ≥ 1, or a negative step to walk backwards`);
+    const bound = (v: number | null | undefined): number | undefined => {
+      if (v === null || v === undefined) return undefined;
       if (!Number.isInteger(v)) throw new ValueError("slice", `bound ${describeValue(v)} of dimension ${dim} is not an integer; pass integer bounds`);
-      const r = v < 0 ? v + size : v;
-      return Math.min(Math.max(r, 0), size);
+      return v < 0 ? v + size : v;
     };
-    const start = clampIndex(s, 0);
-    const end = Math.max(start, clampIndex(e, size));
-    ranges.push({ start, end, step });
+    const [b0, b1] = [bound(s), bound(e)];
+    if (step > 0) {
+      const start = Math.min(Math.max(b0 ?? 0, 0), size);
+      const end = Math.max(start, Math.min(Math.max(b1 ?? size, 0), size));
+      ranges.push({ start, end, step });
+      return;
+    }
+    // Python's rule for a negative step: start defaults to the last index, end to "before 0"; both
+    // clamp to [-1, size - 1]. The elements start, start + step, … (> end) are the forward range
+    // ending at `start` with step |step|, reversed.
+    const first = Math.min(Math.max(b0 ?? size - 1, -1), size - 1);
+    const last = Math.min(Math.max(b1 ?? -1, -1), size - 1);
+    const count = first > last ? Math.ceil((first - last) / -step) : 0;
+    const lowest = first - (count - 1) * -step;
+    ranges.push(count === 0 ? { start: 0, end: 0, step: 1 } : { start: lowest, end: first + 1, step: -step });
+    reversed.push(dim);
   });
   const shape = ranges.map((r) => Math.max(0, Math.ceil((r.end - r.start) / r.step)));
   const full = ranges.every((r, i) => r.start === 0 && r.step === 1 && r.end === x.shape[i]);
-  const sliced = full
+  const forward = full
     ? x.clone()
     : register(x.device, { kind: "slice", input: use("slice", x), ranges, out: output(x.device, shape, x.dtype) });
+  const sliced = reversed.length === 0 ? forward : flipUnchecked(forward, reversed);
+  if (sliced !== forward) release(forward);
   if (dropped.length === 0) return sliced;
   const out = reshapeUnchecked(sliced, shape.filter((_, i) => !dropped.includes(i)));
   release(sliced);
@@ -388,4 +405,31 @@ export function pad(x: Tensor, padding: readonly (readonly [number, number])[], 
     value,
     out: output(x.device, shape, x.dtype),
   });
+}
+
+/**
+ * Reverses the order of elements along `axes` (NumPy `flip`; all axes when omitted; PyTorch
+ * `flip(dims)`). Records one index-select `gather` per reversed axis of size > 1 (a layout op on
+ * every backend); axes of size 0 or 1 are left as they are.
+ * @throws AxisError for an axis out of range or repeated.
+ */
+export function flip(x: Tensor, axesArg?: number | readonly number[]): Tensor {
+  checkTensor("flip", "the input", x);
+  checkOperands("flip", [x]);
+  checkAxesArg("flip", axesArg);
+  return flipUnchecked(x, normalizeAxes("flip", axesArg, x.shape));
+}
+
+/** {@link flip} on normalised, distinct axes (callers validated them). */
+export function flipUnchecked(x: Tensor, axes: readonly number[]): Tensor {
+  let current = x.clone();
+  for (const axis of axes) {
+    const n = x.shape[axis] ?? 0;
+    if (n <= 1) continue;
+    const indices = register(x.device, { kind: "arange", start: n - 1, step: -1, out: output(x.device, [n], "i32") });
+    const next = gather(current, indices, axis);
+    release(indices, current);
+    current = next;
+  }
+  return current;
 }

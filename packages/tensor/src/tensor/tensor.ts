@@ -27,11 +27,15 @@ import {
   variance,
 } from "../ops/reduce.js";
 import { matmul } from "../ops/matmul.js";
+import { elu, floorDiv, isFinite, isInf, isNaN, leakyRelu, log2, selu, softplus } from "../ops/math.js";
+import { type OneHotOptions, oneHot, repeat, tile, tril, triu } from "../ops/structure.js";
+import { type LayerNormOptions, layerNorm } from "../ops/normalization.js";
 import {
   type SliceSpec,
   concat,
   expand,
   flatten,
+  flip,
   gather,
   pad,
   permute,
@@ -315,6 +319,22 @@ export class Tensor {
   square(): Tensor { return unary("square", this); }
   /** Logical not of a `bool` tensor. */
   not(): Tensor { return unary("not", this); }
+  /** The base-2 logarithm. */
+  log2(): Tensor { return log2(this); }
+  /** `x` where `x > 0`, else `alpha · x` (default `alpha = 0.01`). */
+  leakyRelu(alpha?: number): Tensor { return leakyRelu(this, alpha); }
+  /** `x` where `x > 0`, else `alpha · (eˣ − 1)` (default `alpha = 1`). */
+  elu(alpha?: number): Tensor { return elu(this, alpha); }
+  /** Scaled ELU with SELU's fixed constants. */
+  selu(): Tensor { return selu(this); }
+  /** `log(1 + eˣ)`, stable for large `|x|`. */
+  softplus(): Tensor { return softplus(this); }
+  /** `true` where NaN (bool). */
+  isNaN(): Tensor { return isNaN(this); }
+  /** `true` where ±Inf (bool). */
+  isInf(): Tensor { return isInf(this); }
+  /** `true` where neither NaN nor ±Inf (bool). */
+  isFinite(): Tensor { return isFinite(this); }
   /** `min(max(x, lo), hi)`; an omitted bound is unbounded. */
   clamp(lo?: number, hi?: number): Tensor { return clamp(this, lo, hi); }
 
@@ -333,6 +353,8 @@ export class Tensor {
   minimum(other: Operand): Tensor { return binary("minimum", this, other); }
   mod(other: Operand): Tensor { return binary("mod", this, other); }
   atan2(other: Operand): Tensor { return binary("atan2", this, other); }
+  /** Floor division `this // other` (NumPy `floor_divide`; integers stay integers). */
+  floorDiv(other: Operand): Tensor { return floorDiv(this, other); }
   eq(other: Operand): Tensor { return binary("eq", this, other); }
   ne(other: Operand): Tensor { return binary("ne", this, other); }
   lt(other: Operand): Tensor { return binary("lt", this, other); }
@@ -361,6 +383,8 @@ export class Tensor {
   logSumExp(axes?: Axes, options?: ReduceOptions): Tensor { return logSumExp(this, axes, options); }
   softmax(axis = -1): Tensor { return softmax(this, axis); }
   logSoftmax(axis = -1): Tensor { return logSoftmax(this, axis); }
+  /** Layer normalisation over `axes` (default the last), with optional `eps`, `weight`, `bias`. */
+  layerNorm(axes?: number | readonly number[], options?: LayerNormOptions): Tensor { return layerNorm(this, axes, options); }
 
   // ── linear algebra and layout ───────────────────────────────────────────────────────────────
 
@@ -379,6 +403,18 @@ export class Tensor {
   concat(others: readonly Tensor[], axis?: number): Tensor { return concat([this, ...checkTensorList("concat", "others", others)], axis); }
   gather(indices: Tensor, axis: number): Tensor { return gather(this, indices, axis); }
   pad(padding: readonly (readonly [number, number])[], value?: number): Tensor { return pad(this, padding, value); }
+  /** Reverses the order along `axes` (default every axis). */
+  flip(axes?: number | readonly number[]): Tensor { return flip(this, axes); }
+  /** Repeats the whole tensor `reps` times per dim (NumPy `tile`). */
+  tile(reps: number | readonly number[]): Tensor { return tile(this, reps); }
+  /** Repeats each element along `axis` (NumPy `repeat`; the flattened tensor without an axis). */
+  repeat(repeats: number | readonly number[], axis?: number): Tensor { return repeat(this, repeats, axis); }
+  /** The lower triangle of the last two dims (`column − row ≤ k`). */
+  tril(k?: number): Tensor { return tril(this, k); }
+  /** The upper triangle of the last two dims (`column − row ≥ k`). */
+  triu(k?: number): Tensor { return triu(this, k); }
+  /** These integer indices one-hot encoded along a new last dim of size `depth`. */
+  oneHot(depth: number, options?: OneHotOptions): Tensor { return oneHot(this, depth, options); }
 }
 
 /** The array type `data()` gives for `dtype`, by name, for {@link checkInto}'s message. */

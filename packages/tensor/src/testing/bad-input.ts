@@ -36,7 +36,11 @@ import { arange, eye, full, scalar, fullLike, linspace, ones, onesLike, rand, ra
 import { BINARY_OPS, UNARY_OPS, binary, cast, clamp, unary } from "../ops/elementwise.js";
 import * as fn from "../ops/functions.js";
 import { matmul } from "../ops/matmul.js";
-import { concat, expand, flatten, gather, pad, permute, reshape, slice, split, squeeze, stack, transpose, unsqueeze } from "../ops/layout.js";
+import { elu, floorDiv, isFinite, isInf, isNaN, leakyRelu, log2, selu, softplus } from "../ops/math.js";
+import { oneHot, repeat, tile, tril, triu } from "../ops/structure.js";
+import { layerNorm } from "../ops/normalization.js";
+import { einsum } from "../ops/einsum.js";
+import { concat, expand, flatten, flip, gather, pad, permute, reshape, slice, split, squeeze, stack, transpose, unsqueeze } from "../ops/layout.js";
 import { argReduce, logSoftmax, logSumExp, reduce, softmax, std, variance } from "../ops/reduce.js";
 import { broadcastShapes } from "../shape/shape.js";
 import { scope, tidy } from "../lifetime/lifetime.js";
@@ -299,7 +303,7 @@ export function badInputCases(): BadInputCase[] {
     row("slice", "step 0", (t) => slice(t.x, [[0, 2, 0]]), ValueError),
     row("slice", "an index out of range", (t) => slice(t.x, [5]), ShapeError),
     row("Tensor.slice", "specs is a string", (t) => t.x.slice(any("0:1")), ValueError, { op: "slice" }),
-    row("Tensor.slice", "a negative step", (t) => t.x.slice([[0, 1, -1]]), UnsupportedError, { op: "unsupported", mentions: ["slice: "] }),
+    row("Tensor.slice", "a fractional step", (t) => t.x.slice([[0, 1, -1.5]]), ValueError, { op: "slice" }),
     row("Tensor.slice", "more specs than dimensions", (t) => t.x.slice([0, 0, 0]), ShapeError, { op: "slice" }),
     row("concat", "shapes that differ off the axis", (t) => concat([t.x, t.v]), ShapeError),
     row("concat", "no tensors", () => concat([]), ValueError),
@@ -324,6 +328,48 @@ export function badInputCases(): BadInputCase[] {
     row("pad", "more pairs than dimensions", (t) => pad(t.x, [[0, 0], [0, 0], [0, 0]]), ShapeError),
     row("Tensor.pad", "-1 into u32", (t) => t.u.pad([[1, 1]], -1), DTypeError, { op: "pad" }),
     row("Tensor.pad", "the value is a string", (t) => t.x.pad([[1, 1]], any("0")), ValueError, { op: "pad" }),
+    // ── issue 7's ops (ops/math.ts, structure.ts, normalization.ts, einsum.ts, layout.ts flip) ──
+    ...(["isNaN", "isInf", "isFinite", "selu", "softplus", "log2"] as const).flatMap((name) => [
+      row(name, "a number instead of a tensor", () => ({ isNaN, isInf, isFinite, selu, softplus, log2 })[name](any(1)), ValueError),
+      row(`Tensor.${name}`, "a disposed tensor", (t) => t.dead[name](), DisposedTensorError, { op: name }),
+    ]),
+    row("floorDiv", "shapes that do not broadcast", (t) => floorDiv(t.x, t.v), ShapeError),
+    row("floorDiv", "two bool tensors", (t) => floorDiv(t.b, t.b), DTypeError),
+    row("floorDiv", "two scalars", () => floorDiv(1, 2), ValueError),
+    row("Tensor.floorDiv", "a string operand", (t) => t.x.floorDiv(any("2")), ValueError, { op: "floorDiv" }),
+    row("Tensor.floorDiv", "-1 with u32", (t) => t.u.floorDiv(-1.5e10), DTypeError, { op: "floorDiv" }),
+    row("leakyRelu", "alpha is a string", (t) => leakyRelu(t.x, any("0.1")), ValueError),
+    row("Tensor.leakyRelu", "alpha is NaN", (t) => t.x.leakyRelu(NaN), ValueError, { op: "leakyRelu" }),
+    row("elu", "a string instead of a tensor", () => elu(any("x")), ValueError),
+    row("Tensor.elu", "alpha is Infinity", (t) => t.x.elu(Infinity), ValueError, { op: "elu" }),
+    row("tril", "a rank-1 tensor", (t) => tril(t.v), ShapeError),
+    row("Tensor.tril", "a fractional k", (t) => t.x.tril(0.5), ValueError, { op: "tril" }),
+    row("triu", "a scalar", (t) => triu(t.s), ShapeError),
+    row("Tensor.triu", "k is a string", (t) => t.x.triu(any("1")), ValueError, { op: "triu" }),
+    row("flip", "an axis out of range", (t) => flip(t.x, 2), AxisError),
+    row("flip", "a repeated axis", (t) => flip(t.x, [0, -2]), AxisError),
+    row("Tensor.flip", "axes is a string", (t) => t.x.flip(any("0")), ValueError, { op: "flip" }),
+    row("tile", "a negative rep", (t) => tile(t.x, [2, -1]), ValueError),
+    row("Tensor.tile", "reps is a string", (t) => t.x.tile(any("2")), ValueError, { op: "tile" }),
+    row("repeat", "counts that do not match the axis", (t) => repeat(t.x, [1, 2], 1), ShapeError),
+    row("repeat", "a negative count", (t) => repeat(t.x, -1), ValueError),
+    row("Tensor.repeat", "an axis out of range", (t) => t.x.repeat(2, 2), AxisError, { op: "repeat" }),
+    row("oneHot", "f32 indices", (t) => oneHot(t.x, 3), DTypeError),
+    row("oneHot", "a negative depth", (t) => oneHot(t.i, -1), ValueError),
+    row("Tensor.oneHot", "a misspelt option", (t) => t.i.oneHot(3, any({ dtyp: "f32" })), ValueError, { op: "oneHot", mentions: ['"dtyp"'] }),
+    row("Tensor.oneHot", "an unknown dtype", (t) => t.i.oneHot(3, { dtype: any("f64") }), DTypeError, { op: "oneHot" }),
+    row("layerNorm", "a weight of the wrong shape", (t) => layerNorm(t.x, -1, { weight: t.v }), ShapeError),
+    row("layerNorm", "a bool input", (t) => layerNorm(t.b), DTypeError),
+    row("Tensor.layerNorm", "a negative eps", (t) => t.x.layerNorm(-1, { eps: -1 }), ValueError, { op: "layerNorm" }),
+    row("Tensor.layerNorm", "an axis out of range", (t) => t.x.layerNorm(3), AxisError, { op: "layerNorm" }),
+    row("Tensor.layerNorm", "bias is an array", (t) => t.x.layerNorm(-1, { bias: any([1, 2, 3]) }), ValueError, { op: "layerNorm" }),
+    row("einsum", "subscripts that are not a string", (t) => einsum(any(1), t.x), ValueError),
+    row("einsum", "one term for two operands", (t) => einsum("ij", t.x, t.x), ValueError),
+    row("einsum", "a letter with two sizes", (t) => einsum("ij,jk->ik", t.x, t.x), ShapeError),
+    row("einsum", "a term longer than the rank", (t) => einsum("ijk->i", t.x), ShapeError),
+    row("einsum", "a diagonal (repeated letter)", (t) => einsum("ii->i", t.x), UnsupportedError, { op: "unsupported", mentions: ["einsum: "] }),
+    row("einsum", "an ellipsis", (t) => einsum("...j->j", t.x), UnsupportedError, { op: "unsupported", mentions: ["einsum: "] }),
+    row("einsum", "an output letter in no operand", (t) => einsum("ij->k", t.x), ValueError),
     // ── data, lifetimes ──────────────────────────────────────────────────────────────────────
     row("Tensor.clone", "a disposed tensor", (t) => t.dead.clone(), DisposedTensorError, { op: "clone" }),
     row("Tensor.data", "a disposed tensor", (t) => t.dead.data(), DisposedTensorError, { op: "data" }),

@@ -20,6 +20,7 @@ import * as fn from "../ops/functions.js";
 import { concat } from "../ops/layout.js";
 import { tidy } from "../lifetime/lifetime.js";
 import type { Tensor } from "../tensor/tensor.js";
+import { opsExactCases } from "./cases-ops.js";
 
 /**
  * One output's expected dtype and either its values (row-major; booleans for `bool`) or the
@@ -339,7 +340,7 @@ export function signedZeroCases(): ExactCase[] {
 
 /** Every exact case of this file. */
 export function exactCases(): ExactCase[] {
-  return [...integerScalarCases(), ...typedArrayCases(), ...mixedEmptyCases(), ...issueCases(), ...signedZeroCases(), ...indexErrorCases()];
+  return [...integerScalarCases(), ...typedArrayCases(), ...mixedEmptyCases(), ...issueCases(), ...signedZeroCases(), ...indexErrorCases(), ...opsExactCases()];
 }
 
 /**

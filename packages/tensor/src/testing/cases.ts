@@ -29,6 +29,7 @@ import { binary, where } from "../ops/elementwise.js";
 import { concat, gather, stack } from "../ops/layout.js";
 import type { Tensor } from "../tensor/tensor.js";
 import { thresholdCases } from "./cases-thresholds.js";
+import { opsConformanceCases } from "./cases-ops.js";
 import { APPROX, ELEMENTWISE, EXACT, RANDN, TRANSCENDENTAL, TRIG, reductionTolerance, type InputKind, type InputSpec, type Tolerance } from "./host-data.js";
 
 /** One conformance case: host inputs, what to compute from them, and the tolerance. */
@@ -335,7 +336,7 @@ function edgeCases(options: ConformanceCatalogueOptions): ConformanceCase[] {
  * threshold (`cases-thresholds.ts`); `options` sizes the two large cases (default full size).
  */
 export function conformanceCases(options: ConformanceCatalogueOptions = {}): ConformanceCase[] {
-  return [...unaryCases(), ...binaryCases(), ...reductionCases(), ...matmulCases(), ...layoutCases(), ...creationCases(), ...edgeCases(options), ...(options.thresholds === false ? [] : thresholdCases({ large: options.largeThresholds ?? false }))];
+  return [...unaryCases(), ...binaryCases(), ...reductionCases(), ...matmulCases(), ...layoutCases(), ...creationCases(), ...opsConformanceCases(), ...edgeCases(options), ...(options.thresholds === false ? [] : thresholdCases({ large: options.largeThresholds ?? false }))];
 }
 
 /** The dtype each input uploads as (default f32). */

@@ -22,3 +22,4 @@ export { badInputCases, environmentBadInputCases, runBadInputCase, createBadInpu
 export type { BadInputCase, BadInputEnv, BadInputVerdict } from "./bad-input.js";
 export { exactCases, integerScalarCases, typedArrayCases, mixedEmptyCases, issueCases, signedZeroCases, indexErrorCases, runExactCase } from "./cases-api.js";
 export type { ExactCase, ExactOutput } from "./cases-api.js";
+export { opsExactCases, opsConformanceCases } from "./cases-ops.js";
