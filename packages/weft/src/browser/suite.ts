@@ -10,13 +10,14 @@ import type { ConformanceCatalogueOptions } from "@weft/tensor/testing/core";
 /**
  * The catalogue of the browser run: every case Node runs except the threshold cases (see
  * `ConformanceCatalogueOptions.thresholds`: under load a single one took minutes on SwiftShader,
- * 2026-11-29). Measured on the 2-core CI box, the page takes about 50 s, of which the 2^20-element chain (mostly
+ * 2026-11-29) and issue 7's op cases (`ConformanceCatalogueOptions.ops`: compositions of kernels
+ * the rest of the page checks). Measured on the 2-core CI box, the page takes about 50 s, of which the 2^20-element chain (mostly
  * the unfused CPU oracle in the page) is the largest part; should it ever dominate, shrink it here
  * with `largeElementwiseLog2` (the case name carries the size). Never shrink the large reduction
  * below 2^17: it is the case that crosses the 65,535-iteration loop bound of software adapters
  * (docs/design.md#where-webgpu-runs).
  */
-export const BROWSER_CATALOGUE: ConformanceCatalogueOptions = { thresholds: false };
+export const BROWSER_CATALOGUE: ConformanceCatalogueOptions = { thresholds: false, ops: false };
 
 /** The page's test that checks the device came from `navigator.gpu` (registered first). */
 export const DEVICE_TEST = "the page gets a WebGPU device from navigator.gpu";
