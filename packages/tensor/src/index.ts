@@ -59,6 +59,12 @@ export type { OneHotOptions } from "./ops/structure.js";
 export { layerNorm } from "./ops/normalization.js";
 export type { LayerNormOptions } from "./ops/normalization.js";
 export { einsum } from "./ops/einsum.js";
+export { cumsum, cumprod } from "./ops/scan.js";
+export { sort, argsort, topk } from "./ops/sort.js";
+export type { SortOptions, SortResult, TopKOptions } from "./ops/sort.js";
+export { scatter, scatterAdd } from "./ops/scatter.js";
+export { conv1d, conv2d, maxPool2d, avgPool2d } from "./ops/convolution.js";
+export type { Conv1dOptions, Conv2dOptions, MaxPool2dOptions, AvgPool2dOptions, Size2 } from "./ops/convolution.js";
 export {
   reshape, flatten, permute, transpose, expand, squeeze, unsqueeze, slice, concat, stack, split, gather, pad, flip,
 } from "./ops/layout.js";

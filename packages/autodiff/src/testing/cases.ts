@@ -26,7 +26,7 @@
  *
  * @module
  */
-import { type DType, type Tensor, add, atan2, concat, div, einsum, elu, flip, layerNorm, leakyRelu, log2, maximum, minimum, mod, mul, pow, reduce, repeat, selu, softplus, stack, sub, tile, tril, triu, where } from "@weft/tensor";
+import { type DType, type Tensor, add, atan2, avgPool2d, concat, conv2d, cumprod, cumsum, div, einsum, maxPool2d, scatterAdd, sort, topk, elu, flip, layerNorm, leakyRelu, log2, maximum, minimum, mod, mul, pow, reduce, repeat, selu, softplus, stack, sub, tile, tril, triu, where } from "@weft/tensor";
 
 /** How an input's values are drawn (see the module doc's domains). */
 export type GradientInputKind =
@@ -249,6 +249,14 @@ export function gradientCases(): GradientCase[] {
     { name: "layerNorm with weight and bias", covers: ["layerNorm"], inputs: [{ shape: [3, 5], kind: "normal" }, { shape: [5], kind: "normal" }, { shape: [5], kind: "normal" }], run: (xs) => at(xs, 0).layerNorm(-1, { weight: at(xs, 1), bias: at(xs, 2) }).mul(layerNorm(at(xs, 0), [0, 1])), tolerance: reduction(15) },
     { name: "einsum: batched contraction and a chain", covers: ["einsum"], inputs: [{ shape: [2, 3, 4], kind: "normal" }, { shape: [2, 4, 3], kind: "normal" }, { shape: [3], kind: "normal" }], run: (xs) => einsum("bij,bjk,k->bi", at(xs, 0), at(xs, 1), at(xs, 2)).add(einsum("bij->j", at(xs, 0)).sum()), tolerance: reduction(12) },
 
+    { name: "cumsum along an axis and flattened", covers: ["cumsum"], inputs: [{ shape: [3, 5], kind: "normal" }], run: (xs) => at(xs, 0).cumsum(1).add(cumsum(at(xs, 0)).reshape([3, 5])), tolerance: reduction(15) },
+    { name: "cumprod of positive values", covers: ["cumprod"], inputs: [{ shape: [2, 5], kind: "positive" }], run: (xs) => at(xs, 0).cumprod(1).add(cumprod(at(xs, 0), 0)), tolerance: reduction(10) },
+    { name: "sort (both directions) and topk of distinct values", covers: ["sort", "topk"], inputs: [{ shape: [3, 6], kind: "distinct" }], run: (xs) => at(xs, 0).sort().mul(sort(at(xs, 0), 0, { descending: true })).add(at(xs, 0).topk(6).values).add(topk(at(xs, 0), 6, { largest: false }).values.square()) },
+    { name: "scatter and scatterAdd (repeated indices)", covers: ["scatter", "scatterAdd"], inputs: [{ shape: [3, 4], kind: "normal" }, { shape: [3, 5], kind: "index", max: 4 }, { shape: [3, 5], kind: "normal" }], run: (xs) => at(xs, 0).scatter(at(xs, 1), at(xs, 2), 1).add(scatterAdd(at(xs, 0), at(xs, 1), at(xs, 2).square(), 1)) },
+    { name: "conv2d with groups, stride, padding and bias", covers: ["conv2d"], inputs: [{ shape: [2, 4, 5, 6], kind: "normal" }, { shape: [4, 2, 3, 3], kind: "normal" }, { shape: [4], kind: "normal" }], run: (xs) => conv2d(at(xs, 0), at(xs, 1), { groups: 2, stride: [2, 1], padding: 1, bias: at(xs, 2) }), tolerance: reduction(18) },
+    { name: "conv1d with dilation", covers: ["conv1d"], inputs: [{ shape: [2, 3, 9], kind: "normal" }, { shape: [2, 3, 3], kind: "normal" }], run: (xs) => at(xs, 0).conv1d(at(xs, 1), { dilation: 2, padding: "same" }), tolerance: reduction(9) },
+    { name: "maxPool2d (distinct values) and avgPool2d with padding", covers: ["maxPool2d", "avgPool2d"], inputs: [{ shape: [1, 2, 4, 5], kind: "distinct" }], run: (xs) => maxPool2d(at(xs, 0), 2, { stride: 1 }).sum().add(at(xs, 0).avgPool2d(3, { stride: 2, padding: 1 }).sum()).add(at(xs, 0).maxPool2d([2, 3]).sum()), tolerance: reduction(20) },
+
     // ── a model ──
     {
       name: "a 2-layer MLP with softmax cross-entropy",
@@ -276,6 +284,7 @@ export const NOT_DIFFERENTIABLE: Readonly<Record<string, string>> = {
   ...Object.fromEntries(["argmax", "argmin", "argReduce"].map((n) => [n, "an index: integer output"])),
   ...Object.fromEntries(["isNaN", "isInf", "isFinite"].map((n) => [n, "a predicate: bool output"])),
   oneHot: "integer indices in, constant 0/1 out",
+  argsort: "an index: integer output",
   floorDiv: "piecewise constant: derivative 0 wherever it exists (JAX's floor_divide)",
   ...Object.fromEntries(
     ["tensor", "scalar", "zeros", "ones", "full", "zerosLike", "onesLike", "fullLike", "arange", "linspace", "eye", "rand", "randn", "randLike", "randnLike"].map((n) => [n, "creates a value from no tensor input"]),

@@ -30,6 +30,20 @@ import { matmul } from "../ops/matmul.js";
 import { elu, floorDiv, isFinite, isInf, isNaN, leakyRelu, log2, selu, softplus } from "../ops/math.js";
 import { type OneHotOptions, oneHot, repeat, tile, tril, triu } from "../ops/structure.js";
 import { type LayerNormOptions, layerNorm } from "../ops/normalization.js";
+import { cumprod, cumsum } from "../ops/scan.js";
+import { type SortOptions, type SortResult, type TopKOptions, argsort, sort, topk } from "../ops/sort.js";
+import { scatter, scatterAdd } from "../ops/scatter.js";
+import {
+  type AvgPool2dOptions,
+  type Conv1dOptions,
+  type Conv2dOptions,
+  type MaxPool2dOptions,
+  type Size2,
+  avgPool2d,
+  conv1d,
+  conv2d,
+  maxPool2d,
+} from "../ops/convolution.js";
 import {
   type SliceSpec,
   concat,
@@ -383,6 +397,16 @@ export class Tensor {
   logSumExp(axes?: Axes, options?: ReduceOptions): Tensor { return logSumExp(this, axes, options); }
   softmax(axis = -1): Tensor { return softmax(this, axis); }
   logSoftmax(axis = -1): Tensor { return logSoftmax(this, axis); }
+  /** The running sum along `axis` (the flattened tensor without one). */
+  cumsum(axis?: number): Tensor { return cumsum(this, axis); }
+  /** The running product along `axis` (the flattened tensor without one). */
+  cumprod(axis?: number): Tensor { return cumprod(this, axis); }
+  /** Sorted along `axis` (default the last); stable; NaN last (first when descending). */
+  sort(axis?: number, options?: SortOptions): Tensor { return sort(this, axis, options); }
+  /** The `i32` positions that sort along `axis` (default the last); stable. */
+  argsort(axis?: number, options?: SortOptions): Tensor { return argsort(this, axis, options); }
+  /** The `k` largest (or smallest) along the last axis, with their `i32` positions. */
+  topk(k: number, options?: TopKOptions): SortResult { return topk(this, k, options); }
   /** Layer normalisation over `axes` (default the last), with optional `eps`, `weight`, `bias`. */
   layerNorm(axes?: number | readonly number[], options?: LayerNormOptions): Tensor { return layerNorm(this, axes, options); }
 
@@ -413,6 +437,18 @@ export class Tensor {
   tril(k?: number): Tensor { return tril(this, k); }
   /** The upper triangle of the last two dims (`column − row ≥ k`). */
   triu(k?: number): Tensor { return triu(this, k); }
+  /** A copy with `src` written at `indices` along `axis` (duplicates: the last source wins). */
+  scatter(indices: Tensor, src: Tensor | number, axis: number): Tensor { return scatter(this, indices, src, axis); }
+  /** A copy with every `src` element added at its index along `axis`. */
+  scatterAdd(indices: Tensor, src: Tensor | number, axis: number): Tensor { return scatterAdd(this, indices, src, axis); }
+  /** 1-D convolution of this `[N, C, L]` input with `weight [O, C / groups, K]`. */
+  conv1d(weight: Tensor, options?: Conv1dOptions): Tensor { return conv1d(this, weight, options); }
+  /** 2-D convolution of this NCHW input with `weight [O, C / groups, KH, KW]`. */
+  conv2d(weight: Tensor, options?: Conv2dOptions): Tensor { return conv2d(this, weight, options); }
+  /** The maximum over each `kernel` window of this NCHW input. */
+  maxPool2d(kernel: Size2, options?: MaxPool2dOptions): Tensor { return maxPool2d(this, kernel, options); }
+  /** The mean over each `kernel` window of this NCHW input. */
+  avgPool2d(kernel: Size2, options?: AvgPool2dOptions): Tensor { return avgPool2d(this, kernel, options); }
   /** These integer indices one-hot encoded along a new last dim of size `depth`. */
   oneHot(depth: number, options?: OneHotOptions): Tensor { return oneHot(this, depth, options); }
 }

@@ -40,6 +40,10 @@ import { elu, floorDiv, isFinite, isInf, isNaN, leakyRelu, log2, selu, softplus 
 import { oneHot, repeat, tile, tril, triu } from "../ops/structure.js";
 import { layerNorm } from "../ops/normalization.js";
 import { einsum } from "../ops/einsum.js";
+import { cumprod, cumsum } from "../ops/scan.js";
+import { argsort, sort, topk } from "../ops/sort.js";
+import { scatter, scatterAdd } from "../ops/scatter.js";
+import { avgPool2d, conv1d, conv2d, maxPool2d } from "../ops/convolution.js";
 import { concat, expand, flatten, flip, gather, pad, permute, reshape, slice, split, squeeze, stack, transpose, unsqueeze } from "../ops/layout.js";
 import { argReduce, logSoftmax, logSumExp, reduce, softmax, std, variance } from "../ops/reduce.js";
 import { broadcastShapes } from "../shape/shape.js";
@@ -370,6 +374,37 @@ export function badInputCases(): BadInputCase[] {
     row("einsum", "a diagonal (repeated letter)", (t) => einsum("ii->i", t.x), UnsupportedError, { op: "unsupported", mentions: ["einsum: "] }),
     row("einsum", "an ellipsis", (t) => einsum("...j->j", t.x), UnsupportedError, { op: "unsupported", mentions: ["einsum: "] }),
     row("einsum", "an output letter in no operand", (t) => einsum("ij->k", t.x), ValueError),
+    row("cumsum", "an axis out of range", (t) => cumsum(t.x, 2), AxisError),
+    row("Tensor.cumsum", "a fractional axis", (t) => t.x.cumsum(0.5), ValueError, { op: "cumsum" }),
+    row("cumprod", "a string instead of a tensor", () => cumprod(any("x")), ValueError),
+    row("Tensor.cumprod", "an axis out of range", (t) => t.v.cumprod(1), AxisError, { op: "cumprod" }),
+    row("sort", "a scalar", (t) => sort(t.s), ShapeError),
+    row("Tensor.sort", "descending is a string", (t) => t.x.sort(-1, { descending: any("yes") }), ValueError, { op: "sort" }),
+    row("argsort", "an axis out of range", (t) => argsort(t.x, 2), AxisError),
+    row("Tensor.argsort", "a misspelt option", (t) => t.x.argsort(0, any({ descend: true })), ValueError, { op: "argsort", mentions: ['"descend"'] }),
+    row("topk", "k larger than the axis", (t) => topk(t.x, 4), ValueError),
+    row("Tensor.topk", "a negative k", (t) => t.x.topk(-1), ValueError, { op: "topk" }),
+    row("Tensor.topk", "a scalar", (t) => t.s.topk(1), ShapeError, { op: "topk" }),
+    row("scatter", "f32 indices", (t) => scatter(t.x, t.x, t.x, 0), DTypeError),
+    row("scatter", "indices of another rank", (t) => scatter(t.x, t.i, t.v, 0), ShapeError),
+    row("scatter", "no axis", (t) => (scatter as (x: Tensor, i: Tensor, s: number) => unknown)(t.v, t.i, 1), ValueError),
+    row("Tensor.scatter", "a source of another shape", (t) => t.v.scatter(t.i, t.v, 0), ShapeError, { op: "scatter" }),
+    row("Tensor.scatter", "a source of another dtype", (t) => t.u.scatter(t.i, t.i, 0), DTypeError, { op: "scatter" }),
+    row("scatterAdd", "a bool input", (t) => scatterAdd(t.b, t.i, t.b, 0), DTypeError),
+    row("Tensor.scatterAdd", "-1 into u32", (t) => t.u.scatterAdd(t.i, -1, 0), DTypeError, { op: "scatterAdd" }),
+    row("Tensor.scatterAdd", "indices is an array", (t) => t.v.scatterAdd(any([0]), 1, 0), ValueError, { op: "scatterAdd" }),
+    row("conv2d", "a rank-2 input", (t) => conv2d(t.x, t.x), ShapeError),
+    row("conv2d", "groups 0", (t) => conv2d(t.x, t.x, { groups: 0 }), ValueError),
+    row("Tensor.conv2d", "a misspelt option", (t) => t.x.conv2d(t.x, any({ strides: 1 })), ValueError, { op: "conv2d", mentions: ['"strides"'] }),
+    row("Tensor.conv2d", "the weight is an array", (t) => t.x.conv2d(any([1])), ValueError, { op: "conv2d" }),
+    row("conv1d", "a rank-2 weight", (t) => conv1d(t.x, t.x), ShapeError),
+    row("conv1d", "options is a number", (t) => conv1d(t.x, t.x, any(1)), ValueError),
+    row("Tensor.conv1d", "a zero stride", (t) => t.x.conv1d(t.x, { stride: 0 }), ValueError, { op: "conv1d" }),
+    row("maxPool2d", "padding larger than half the kernel", (t) => maxPool2d(t.x, 2, { padding: 2 }), ValueError),
+    row("maxPool2d", "a rank-2 input", (t) => maxPool2d(t.x, 1), ShapeError),
+    row("Tensor.maxPool2d", "kernel is a string", (t) => t.x.maxPool2d(any("2")), ValueError, { op: "maxPool2d" }),
+    row("avgPool2d", "a zero kernel", (t) => avgPool2d(t.x, 0), ValueError),
+    row("Tensor.avgPool2d", "countIncludePad is a string", (t) => t.x.avgPool2d(1, { countIncludePad: any("no") }), ValueError, { op: "avgPool2d" }),
     // ── data, lifetimes ──────────────────────────────────────────────────────────────────────
     row("Tensor.clone", "a disposed tensor", (t) => t.dead.clone(), DisposedTensorError, { op: "clone" }),
     row("Tensor.data", "a disposed tensor", (t) => t.dead.data(), DisposedTensorError, { op: "data" }),

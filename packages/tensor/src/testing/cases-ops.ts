@@ -18,7 +18,11 @@
  * @module
  */
 import type { Device } from "../device/device.js";
-import { arange, eye, tensor } from "../ops/creation.js";
+import { arange, eye, ones, tensor, zeros } from "../ops/creation.js";
+import { avgPool2d, conv1d, conv2d, maxPool2d } from "../ops/convolution.js";
+import { cumprod, cumsum } from "../ops/scan.js";
+import { scatter, scatterAdd } from "../ops/scatter.js";
+import { argsort, sort, topk } from "../ops/sort.js";
 import { einsum } from "../ops/einsum.js";
 import { floorDiv } from "../ops/math.js";
 import type { Tensor } from "../tensor/tensor.js";
@@ -139,6 +143,107 @@ export function opsExactCases(): ExactCase[] {
       einsum("ij,j->i", tensor([[1, 2], [3, 4]], { dtype: "i32", device: d }), tensor([1, -1], { dtype: "i32", device: d })),
       einsum("ik,kj->ij", tensor([], { device: d }).reshape([2, 0]), tensor([], { device: d }).reshape([0, 3])),
     ], f32(-1, -1), f32(0, 0, 0, 0, 0, 0)),
+    // ── scans ──
+    c("cumsum along each axis, of the flattened tensor, with NaN and ±Inf", (d) => {
+      const y = tensor([[1, 2], [3, 4]], { device: d });
+      return [cumsum(y, 0), y.cumsum(1), y.cumsum(), tensor([1, NaN, 2], { device: d }).cumsum(0), tensor([Infinity, -Infinity, 1], { device: d }).cumsum(0)];
+    }, f32(1, 2, 4, 6), f32(1, 3, 3, 7), f32(1, 3, 6, 10), f32(1, NaN, NaN), f32(Infinity, NaN, NaN)),
+    c("cumsum of bool counts in i32; i32 wraps; empty and rank 0", (d) => [
+      tensor([true, false, true], { device: d }).cumsum(0),
+      tensor([2147483647, 1], { dtype: "i32", device: d }).cumsum(0),
+      tensor([], { device: d }).cumsum(0),
+      tensor(5, { device: d }).cumsum(),
+    ], i32(1, 1, 2), i32(2147483647, -2147483648), f32(), f32(5)),
+    c("cumprod with a zero, of i32 and bool", (d) => [
+      tensor([1, 2, 3, 4], { device: d }).cumprod(0),
+      tensor([2, 0, 5], { device: d }).cumprod(0),
+      cumprod(tensor([-2, 3, -1], { dtype: "i32", device: d }), 0),
+      tensor([true, true, false, true], { device: d }).cumprod(),
+    ], f32(1, 2, 6, 24), f32(2, 0, 0), i32(-2, -6, 6), i32(1, 1, 0, 0)),
+    c("cumsum of 70,000 ones is 1..70000 exactly (17 rounds, past every workgroup)", (d) => ones([70000], { device: d }).cumsum(0),
+      f32(...Array.from({ length: 70000 }, (_, i) => i + 1))),
+    // ── sorts ──
+    c("sort ascending puts NaN last, descending first; -0 and 0 keep their order", (d) => {
+      const x = tensor([3, 1, NaN, 2, -Infinity, Infinity, -0, 0], { device: d });
+      return [x.sort(), x.argsort(), x.sort(-1, { descending: true }), argsort(x, 0, { descending: true })];
+    }, f32(-Infinity, -0, 0, 1, 2, 3, Infinity, NaN), i32(4, 6, 7, 1, 3, 0, 5, 2), f32(NaN, Infinity, 3, 2, 1, -0, 0, -Infinity), i32(2, 5, 0, 3, 1, 6, 7, 4)),
+    c("argsort is stable in both directions", (d) => {
+      const x = tensor([2, 1, 2, 1, 2], { dtype: "i32", device: d });
+      return [x.argsort(), x.argsort(0, { descending: true })];
+    }, i32(1, 3, 0, 2, 4), i32(0, 2, 4, 1, 3)),
+    c("sort and argsort along axis 0 of i32; u32 and bool", (d) => {
+      const y = tensor([[3, 1], [1, 2], [2, 0]], { dtype: "i32", device: d });
+      return [sort(y, 0), y.argsort(0), tensor([4294967295, 0, 5], { dtype: "u32", device: d }).sort(), tensor([true, false, true, false], { device: d }).sort()];
+    }, i32(1, 0, 2, 1, 3, 2), i32(1, 2, 2, 0, 0, 1), { dtype: "u32", values: [0, 5, 4294967295] }, bools(F, F, T, T)),
+    c("sort of an empty axis and of a size-1 axis", (d) => [tensor([], { device: d }).sort(), tensor([[5]], { device: d }).sort(), tensor([[5]], { device: d }).argsort()], f32(), f32(5), i32(0)),
+    c("argsort of 1000 values in reverse order (a 1024-wide network with padding)", (d) => arange(1000, undefined, 1, { device: d }).flip().argsort(),
+      i32(...Array.from({ length: 1000 }, (_, i) => 999 - i))),
+    c("topk: NaN counts as largest, ties keep their order; largest: false", (d) => {
+      const x = tensor([1, 3, NaN, 3, 2], { device: d });
+      const top = x.topk(3);
+      const bottom = topk(x, 2, { largest: false });
+      return [top.values, top.indices, bottom.values, bottom.indices];
+    }, f32(NaN, 3, 3), i32(2, 1, 3), f32(1, 2), i32(0, 4)),
+    // ── scatters ──
+    c("scatter: the last duplicate wins; scatterAdd: duplicates add up; a negative index counts from the end", (d) => {
+      const z = zeros([3], { device: d });
+      const idx = tensor([0, 2, 0], { dtype: "i32", device: d });
+      const src = tensor([1, 2, 3], { device: d });
+      return [z.scatter(idx, src, 0), scatterAdd(z, idx, src, 0), z.scatter(tensor([-1], { dtype: "i32", device: d }), tensor([5], { device: d }), 0)];
+    }, f32(3, 0, 2), f32(4, 0, 2), f32(0, 0, 5)),
+    c("scatter along axis 1, indices smaller than the input, a scalar source", (d) => [
+      scatter(zeros([2, 3], { device: d }), tensor([[0], [2]], { dtype: "i32", device: d }), tensor([[1], [2]], { device: d }), 1),
+      zeros([3, 3], { device: d }).scatter(tensor([[1]], { dtype: "i32", device: d }), tensor([[7]], { device: d }), 0),
+      tensor([1, 2, 3], { device: d }).scatter(tensor([1], { dtype: "u32", device: d }), 9, 0),
+    ], f32(1, 0, 0, 0, 0, 2), f32(0, 0, 0, 7, 0, 0, 0, 0, 0), f32(1, 9, 3)),
+    c("scatter and scatterAdd with an out-of-range index fail their output at the read (as gather); a sibling reads", (d) => {
+      const z = zeros([3], { device: d });
+      return [
+        z.scatter(tensor([0, 3], { dtype: "i32", device: d }), tensor([1, 2], { device: d }), 0),
+        z.scatterAdd(tensor([-4], { dtype: "i32", device: d }), 1, 0),
+        z.add(1),
+      ];
+    }, { dtype: "f32", fails: "index-out-of-range" }, { dtype: "f32", fails: "index-out-of-range" }, f32(1, 1, 1)),
+    c("scatterAdd of i32 with duplicates is exact; NaN sources propagate", (d) => [
+      tensor([10, 20], { dtype: "i32", device: d }).scatterAdd(tensor([1, 1, 1, 0], { dtype: "i32", device: d }), tensor([1, 2, 3, 4], { dtype: "i32", device: d }), 0),
+      zeros([2], { device: d }).scatterAdd(tensor([1, 0], { dtype: "i32", device: d }), tensor([NaN, 1], { device: d }), 0),
+    ], i32(14, 26), f32(1, NaN)),
+    // ── convolutions ──
+    c("conv2d of a 4×4 ramp with a 2×2 box: valid, stride 2, padding 1 + stride 2, dilation 2, bias", (d) => {
+      const x = arange(16, undefined, 1, { device: d }).reshape([1, 1, 4, 4]);
+      const w = ones([1, 1, 2, 2], { device: d });
+      return [
+        conv2d(x, w),
+        conv2d(x, w, { stride: 2 }),
+        conv2d(x, w, { stride: [2, 2], padding: 1 }),
+        conv2d(x, w, { dilation: 2 }),
+        conv2d(x.reshape([1, 4, 4]), w, { bias: tensor([0.5], { device: d }), stride: 2 }),
+      ];
+    }, f32(10, 14, 18, 26, 30, 34, 42, 46, 50), f32(10, 18, 42, 50), f32(0, 3, 3, 12, 30, 18, 12, 27, 15), f32(20, 24, 36, 40), f32(10.5, 18.5, 42.5, 50.5)),
+    c("conv2d with groups, channel mixing, and padding \"same\"", (d) => [
+      conv2d(tensor([[[[1, 2], [3, 4]], [[5, 6], [7, 8]]]], { device: d }), tensor([[[[2]]], [[[3]]]], { device: d }), { groups: 2 }),
+      conv2d(tensor([1, 2], { device: d }).reshape([1, 2, 1, 1]), tensor([[1, 0], [0, 1], [1, 1]], { device: d }).reshape([3, 2, 1, 1])),
+      conv2d(ones([1, 1, 3, 3], { device: d }), ones([1, 1, 3, 3], { device: d }), { padding: "same" }),
+    ], f32(2, 4, 6, 8, 15, 18, 21, 24), f32(1, 2, 3), f32(4, 6, 4, 6, 9, 6, 4, 6, 4)),
+    c("conv1d: valid, padding 1, stride 2, an unbatched [C, L] input", (d) => {
+      const x = tensor([[[1, 2, 3, 4, 5]]], { device: d });
+      const w = tensor([[[1, 0, -1]]], { device: d });
+      return [conv1d(x, w), x.conv1d(w, { padding: 1 }), conv1d(x, w, { stride: 2 }), conv1d(x.reshape([1, 5]), w)];
+    }, f32(-2, -2, -2), f32(-2, -2, -2, -2, 4), f32(-2, -2), f32(-2, -2, -2)),
+    // ── pools ──
+    c("maxPool2d: kernel 2; padding 1 never wins; NaN wins its window; i32 with negatives", (d) => {
+      const x = arange(16, undefined, 1, { device: d }).reshape([1, 1, 4, 4]);
+      return [
+        maxPool2d(x, 2),
+        x.maxPool2d(2, { padding: 1 }),
+        maxPool2d(tensor([[[1, NaN], [3, 4]]], { device: d }), 2),
+        maxPool2d(tensor([[[[-5, -6], [-7, -8]]]], { dtype: "i32", device: d }), 2, { stride: 1, padding: 1 }),
+      ];
+    }, f32(5, 7, 13, 15), f32(0, 2, 3, 8, 10, 11, 12, 14, 15), f32(NaN), i32(-5, -5, -6, -5, -5, -6, -7, -7, -8)),
+    c("avgPool2d: kernel 2; padding counted (PyTorch's default) and not counted", (d) => {
+      const x = arange(16, undefined, 1, { device: d }).reshape([1, 1, 4, 4]);
+      return [avgPool2d(x, 2), x.avgPool2d(2, { padding: 1 }), avgPool2d(x, [2, 2], { padding: [1, 1], countIncludePad: false })];
+    }, f32(2.5, 4.5, 10.5, 12.5), f32(0, 0.75, 0.75, 3, 7.5, 4.5, 3, 6.75, 3.75), f32(0, 1.5, 3, 6, 7.5, 9, 12, 13.5, 15)),
   ];
 }
 
@@ -158,6 +263,15 @@ export function opsConformanceCases(): ConformanceCase[] {
     { name: "tile and repeat of [5, 3]", inputs: [{ shape: [5, 3], kind: "normal" }], run: (xs) => [x0(xs).tile([2, 1, 3]), x0(xs).repeat(3, 0), x0(xs).repeat([1, 0, 2], 1)], tolerance: EXACT },
     { name: "oneHot of [300] indices into depth 70", inputs: [{ shape: [300], kind: "index", max: 70, dtype: "i32" }], run: (xs) => x0(xs).oneHot(70), tolerance: EXACT },
     { name: "layerNorm of [33, 300] with weight and bias", inputs: [{ shape: [33, 300], kind: "normal" }, { shape: [300], kind: "normal" }, { shape: [300], kind: "normal" }], run: (xs) => x0(xs).layerNorm(-1, { weight: x1(xs), bias: xs[2] as Tensor }), tolerance: reductionTolerance(300) },
+    { name: "cumsum/cumprod along each axis of [37, 70]", inputs: [{ shape: [37, 70], kind: "unit" }], run: (xs) => [x0(xs).cumsum(0), x0(xs).cumsum(1), x0(xs).mul(0.1).add(1).cumprod(1)], tolerance: reductionTolerance(70) },
+    { name: "cumsum of i32 over 3000 elements", inputs: [{ shape: [3000], kind: "int", dtype: "i32" }], run: (xs) => x0(xs).cumsum(0), tolerance: EXACT },
+    { name: "sort/argsort of [5, 300] with special values, both directions", inputs: [{ shape: [5, 300], kind: "special" }], run: (xs) => [x0(xs).sort(), x0(xs).argsort(), x0(xs).sort(0, { descending: true }), x0(xs).argsort(1, { descending: true })], tolerance: EXACT },
+    { name: "argsort of i32 with many ties on [700] (stable)", inputs: [{ shape: [700], kind: "int", dtype: "i32" }], run: (xs) => x0(xs).argsort(), tolerance: EXACT },
+    { name: "topk 7 of [9, 130]", inputs: [{ shape: [9, 130], kind: "normal" }], run: (xs) => { const t = x0(xs).topk(7); return [t.values, t.indices]; }, tolerance: EXACT },
+    { name: "scatter and scatterAdd of [40, 33] with repeated indices along both axes", inputs: [{ shape: [40, 33], kind: "normal" }, { shape: [40, 50], kind: "index", max: 33, dtype: "i32" }, { shape: [40, 50], kind: "normal" }], run: (xs) => [x0(xs).scatter(x1(xs), xs[2] as Tensor, 1), x0(xs).scatterAdd(x1(xs), xs[2] as Tensor, 1)], tolerance: reductionTolerance(50) },
+    { name: "conv2d [2, 4, 17, 19] with a [6, 2, 3, 3] kernel, groups 2, stride 2, padding 1, bias", inputs: [{ shape: [2, 4, 17, 19], kind: "normal" }, { shape: [6, 2, 3, 3], kind: "normal" }, { shape: [6], kind: "normal" }], run: (xs) => conv2d(x0(xs), x1(xs), { groups: 2, stride: 2, padding: 1, bias: xs[2] as Tensor }), tolerance: reductionTolerance(18) },
+    { name: "conv1d [3, 5, 130] with a [4, 5, 5] kernel, dilation 2, padding same", inputs: [{ shape: [3, 5, 130], kind: "normal" }, { shape: [4, 5, 5], kind: "normal" }], run: (xs) => conv1d(x0(xs), x1(xs), { dilation: 2, padding: "same" }), tolerance: reductionTolerance(25) },
+    { name: "maxPool2d and avgPool2d of [2, 3, 33, 35] with special values", inputs: [{ shape: [2, 3, 33, 35], kind: "special" }], run: (xs) => [maxPool2d(x0(xs), 3, { stride: 2, padding: 1 }), avgPool2d(x0(xs), [2, 3])], tolerance: reductionTolerance(9) },
     { name: "einsum attention scores bhqd,bhkd->bhqk", inputs: [{ shape: [2, 3, 17, 8], kind: "normal" }, { shape: [2, 3, 19, 8], kind: "normal" }], run: (xs) => einsum("bhqd,bhkd->bhqk", x0(xs), x1(xs)), tolerance: reductionTolerance(8) },
   ];
 }
