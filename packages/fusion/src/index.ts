@@ -59,6 +59,8 @@ export {
 export { HandleContainer } from "./runtime/handle-container.js";
 export type { ReleaseHandle } from "./runtime/handle-container.js";
 export { BaseFusionRuntime } from "./runtime/fusion-runtime.js";
+export { BlockFallback } from "./runtime/block-fallback.js";
+export type { BlockFallbackPort } from "./runtime/block-fallback.js";
 export type {
   FusionRuntime,
   Optimization,

@@ -27,6 +27,13 @@ export interface MemoryHandle {
   release(): void;
   /** True exactly when `refs === 1`. */
   canMut(): boolean;
+  /**
+   * Keeps the handle usable (`retain`, `binding`) and its bytes alive until the returned function
+   * is called, without counting as a reference: `canMut` ignores holds. What a launch group's
+   * fallback takes on its block's tensors (`BlockFallback`): it runs before any later launch, so
+   * the next block may still write in place into them. Call the returned function exactly once.
+   */
+  hold(): () => void;
   /** The binding for bytes `[offset, offset + size)` of this allocation (default: all of it). */
   binding(offset?: number, size?: number): BufferBinding;
 }
@@ -111,6 +118,47 @@ export interface StatusCheck {
   /** The failure the status words mean, or `undefined` when they report success. */
   readonly decode: (words: Uint32Array) => ServerError | undefined;
 }
+
+/**
+ * A write a {@link LaunchFallback} could not produce, and why: the server taints it with `error`,
+ * so a read of it rejects instead of returning bytes nothing wrote.
+ */
+export interface FallbackGap {
+  readonly binding: BufferBinding;
+  readonly error: ServerError;
+}
+
+/**
+ * What a launch group (a fused block: one or more kernels recorded between
+ * {@link ComputeServer.beginGroup} and {@link ComputeServer.endGroup}) runs instead when it
+ * cannot run as a whole: launches that compute the same writes a smaller piece at a time (the
+ * block's operations one by one), so a failure reaches only what is computed from it.
+ *
+ * @remarks
+ * **When.** The group cannot run as a whole when, before any of its launches ran: one of its
+ * kernels failed to compile or validate, a test hook injected a fault into one of its launches, or
+ * one of its launches reads bytes a failure claims (from outside the group). Then none of the
+ * group's launches runs and {@link LaunchFallback.run} is called; otherwise
+ * {@link LaunchFallback.discard} is, and the group's launches run as recorded.
+ * **Contract.** The server calls exactly one of `run` and `discard`, exactly once — unless
+ * `endGroup` throws, in which case the caller discards. `run` is called where the group's
+ * launches would have run, in stream order, possibly long after `endGroup` returned (a WebGPU
+ * pipeline validates asynchronously): it may record launches on the same server and stream
+ * (they run in the group's place, before anything recorded after the group), and returns the
+ * writes of the group it could not produce. The memory the group binds stays pinned until `run`
+ * returned.
+ */
+export interface LaunchFallback {
+  /** Records the replacement launches; `failure` says why the group could not run. */
+  run(failure: ServerError): readonly FallbackGap[];
+  /** The group ran as recorded: release whatever `run` would have needed. */
+  discard(): void;
+}
+
+/** How {@link ComputeServer.endGroup} ends a group. */
+export type GroupEnd =
+  | "submit" // the group is complete: run it (or its fallback) in stream order
+  | "abort"; // the caller failed half-way: drop the group's launches, discard its fallback
 
 /** Work-group counts of a dispatch, `[x, y, z]`. */
 export type CubeCount = readonly [number, number, number];
@@ -215,6 +263,17 @@ export interface ComputeServer<K extends KernelDefinition = KernelDefinition> {
    * writes already carry that failure.
    */
   verify?(check: StatusCheck, stream: StreamId): void;
+  /**
+   * Starts a launch group on `stream`: the launches recorded on `stream` until
+   * {@link ComputeServer.endGroup} form one unit that runs as a whole or not at all, in which
+   * case `fallback` runs in its place (see {@link LaunchFallback}). Groups do not nest.
+   * Optional: a server without groups runs every launch on its own (callers then discard the
+   * fallback themselves).
+   * @throws LaunchError when `stream` already has an open group.
+   */
+  beginGroup?(stream: StreamId, fallback: LaunchFallback): void;
+  /** Ends `stream`'s open group (see {@link GroupEnd}). @throws LaunchError when none is open. */
+  endGroup?(stream: StreamId, end: GroupEnd): void;
   /** Submits `stream`'s recorded work to the device. */
   flush(stream: StreamId): void;
   /** Resolves once every piece of work recorded on `stream` so far has completed. */

@@ -16,6 +16,9 @@ export type {
   KernelDefinition,
   CubeCount,
   StatusCheck,
+  FallbackGap,
+  LaunchFallback,
+  GroupEnd,
 } from "./compute-server.js";
 export { kernelName } from "./compute-server.js";
 export {

@@ -150,7 +150,8 @@ describe("ElementwiseFuser", () => {
     const x = h.tensor([1, 2], [2]);
     const other = h.tensor([5, 6], [2]);
     const a = h.output([2]);
-    h.runtime.injectFault({ launch: 1 });
+    // Every exp kernel fails (the fused block's and the unfused one its fallback runs).
+    h.runtime.injectFault({ kernelMatching: /^elementwise exp$/ });
     h.runFused([{ kind: "unary", op: "exp", input: x, out: a }]);
     const b = h.run({ kind: "unary", op: "neg", input: h.use(a, "ReadOnly"), out: h.output([2]) });
     for (const tainted of [a, b]) {
@@ -159,6 +160,21 @@ describe("ElementwiseFuser", () => {
       expect((error as TaintedReadError).root, "naming the injected fault as the root cause").toBeInstanceOf(InjectedFaultError);
     }
     expect(Array.from(await h.read(other)), "a tensor that shares nothing with the failure reads fine").toEqual([5, 6]);
+  });
+
+  it("a fused launch hit by a one-shot fault falls back to its ops: every output is computed", () => {
+    const h = new CpuTestHarness();
+    const x = h.tensor([1, 2], [2]);
+    const a = h.output([2]);
+    const c = h.output([2]);
+    h.runtime.injectFault({ launch: 1 });
+    h.runFused([
+      { kind: "unary", op: "neg", input: x, out: a },
+      { kind: "binary-scalar", op: "mul", lhs: h.use(x, "ReadOnly"), scalar: 3, scalarFirst: false, out: c },
+    ]);
+    expect(h.runtime.server.stats().fallbacks, "the fused launch's group fell back").toBe(1);
+    expect(h.values(h.use(a, "ReadOnly"))).toEqual([-1, -2]);
+    expect(h.values(h.use(c, "ReadOnly"))).toEqual([3, 6]);
   });
 
   it("an injected allocation failure throws out of the block and leaves no handle behind", () => {

@@ -1,5 +1,5 @@
 import type { ExecutionContext, OperationIr, Optimization, TensorId, TensorIr, TensorStatus } from "@weft/fusion";
-import { broadcastShapes, denseLayout, isElementwise, numElements, operationInputs, sameShape } from "@weft/fusion";
+import { BlockFallback, broadcastShapes, denseLayout, isElementwise, numElements, operationInputs, sameShape } from "@weft/fusion";
 import { UnsupportedError, invariant } from "@weft/environment";
 import { hostBytesPerElement, isDense, withLayout, type CpuHandle } from "../handle/cpu-handle.js";
 import { ElementwiseProgramBuilder, type Register } from "../kernels/elementwise-kernel.js";
@@ -28,6 +28,9 @@ import type { CpuRuntime } from "../runtime/cpu-runtime.js";
  * tensors with elements, since broadcasting with a size-0 dim gives size 0); its empty outputs
  * get (empty) handles and no step. The fuser cannot refuse such a block: plans are cached on
  * relative shapes, so the same plan serves a size-0 and a size-5 dim.
+ * **Failure.** The launch is one launch group (`Client.group`) with a {@link BlockFallback}: when
+ * the fused kernel cannot run, the server runs the block op by op instead, so a failure reaches
+ * only the outputs computed from the op that fails (issue 9).
  * **Freeing.** External inputs that die in the block are removed from the container after the
  * launch; an in-place output keeps the memory alive through its own reference.
  */
@@ -129,7 +132,11 @@ export class ElementwiseOptimization implements Optimization<CpuHandle> {
       }
       if (stored > 0) {
         const built = builder.build(runtime.runner);
-        runtime.launch(built.kernel, built.bindings, ctx.stream, built.uniforms);
+        // One launch group: should the fused kernel not run (it fails to compile, a fault hits
+        // it, an input turns out tainted), the block runs op by op in its place.
+        const fallback = new BlockFallback(runtime.fallbackPort, ctx, operations);
+        for (const [out, handle] of outputs) fallback.output(out, handle);
+        runtime.client.group(fallback, () => runtime.launch(built.kernel, built.bindings, ctx.stream, built.uniforms), ctx.stream);
         runtime.stats.fusedLaunches++;
       }
     } catch (error) {

@@ -3,6 +3,7 @@ import { HostComputeServer, type FaultSpec, type MemoryUsage } from "@weft/serve
 import { Client } from "@weft/runtime";
 import {
   BaseFusionRuntime,
+  type BlockFallbackPort,
   isElementwise,
   numElements,
   operationInputs,
@@ -243,6 +244,22 @@ export class CpuRuntime extends BaseFusionRuntime<CpuHandle> {
     return this.client.memoryUsage();
   }
 
+  /** What a fused block's {@link BlockFallback} runs its ops and copies its outputs with. */
+  readonly fallbackPort: BlockFallbackPort<CpuHandle> = {
+    runtime: this,
+    retain: (handle) => this.retainHandle(handle),
+    copy: (src, dst, stream) => this.copyInto(src, dst, stream),
+    binding: (dst) => dst.memory.binding(),
+  };
+
+  /** Records a launch on `stream` copying `src` (any layout) into `dst`'s layout (same shape). */
+  copyInto(src: CpuHandle, dst: CpuHandle, stream: StreamId): void {
+    const builder = new ElementwiseProgramBuilder(dst.shape);
+    builder.output(builder.input(src.memory, src.dtype, src), dst.memory, dst.dtype, dst);
+    const built = builder.build(this.runner);
+    this.launch(built.kernel, built.bindings, stream, built.uniforms);
+  }
+
   /** A dense, freshly allocated handle of `shape` on `stream` (one reference, owned by the caller). */
   allocate(shape: readonly number[], dtype: DType, stream: StreamId): CpuHandle {
     return denseHandle(this.client.empty(allocationBytes(numElements(shape), dtype), stream), shape, dtype);
@@ -354,11 +371,8 @@ export class CpuRuntime extends BaseFusionRuntime<CpuHandle> {
 
   /** A dense copy of `input` (a zero-step elementwise program). */
   #copyDense(input: CpuHandle, stream: StreamId): CpuHandle {
-    const builder = new ElementwiseProgramBuilder(input.shape);
     const out = this.allocate(input.shape, input.dtype, stream);
-    builder.output(builder.input(input.memory, input.dtype, input), out.memory, out.dtype, out);
-    const built = builder.build(this.runner);
-    this.launch(built.kernel, built.bindings, stream, built.uniforms);
+    this.copyInto(input, out, stream);
     return out;
   }
 

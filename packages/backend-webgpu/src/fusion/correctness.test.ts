@@ -62,10 +62,10 @@ function runBlock(ctx: Context, kind: FusedKind, ops: OperationIr[]): void {
   const launcher = new Launcher(runtime.client, runtime.profile, runtime.counters);
   const block =
     kind === "elementwise"
-      ? new ElementwiseOptimization(launcher, ops.length)
+      ? new ElementwiseOptimization(launcher, ops.length, runtime.fallbackPort)
       : kind === "reduce"
-        ? new ReduceOptimization(launcher, ops.length)
-        : new MatmulOptimization(launcher, ops.length);
+        ? new ReduceOptimization(launcher, ops.length, runtime.fallbackPort)
+        : new MatmulOptimization(launcher, ops.length, runtime.fallbackPort);
   block.execute(ctx, ops);
 }
 

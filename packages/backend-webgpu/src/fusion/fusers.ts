@@ -1,5 +1,6 @@
-import type { FuserProperties, FuserStatus, OperationFuser, OperationIr, TensorId } from "@weft/fusion";
+import type { BlockFallbackPort, FuserProperties, FuserStatus, OperationFuser, OperationIr, TensorId } from "@weft/fusion";
 import { broadcastsInto, forEachTensor, operationInputs, readsIndex, sameShape } from "@weft/fusion";
+import type { WebGpuHandle } from "../handle/webgpu-handle.js";
 import { isExpression } from "./elementwise-ops.js";
 import type { Launcher } from "./launcher.js";
 import { ElementwiseOptimization, MatmulOptimization, ReduceOptimization, type FusedKind, type WebGpuOptimization } from "./optimization.js";
@@ -23,6 +24,8 @@ export interface FuserKit {
   readonly chooseMatmul: MatmulChooser;
   /** Distinct tensors one block may touch: `maxStorageBuffersPerShaderStage - 1`. */
   readonly maxBindings: number;
+  /** What a block whose kernel the device rejects re-runs op by op with (see `WebGpuOptimization`). */
+  readonly fallback: BlockFallbackPort<WebGpuHandle>;
 }
 
 /**
@@ -145,7 +148,7 @@ export class ElementwiseFuser extends TraceFuser {
     return this.computeOps > 0;
   }
   finish(): WebGpuOptimization {
-    return new ElementwiseOptimization(this.kit.launcher, this.count);
+    return new ElementwiseOptimization(this.kit.launcher, this.count, this.kit.fallback);
   }
   protected fresh(): TraceFuser {
     return new ElementwiseFuser(this.kit);
@@ -216,7 +219,7 @@ export class ReduceFuser extends TraceFuser {
     return 5;
   }
   finish(): WebGpuOptimization {
-    return new ReduceOptimization(this.kit.launcher, this.count);
+    return new ReduceOptimization(this.kit.launcher, this.count, this.kit.fallback);
   }
   protected fresh(): TraceFuser {
     return new ReduceFuser(this.kit);
@@ -256,7 +259,7 @@ export class MatmulFuser extends TraceFuser {
     return 5;
   }
   finish(): WebGpuOptimization {
-    return new MatmulOptimization(this.kit.launcher, this.count, this.kit.chooseMatmul);
+    return new MatmulOptimization(this.kit.launcher, this.count, this.kit.fallback, this.kit.chooseMatmul);
   }
   protected fresh(): TraceFuser {
     return new MatmulFuser(this.kit);

@@ -1,6 +1,6 @@
 import { type CacheStats, LruCache, type StreamId } from "@weft/environment";
 import type { Client } from "@weft/runtime";
-import type { KernelBinding, MemoryHandle, StatusCheck } from "@weft/server";
+import type { KernelBinding, LaunchFallback, MemoryHandle, StatusCheck } from "@weft/server";
 import type { DeviceProfile } from "../codegen/wgsl/types.js";
 import type { WgslKernel } from "../kernel.js";
 import type { KernelLaunchPlan } from "../kernels/elementwise.js";
@@ -69,6 +69,14 @@ export class Launcher {
   launch(plan: KernelLaunchPlan, bindings: readonly KernelBinding[], stream: StreamId, uniforms?: Uint8Array): void {
     this.counters.launches++;
     this.client.launch(plan.kernel, plan.count, bindings, uniforms, stream);
+  }
+
+  /**
+   * Runs `fn` (a fused block's launches) as one launch group on `stream` with `fallback`
+   * (`Client.group`): the launches run as a whole, or the fallback runs in their place.
+   */
+  group<T>(fallback: LaunchFallback, fn: () => T, stream: StreamId): T {
+    return this.client.group(fallback, fn, stream);
   }
 
   /**

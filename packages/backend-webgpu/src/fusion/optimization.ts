@@ -1,5 +1,5 @@
 import { invariant } from "@weft/environment";
-import type { ExecutionContext, OperationIr, Optimization } from "@weft/fusion";
+import { BlockFallback, type BlockFallbackPort, type ExecutionContext, type OperationIr, type Optimization } from "@weft/fusion";
 import type { WebGpuHandle } from "../handle/webgpu-handle.js";
 import { ElementwiseLaunchCache } from "./elementwise-launch-cache.js";
 import type { Launcher } from "./launcher.js";
@@ -21,19 +21,36 @@ export type FusedKind = "elementwise" | "reduce" | "matmul";
  * the kernel is derived at execution from the global operations and the inputs' layouts, and
  * looked up in the launcher's cache by its canonical key, so one optimization serves every replay.
  * **Stream.** The block runs on `ctx.stream`, passed down explicitly.
+ * **A rejected kernel.** The block's launches form one launch group (`Launcher.group`) with a
+ * `BlockFallback`: when the device rejects one of its kernels (compile or validation), or it
+ * reads bytes a failure claims, the block re-runs op by op in its place, so only the ops that
+ * truly fail deliver errors, to exactly the tensors computed from them (docs/errors.md). The
+ * fallback holds the block's tensors (`canMut` ignores holds): the block still chooses its
+ * in-place writes.
  */
 export abstract class WebGpuOptimization implements Optimization<WebGpuHandle> {
   readonly len: number;
   abstract readonly name: FusedKind;
   protected readonly launcher: Launcher;
+  readonly #fallback: BlockFallbackPort<WebGpuHandle>;
 
-  constructor(launcher: Launcher, len: number) {
+  constructor(launcher: Launcher, len: number, fallback: BlockFallbackPort<WebGpuHandle>) {
     this.launcher = launcher;
     this.len = len;
+    this.#fallback = fallback;
   }
 
   execute(ctx: ExecutionContext<WebGpuHandle>, operations: readonly OperationIr[]): void {
-    this.run(ctx, operations.length === this.len ? operations : operations.slice(0, this.len));
+    const ops = operations.length === this.len ? operations : operations.slice(0, this.len);
+    const fallback = new BlockFallback(this.#fallback, ctx, ops);
+    this.launcher.group(
+      fallback,
+      () => {
+        this.run(ctx, ops);
+        fallback.outputsFrom(ctx.handles);
+      },
+      ctx.stream,
+    );
   }
 
   /** Runs exactly the block's `len` operations. */
@@ -78,8 +95,8 @@ export class MatmulOptimization extends WebGpuOptimization {
   readonly name = "matmul" as const;
   readonly #choose: MatmulChooser | undefined;
 
-  constructor(launcher: Launcher, len: number, choose?: MatmulChooser) {
-    super(launcher, len);
+  constructor(launcher: Launcher, len: number, fallback: BlockFallbackPort<WebGpuHandle>, choose?: MatmulChooser) {
+    super(launcher, len, fallback);
     this.#choose = choose;
   }
 

@@ -4,6 +4,7 @@ import {
   BaseFusionRuntime,
   contiguousStrides,
   isContiguous,
+  type BlockFallbackPort,
   numElements,
   type ExecutionContext,
   type OperationFuser,
@@ -264,9 +265,23 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
 
   fusers(): OperationFuser<WebGpuOptimization>[] {
     if (!this.fusion) return [];
-    const kit: FuserKit = { launcher: this.#launcher, chooseMatmul: this.#chooseMatmul, maxBindings: this.profile.maxStorageBuffers - 1 };
+    const kit: FuserKit = { launcher: this.#launcher, chooseMatmul: this.#chooseMatmul, maxBindings: this.profile.maxStorageBuffers - 1, fallback: this.fallbackPort };
     return [new ElementwiseFuser(kit), new ReduceFuser(kit), new MatmulFuser(kit)];
   }
+
+  /**
+   * What a fused block's `BlockFallback` runs its ops and copies its outputs with (see
+   * `WebGpuOptimization`): a block whose kernel the device rejects re-runs op by op.
+   */
+  readonly fallbackPort: BlockFallbackPort<WebGpuHandle> = {
+    runtime: this,
+    retain: (handle) => this.retainHandle(handle),
+    // Holds, not references: a group waiting for its pipelines must not take in-place writes
+    // away from the blocks recorded after it (see `BlockFallback`).
+    hold: (handle) => handle.memory.hold(),
+    copy: (src, dst, stream) => copyInto(this.#launcher, src, dst, undefined, stream, "fallback copy"),
+    binding: (dst) => bindingOf(dst, "write").binding,
+  };
 
   executeOperation(op: OperationIr, ctx: ExecutionContext<WebGpuHandle>): void {
     const launcher = this.#launcher;

@@ -27,4 +27,17 @@ describe("Fifo", () => {
     expect(q.length, "nothing waits afterwards").toBe(0);
     expect(q.shift(), "an empty queue shifts undefined").toBeUndefined();
   });
+
+  it("unshiftAll puts items ahead of the waiting ones, in their order, before and after shifts", () => {
+    const q = new Fifo<string>();
+    for (const s of ["c", "d", "e"]) q.push(s);
+    q.unshiftAll(["a", "b"]);
+    expect(q.shift()).toBe("a");
+    q.shift();
+    q.shift();
+    q.unshiftAll(["x", "y"]); // reuses the consumed slots
+    expect(q.takeAll()).toEqual(["x", "y", "d", "e"]);
+    q.unshiftAll([]);
+    expect(q.length).toBe(0);
+  });
 });

@@ -45,6 +45,21 @@ export class Fifo<T> {
     return item;
   }
 
+  /**
+   * Puts `items` ahead of every waiting item, in their order (`items[0]` comes out first): the
+   * launches a group's fallback records, which run in the group's place.
+   */
+  unshiftAll(items: readonly T[]): void {
+    if (items.length === 0) return;
+    if (this.#head >= items.length) {
+      this.#head -= items.length;
+      for (let i = 0; i < items.length; i++) this.#items[this.#head + i] = items[i] as T;
+      return;
+    }
+    this.#items = [...items, ...this.#items.slice(this.#head)];
+    this.#head = 0;
+  }
+
   /** Removes and returns every item, oldest first. */
   takeAll(): T[] {
     const all = this.#items.slice(this.#head);

@@ -147,6 +147,13 @@ export class PipelineStore {
     this.#cache.clear();
   }
 
+  /**
+   * Test hook: kernels whose key or label matches are compiled with a WGSL syntax error appended,
+   * so the device really rejects them (a compile failure injected into real WebGPU). Applies to
+   * pipelines created from now on; `undefined` turns it off.
+   */
+  injectInvalid: RegExp | undefined;
+
   /** How many pipelines were created (cache misses). */
   get compiled(): number {
     return this.#cache.misses;
@@ -177,7 +184,8 @@ export class PipelineStore {
     const label = kernel.label ?? kernel.key;
     const entryPoint = kernel.entryPoint ?? DEFAULT_ENTRY_POINT;
     checkStorageDeclarations(kernel);
-    const code = kernel.source;
+    const injected = this.injectInvalid !== undefined && (this.injectInvalid.test(kernel.key) || this.injectInvalid.test(kernel.label ?? ""));
+    const code = kernel.source + (injected ? "\nfn weft_injected_compile_failure( {\n" : "");
     const declared = declaredBindings(code);
     device.pushErrorScope("validation");
     const module = device.createShaderModule({ label, code });

@@ -15,6 +15,9 @@ import {
   type CubeCount,
   type DeallocPolicy,
   type KernelBinding,
+  type FallbackGap,
+  type GroupEnd,
+  type LaunchFallback,
   type LaunchMode,
   type MemoryConfiguration,
   type MemoryHandle,
@@ -96,6 +99,8 @@ export interface WebGpuServerStats {
   readonly pipelineHits: number;
   /** Launches that waited for a pipeline's validation before being encoded. */
   readonly deferredLaunches: number;
+  /** Launch groups that could not run as a whole and ran their fallback instead. */
+  readonly fallbacks: number;
   /** Page buffers created (`createBuffer` for memory; staging and uniform buffers not counted). */
   readonly buffersCreated: number;
   /** Page allocations served by a retained (freed) buffer instead of a new one. */
@@ -131,6 +136,22 @@ export interface WebGpuServerStats {
 
 /** Default {@link WebGpuServerOptions.maxPipelines}: compiled pipelines kept per device. */
 export const DEFAULT_MAX_PIPELINES = 512;
+/** One launch recorded in an open launch group: encoded (or replaced) when the group's turn comes. */
+interface GroupLaunch {
+  readonly entry: PipelineEntry;
+  readonly count: CubeCount;
+  readonly bindings: readonly KernelBinding[];
+  /** Pins taken when recorded: the memory stays as it was until the group ran. */
+  readonly pins: readonly LaunchPin[];
+  readonly uniforms: Uint8Array | undefined;
+}
+
+/** An open launch group of one stream (`beginGroup` … `endGroup`). */
+interface OpenGroup {
+  readonly stream: WebGpuStream;
+  readonly fallback: LaunchFallback;
+  readonly launches: GroupLaunch[];
+}
 
 const roundUp = (n: number, to: number): number => Math.ceil(n / to) * to;
 
@@ -161,6 +182,14 @@ const roundUp = (n: number, to: number): number => Math.ceil(n / to) * to;
  * **Validation before launch.** See `ValidationGate`: a launch of an invalid pipeline taints
  * exactly its write bindings with the {@link @weft/server!ValidationError | ValidationError}, and later launches reading those
  * bytes are skipped and taint theirs. Invalid pipelines never reach a command buffer.
+ * **Launch groups.** Launches recorded between `beginGroup` and `endGroup` (a fused block) are
+ * pinned and kept; the group is one gated task that waits for *every* pipeline of the group, then
+ * runs the group as a whole — or, when one of them is invalid or a launch reads bytes a failure
+ * claims from outside the group, none of them: the group's `LaunchFallback` runs in its place
+ * inside `ValidationGate.capture`, so the tasks it submits go ahead of everything queued after
+ * the group, and a failure reaches only what is computed from the op that fails. An invalid
+ * group kernel is also logged in the stream's failure log (`failures(stream)`): it costs speed,
+ * not correctness.
  * **Status checks** ({@link WebGpuServer.verify}). A kernel that must report a data-dependent
  * failure (`gather`'s out-of-range index) writes a status word; its writes carry a *pending*
  * claim until the word is read back (copied right after the stream's next submit, one `mapAsync`
@@ -224,7 +253,9 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
   #lastStream: WebGpuStream | undefined;
   /** Allocations that must fail next (fault injection). */
   #injectedAllocationFailures = 0;
-  readonly #counters: SubmissionCounters & ReadCounters & { deferredLaunches: number; reads: number; sharedSubmitParts: number } = {
+  /** Open launch groups by stream; an entry lives from `beginGroup` to `endGroup`. */
+  readonly #groups = new Map<WebGpuStream, OpenGroup>();
+  readonly #counters: SubmissionCounters & ReadCounters & { deferredLaunches: number; reads: number; sharedSubmitParts: number; fallbacks: number } = {
     submits: 0,
     dispatches: 0,
     writes: 0,
@@ -233,6 +264,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     readBatches: 0,
     readMaps: 0,
     sharedSubmitParts: 0,
+    fallbacks: 0,
   };
 
   constructor(device: GPUDevice, options: WebGpuServerOptions = {}) {
@@ -364,6 +396,14 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
   /** Whether the device was lost (every call then throws {@link DeviceLostError}). */
   get lost(): boolean {
     return this.#lost !== undefined;
+  }
+
+  /**
+   * Test hook: every kernel whose key or label matches `pattern` and whose pipeline is created from
+   * now on gets invalid WGSL, so the device rejects it for real (`undefined` turns it off).
+   */
+  injectInvalidKernels(pattern: RegExp | undefined): void {
+    this.#pipelines.injectInvalid = pattern;
   }
 
   /**
@@ -526,6 +566,11 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
       for (const pin of pins) pin.unpin();
       throw error;
     }
+    const group = this.#groups.get(s);
+    if (group !== undefined) {
+      group.launches.push({ entry, count, bindings, pins, uniforms: uniforms?.slice() });
+      return;
+    }
     const deferred = this.#gate.waiting || entry.state.kind === "pending";
     const data = uniforms !== undefined && deferred ? uniforms.slice() : uniforms;
     if (deferred) this.#counters.deferredLaunches++;
@@ -569,6 +614,33 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
         unpin();
       },
     });
+  }
+
+  beginGroup(stream: StreamId, fallback: LaunchFallback): void {
+    this.#checkAlive();
+    const s = this.#stream(stream);
+    if (this.#groups.has(s)) {
+      throw new LaunchError(`beginGroup: stream ${stream} already has an open launch group; end it first (groups do not nest)`);
+    }
+    this.#groups.set(s, { stream: s, fallback, launches: [] });
+  }
+
+  endGroup(stream: StreamId, end: GroupEnd): void {
+    const s = this.#stream(stream);
+    const group = this.#groups.get(s);
+    if (group === undefined) throw new LaunchError(`endGroup: stream ${stream} has no open launch group; call beginGroup first`);
+    this.#groups.delete(s);
+    const drop = (): void => {
+      for (const l of group.launches) for (const pin of l.pins) pin.unpin();
+      group.fallback.discard();
+    };
+    if (end === "abort" || group.launches.length === 0) {
+      drop();
+      return;
+    }
+    const deferred = this.#gate.waiting || group.launches.some((l) => l.entry.state.kind === "pending");
+    if (deferred) this.#counters.deferredLaunches += group.launches.length;
+    this.#gate.submit({ waitFor: group.launches.map((l) => l.entry), run: () => this.#runGroup(group), abort: drop });
   }
 
   // ----- submission ---------------------------------------------------------------------------
@@ -789,6 +861,47 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
         );
       }
     }
+  }
+
+  /**
+   * Runs a submitted group (see the type doc): every launch as recorded, or — when it cannot run as
+   * a whole — its fallback, whose tasks go ahead of the work queued after the group, and the
+   * taint of the writes the fallback could not produce.
+   */
+  #runGroup(group: OpenGroup): void {
+    const failure = this.#groupFailure(group);
+    if (failure === undefined) {
+      group.fallback.discard();
+      for (const l of group.launches) this.#runLaunch(group.stream, l.entry, l.count, l.bindings, l.pins, l.uniforms);
+      return;
+    }
+    this.#counters.fallbacks++;
+    if (failure.kind === "validation") group.stream.logFailure(failure);
+    let gaps: readonly FallbackGap[];
+    try {
+      gaps = this.#gate.capture(() => group.fallback.run(failure));
+    } catch (error) {
+      const cause = error instanceof ServerError ? error : new LaunchError(`a launch group's fallback failed: ${String(error)}`, { cause: error });
+      gaps = group.launches.flatMap((l) => l.bindings.filter((b) => b.access !== "read").map((b) => ({ binding: b.binding, error: cause })));
+    }
+    for (const l of group.launches) for (const pin of l.pins) pin.unpin();
+    for (const gap of gaps) this.#failures.failLaunch(gap.error, [gap.binding]);
+  }
+
+  /**
+   * Why `group` cannot run as a whole, or `undefined`: an invalid pipeline, or a launch reading,
+   * from outside the group, bytes a failure claims.
+   */
+  #groupFailure(group: OpenGroup): ServerError | undefined {
+    const writtenInGroup = new Set<number>();
+    for (const l of group.launches) {
+      if (l.entry.state.kind === "invalid") return l.entry.state.error;
+      const external = l.bindings.filter((b) => b.access !== "write" && !writtenInGroup.has(b.binding.allocation)).map((b) => b.binding);
+      const hit = this.#failures.checkReads(external);
+      if (hit !== undefined) return hit.error;
+      for (const b of l.bindings) if (b.access !== "read") writtenInGroup.add(b.binding.allocation);
+    }
+    return undefined;
   }
 
   /** A launch whose turn came: checks its reads' taint, resolves its ranges, aligns, hands it to its stream. */

@@ -44,4 +44,20 @@ export class ReentrancyGuard {
       this.#busy = false;
     }
   }
+
+  /**
+   * Runs `fn` as if outside the guard, then restores it: for the one documented nested entry
+   * point — a launch group's fallback (`LaunchFallback.run`), which the server calls from inside
+   * a guarded call and which legitimately records launches. Anything else re-entering still
+   * throws `ReentrancyError`.
+   */
+  release<T>(fn: () => T): T {
+    const busy = this.#busy;
+    this.#busy = false;
+    try {
+      return fn();
+    } finally {
+      this.#busy = busy;
+    }
+  }
 }

@@ -53,6 +53,33 @@ describe("error delivery", () => {
     expect(device.memory().liveHandles).toBe(0);
   });
 
+  // Issue 9: a fused block that fails took down outputs that do not depend on the failing op.
+  it("a fused block that throws before changing anything is re-run op by op: only the failing op's dependents carry the error", async () => {
+    const { device, runtime } = createTestDevice("elementwise");
+    runtime.failWhen = (op) => op.kind === "unary" && op.op === "log";
+    const x = fromValues(device, [1, 4]);
+    const bad = unary(device, "log", x); // fails
+    const worse = scalar(device, "mul", bad, 2); // computed from it
+    const x2 = scalar(device, "mul", x, 2);
+    const z = scalar(device, "add", x2, 1); // z = x*2+1: independent, same block
+    const y = unary(device, "neg", x); // independent too
+    expect(Array.from(await z.read()), "an output of the block not computed from the failing op").toEqual([3, 9]);
+    expect(Array.from(await y.read())).toEqual([-1, -4]);
+    const error: unknown = await worse.read().then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(TensorComputationError);
+    expect((error as TensorComputationError).root).toBeInstanceOf(InjectedFaultError);
+    expect((error as TensorComputationError).chain.map((l) => l.split("(")[0]), "the chain names the failing op, not the block").toEqual([
+      "unary log",
+      "binary-scalar mul",
+    ]);
+    const blocks = device.inspector.composition();
+    expect(blocks.some((b) => b.startsWith("fused elementwise") && b.endsWith("not-ran")), "the fused attempt is logged as not run").toBe(true);
+    expect(blocks, "then the block ran op by op, the failing op alone not run").toContain("unfused unary[unary] not-ran");
+    for (const t of [x, bad, worse, x2, z, y]) t.dispose();
+    await device.syncAll();
+    expect(device.memory().liveHandles, "nothing survives the tensors").toBe(0);
+  });
+
   it("errors thrown by runtime.read reach the reader as a TensorComputationError whose root and cause are the error", async () => {
     const { device, runtime } = createTestDevice();
     const x = fromValues(device, [1]);

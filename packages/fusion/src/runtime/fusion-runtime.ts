@@ -67,7 +67,12 @@ export interface Optimization<H> {
    * queue runs the plan unfused when the stream never assigned that id (docs/pitfalls.md#p12). Optional.
    */
   readonly maxRelativeShapeId?: number;
-  /** Executes the block. Throws when it fails; the engine puts the error on the block's outputs. */
+  /**
+   * Executes the block. Throws when it fails — and then only *before* it changed the container
+   * (no output registered, no input removed): the engine then runs the block op by op, so only
+   * the outputs computed from the op that fails carry an error. A block that throws after
+   * changing the container gets the error on every output it did not register.
+   */
   execute(ctx: ExecutionContext<H>, operations: readonly OperationIr[]): void;
 }
 

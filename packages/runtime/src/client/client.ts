@@ -11,6 +11,7 @@ import type {
   CubeCount,
   KernelBinding,
   KernelDefinition,
+  LaunchFallback,
   MemoryHandle,
   MemoryUsage,
   ServerError,
@@ -235,6 +236,50 @@ export class Client<K extends KernelDefinition = KernelDefinition> {
     }
     if (this.mode(stream) !== "execute") return;
     this.#call(() => server.verify?.(check, stream));
+  }
+
+  /**
+   * Runs `fn`; the launches it records on `stream` (default: this client's) form one launch group
+   * with `fallback` (`ComputeServer.beginGroup`): they run as a whole, or — when one of their
+   * kernels cannot run, or one reads tainted bytes from outside the group — `fallback` runs in
+   * their place. What a fused block uses, so a failure reaches only what is computed from it.
+   *
+   * @remarks
+   * **Discarded fallbacks.** When the launches would not execute (`compile-and-autotune`, a batch
+   * compile, a `discard` override) or the server has no groups, `fn` runs as usual and `fallback`
+   * is discarded after it.
+   * **Re-entrancy.** The server calls `fallback.run` from inside its own calls; the client's guard
+   * is released while it runs (`ReentrancyGuard.release`), so the fallback may launch through this
+   * client. Anything else re-entering still throws `ReentrancyError`.
+   * **Errors.** When `fn` throws, the group is aborted (its launches dropped, `fallback`
+   * discarded) and the error rethrown.
+   */
+  group<T>(fallback: LaunchFallback, fn: () => T, stream: StreamId = this.stream()): T {
+    const server = this.server;
+    const begin = server.beginGroup?.bind(server);
+    const end = server.endGroup?.bind(server);
+    if (begin === undefined || end === undefined || this.mode(stream) !== "execute") {
+      try {
+        return fn();
+      } finally {
+        fallback.discard();
+      }
+    }
+    const guard = this.#shared.guard;
+    const guarded: LaunchFallback = {
+      run: (failure) => guard.release(() => fallback.run(failure)),
+      discard: () => fallback.discard(),
+    };
+    this.#call(() => begin(stream, guarded));
+    let result: T;
+    try {
+      result = fn();
+    } catch (error) {
+      this.#call(() => end(stream, "abort"));
+      throw error;
+    }
+    this.#call(() => end(stream, "submit"));
+    return result;
   }
 
   /** The mode launches on `stream` (default: this client's) have now, on this device. */

@@ -149,6 +149,7 @@ export class RecordingServer implements ComputeServer<HostTestKernel> {
   #handle(allocation: AllocationId, size: number, stream: StreamId): MemoryHandle {
     const memory = this.#memory;
     let refs = 1;
+    let holds = 0;
     return {
       allocation,
       size,
@@ -161,7 +162,14 @@ export class RecordingServer implements ComputeServer<HostTestKernel> {
       },
       release() {
         refs -= 1;
-        if (refs === 0) memory.delete(allocation);
+        if (refs === 0 && holds === 0) memory.delete(allocation);
+      },
+      hold() {
+        holds += 1;
+        return () => {
+          holds -= 1;
+          if (refs === 0 && holds === 0) memory.delete(allocation);
+        };
       },
       canMut() {
         return refs === 1;

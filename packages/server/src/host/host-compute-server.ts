@@ -1,6 +1,15 @@
 import { LruCache, ReentrancyGuard, type StreamId } from "@weft/environment";
 import type { BufferBinding } from "../binding.js";
-import { type ComputeServer, type CubeCount, type KernelBinding, type LaunchMode, type MemoryUsage, kernelName } from "../compute-server.js";
+import {
+  type ComputeServer,
+  type CubeCount,
+  type GroupEnd,
+  type KernelBinding,
+  type LaunchFallback,
+  type LaunchMode,
+  type MemoryUsage,
+  kernelName,
+} from "../compute-server.js";
 import { FailureStore } from "../errors/failure-store.js";
 import { ErrorGraph } from "../errors/error-graph.js";
 import type { TaintedReadError } from "../errors/tainted-read-error.js";
@@ -30,7 +39,9 @@ export type FaultSpec =
   /** Fail the `allocation`-th `empty`/`create` from now with `OutOfMemoryError`. */
   | { readonly allocation: number }
   /** Fail every launch of the kernel with this key until `clearFaults()`. */
-  | { readonly kernelKey: string };
+  | { readonly kernelKey: string }
+  /** Fail every launch of a kernel whose key or label matches until `clearFaults()` (e.g. every fused block). */
+  | { readonly kernelMatching: RegExp };
 
 /** Options of a {@link HostComputeServer}. */
 export interface HostComputeServerOptions {
@@ -71,6 +82,24 @@ export interface HostServerStats {
   readonly compiledCapacity: number;
   /** Compiles and launches that found their key compiled. */
   readonly compiledHits: number;
+  /** Launch groups that could not run as a whole and ran their fallback instead. */
+  readonly fallbacks: number;
+}
+
+/** One launch recorded in an open group: run (or replaced) when the group ends. */
+interface GroupLaunch {
+  readonly kernel: HostKernel;
+  readonly count: CubeCount;
+  readonly bindings: readonly KernelBinding[];
+  readonly uniforms: Uint8Array | undefined;
+  /** Pins taken when recorded, so the bytes stay as they were until the group ran. */
+  readonly unpins: readonly (() => void)[];
+}
+
+/** An open launch group (see `ComputeServer.beginGroup`). */
+interface OpenGroup {
+  readonly fallback: LaunchFallback;
+  readonly launches: GroupLaunch[];
 }
 
 /**
@@ -104,6 +133,11 @@ export const HOST_MEMORY_CONFIGURATION: MemoryConfiguration = {
  * 6. Success → the writes' claims are released (`written`).
  * `launch` throws only for misuse (a binding that is not live, a bad count); device-side failures
  * are recorded and surface at the read of the bytes they taint.
+ * **Groups** (`beginGroup`/`endGroup`): launches recorded in an open group are pinned and kept;
+ * at `endGroup("submit")` the group runs as a whole when every kernel compiles, no injected fault
+ * hits one of its launches and no launch reads bytes a failure claims from outside the group;
+ * else none of them runs and the fallback does, outside the guard (`ReentrancyGuard.release`),
+ * and the writes it could not produce are tainted with their error.
  * **Synchronous.** Every launch runs before `launch` returns, so `flush` has nothing to submit and
  * `sync` resolves at once; reads answer synchronously too (`readSync`).
  * **Re-entrancy.** A kernel calling back into the server throws `ReentrancyError` (recorded as
@@ -126,9 +160,13 @@ export class HostComputeServer implements ComputeServer<HostKernel> {
   readonly #allocationFaults = new Set<number>();
   /** Kernel keys whose every launch fails; cleared by `clearFaults`. */
   readonly #kernelFaults = new Set<string>();
+  /** Key patterns whose every launch fails; cleared by `clearFaults`. */
+  readonly #patternFaults: RegExp[] = [];
+  /** Open launch groups by stream; an entry lives from `beginGroup` to `endGroup`. */
+  readonly #groups = new Map<StreamId, OpenGroup>();
   #launchOrdinal = 0;
   #allocationOrdinal = 0;
-  #stats = { launched: 0, skipped: 0, failed: 0, discarded: 0 };
+  #stats = { launched: 0, skipped: 0, failed: 0, discarded: 0, fallbacks: 0 };
 
   constructor(options: HostComputeServerOptions = {}) {
     this.name = options.name ?? "host";
@@ -227,7 +265,34 @@ export class HostComputeServer implements ComputeServer<HostKernel> {
     mode: LaunchMode,
     uniforms?: Uint8Array,
   ): void {
-    this.#guard.enter(() => this.#launch(kernel, count, bindings, stream, mode, uniforms));
+    this.#guard.enter(() => {
+      const group = mode === "execute" ? this.#groups.get(stream) : undefined;
+      if (group === undefined) this.#launch(kernel, count, bindings, stream, mode, uniforms);
+      else this.#record(group, kernel, count, bindings, stream, uniforms);
+    });
+  }
+
+  beginGroup(stream: StreamId, fallback: LaunchFallback): void {
+    this.#guard.enter(() => {
+      if (this.#groups.has(stream)) {
+        throw new LaunchError(`beginGroup: stream ${stream} already has an open launch group; end it first (groups do not nest)`);
+      }
+      this.pool.getOrCreate(stream);
+      this.#groups.set(stream, { fallback, launches: [] });
+    });
+  }
+
+  endGroup(stream: StreamId, end: GroupEnd): void {
+    this.#guard.enter(() => {
+      const group = this.#groups.get(stream);
+      if (group === undefined) throw new LaunchError(`endGroup: stream ${stream} has no open launch group; call beginGroup first`);
+      this.#groups.delete(stream);
+      try {
+        this.#endGroup(group, stream, end);
+      } finally {
+        for (const l of group.launches) for (const unpin of l.unpins) unpin();
+      }
+    });
   }
 
   flush(stream: StreamId): void {
@@ -272,6 +337,10 @@ export class HostComputeServer implements ComputeServer<HostKernel> {
       this.#kernelFaults.add(spec.kernelKey);
       return;
     }
+    if ("kernelMatching" in spec) {
+      this.#patternFaults.push(spec.kernelMatching);
+      return;
+    }
     const n = "launch" in spec ? spec.launch : spec.allocation;
     if (!Number.isSafeInteger(n) || n < 1) {
       throw new RangeError(`injectFault: the ordinal must be a positive integer (1 = the next one), got ${n}`);
@@ -285,6 +354,7 @@ export class HostComputeServer implements ComputeServer<HostKernel> {
     this.#launchFaults.clear();
     this.#allocationFaults.clear();
     this.#kernelFaults.clear();
+    this.#patternFaults.length = 0;
   }
 
   /** What the server did so far. */
@@ -372,8 +442,9 @@ export class HostComputeServer implements ComputeServer<HostKernel> {
       this.#fail(new InjectedFaultError(`launch #${ordinal} (kernel "${kernelName(kernel)}")`), writes);
       return;
     }
-    if (this.#kernelFaults.has(kernel.key)) {
-      this.#fail(new InjectedFaultError(`every launch of kernel "${kernelName(kernel)}"`), writes);
+    const keyFault = this.#keyFault(kernel);
+    if (keyFault !== undefined) {
+      this.#fail(keyFault, writes);
       return;
     }
     const unpins = bindings.map(({ binding }) => this.#memoryOf("launch", binding).pin(binding));
@@ -395,6 +466,82 @@ export class HostComputeServer implements ComputeServer<HostKernel> {
       for (const unpin of unpins) unpin();
     }
     this.failures.written(writes);
+  }
+
+  /** The injected fault every launch of `kernel` fails with (`kernelKey`/`kernelMatching`), if any. */
+  #keyFault(kernel: HostKernel): InjectedFaultError | undefined {
+    if (this.#kernelFaults.has(kernel.key) || this.#patternFaults.some((p) => p.test(kernel.key) || p.test(kernel.label ?? ""))) {
+      return new InjectedFaultError(`every launch of kernel "${kernelName(kernel)}"`);
+    }
+    return undefined;
+  }
+
+  /** Checks a launch for misuse and keeps it, pinned, in `group` (see `endGroup`). */
+  #record(group: OpenGroup, kernel: HostKernel, count: CubeCount, bindings: readonly KernelBinding[], stream: StreamId, uniforms: Uint8Array | undefined): void {
+    if (count.length !== 3 || !count.every((n) => Number.isSafeInteger(n) && n >= 0)) {
+      throw new LaunchError(`launch of "${kernelName(kernel)}": count must be three non-negative integers, got [${count.join(", ")}]`);
+    }
+    this.pool.getOrCreate(stream);
+    for (const { binding } of bindings) this.#memoryOf("launch", binding).resolve(binding);
+    const unpins = bindings.map(({ binding }) => this.#memoryOf("launch", binding).pin(binding));
+    group.launches.push({ kernel, count, bindings, uniforms: uniforms?.slice(), unpins });
+  }
+
+  /** Runs a submitted group as a whole, or its fallback (see the type doc); drops an aborted one. */
+  #endGroup(group: OpenGroup, stream: StreamId, end: GroupEnd): void {
+    switch (end) {
+      case "abort":
+        group.fallback.discard();
+        return;
+      case "submit":
+        break;
+      default:
+        return end satisfies never;
+    }
+    const failure = this.#groupFailure(group);
+    if (failure === undefined) {
+      group.fallback.discard();
+      for (const l of group.launches) this.#launch(l.kernel, l.count, l.bindings, stream, "execute", l.uniforms);
+      return;
+    }
+    this.#stats.fallbacks++;
+    let gaps: ReturnType<LaunchFallback["run"]>;
+    try {
+      gaps = this.#guard.release(() => group.fallback.run(failure));
+    } catch (error) {
+      // A fallback that throws leaves its writes unproduced: every write of the group fails.
+      const cause = error instanceof ServerError ? error : new LaunchError(`a launch group's fallback failed: ${describeError(error)}`, { cause: error });
+      gaps = group.launches.flatMap((l) => l.bindings.filter((b) => b.access !== "read").map((b) => ({ binding: b.binding, error: cause })));
+    }
+    for (const gap of gaps) this.#fail(gap.error, [gap.binding]);
+  }
+
+  /**
+   * Why `group` cannot run as a whole, or `undefined` when it can: a kernel that does not compile,
+   * an injected fault on one of its launches (consumed), or a read, from outside the group, of
+   * bytes a failure claims.
+   */
+  #groupFailure(group: OpenGroup): ServerError | undefined {
+    const writtenInGroup = new Set<number>();
+    let ordinal = this.#launchOrdinal;
+    for (const l of group.launches) {
+      try {
+        this.#compile(l.kernel);
+      } catch (error) {
+        return error as ServerError;
+      }
+      const external = l.bindings.filter((b) => b.access !== "write" && !writtenInGroup.has(b.binding.allocation)).map((b) => b.binding);
+      const readFailure = this.failures.checkReads(external);
+      if (readFailure !== undefined) return readFailure.error;
+      if (l.count[0] * l.count[1] * l.count[2] > 0) {
+        ordinal++;
+        if (this.#launchFaults.delete(ordinal)) return new InjectedFaultError(`launch #${ordinal} (kernel "${kernelName(l.kernel)}")`);
+        const keyFault = this.#keyFault(l.kernel);
+        if (keyFault !== undefined) return keyFault;
+      }
+      for (const b of l.bindings) if (b.access !== "read") writtenInGroup.add(b.binding.allocation);
+    }
+    return undefined;
   }
 
   #fail(error: ServerError, writes: readonly BufferBinding[]): void {

@@ -16,6 +16,8 @@ export interface AllocationState {
   handleRefs: number;
   /** Pins: in-flight launches and cross-stream readers. They keep the slice, not `canMut`. */
   bindingRefs: number;
+  /** Holds ({@link ManagedMemoryHandle.hold}): keep the handle usable and the slice, not `canMut`. */
+  holds: number;
   /** Set once the slice went back to its page; nothing may use the state afterwards. */
   freed: boolean;
 }
@@ -27,13 +29,32 @@ export interface HandleOwner {
 }
 
 /**
+ * Counts one more `count` (a pin or a hold) on `state`; the returned function takes it back exactly
+ * once (a second call throws {@link ReleasedHandleError} naming `what`) and lets `owner` free the
+ * slice when nothing else keeps it.
+ * @internal
+ */
+export function countOnce(state: AllocationState, count: "bindingRefs" | "holds", what: string, owner: HandleOwner): () => void {
+  state[count]++;
+  let done = false;
+  return () => {
+    if (done) throw new ReleasedHandleError(what, state.id);
+    done = true;
+    state[count]--;
+    if (state[count] === 0) owner.maybeFree(state);
+  };
+}
+
+/**
  * A reference-counted handle on one allocation of a {@link MemoryManagement}: the
  * {@link MemoryHandle} every server hands out.
  *
  * @remarks
  * **Counts.** Starts at one reference. `retain()` per extra holder, `release()` once per holder.
  * `canMut()` ⇔ exactly one reference (bindings do not count: a pin keeps memory alive, it does not
- * share ownership). The slice is reused only when no reference and no pin remain.
+ * share ownership), nor do holds (`hold()`: a launch group's fallback keeps its block's tensors
+ * usable until the group ran, without taking in-place writes away from the block after it). The
+ * slice is reused only when no reference, no hold and no pin remain.
  * **Misuse.** Any use after the last release, and a release past zero, throw
  * {@link ReleasedHandleError}; a binding outside the allocation throws {@link InvalidBindingError}.
  */
@@ -73,6 +94,11 @@ export class ManagedMemoryHandle implements MemoryHandle {
     if (this.#state.handleRefs === 0) this.#owner.maybeFree(this.#state);
   }
 
+  hold(): () => void {
+    this.#alive("hold");
+    return countOnce(this.#state, "holds", "MemoryHandle.hold (released twice)", this.#owner);
+  }
+
   canMut(): boolean {
     this.#alive("canMut");
     return this.#state.handleRefs === 1;
@@ -91,6 +117,6 @@ export class ManagedMemoryHandle implements MemoryHandle {
   }
 
   #alive(op: string): void {
-    if (this.#state.handleRefs <= 0) throw new ReleasedHandleError(`MemoryHandle.${op}`, this.#state.id);
+    if (this.#state.handleRefs <= 0 && this.#state.holds <= 0) throw new ReleasedHandleError(`MemoryHandle.${op}`, this.#state.id);
   }
 }

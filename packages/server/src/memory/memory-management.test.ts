@@ -83,6 +83,23 @@ describe("MemoryManagement", () => {
     unpin();
   });
 
+  it("a hold keeps the handle usable and the slice alive without counting for canMut", () => {
+    const freed: AllocationId[] = [];
+    const { memory } = setup(undefined, (a) => freed.push(a));
+    const h = memory.reserve(16);
+    const unhold = h.hold();
+    expect(h.canMut(), "a launch group's fallback does not take in-place writes away").toBe(true);
+    h.release();
+    expect(freed, "held: not freed with its last reference").toEqual([]);
+    expect(h.binding().allocation, "a held handle still binds").toBe(h.allocation);
+    h.retain(); // the fallback runs: the hold becomes a reference
+    unhold();
+    expect(freed).toEqual([]);
+    h.release();
+    expect(freed, "freed once the reference and the hold are gone").toEqual([h.allocation]);
+    expect(() => unhold(), "releasing a hold twice is refused").toThrow(ReleasedHandleError);
+  });
+
   it("use after the final release and double release throw clear errors", () => {
     const { memory } = setup();
     const h = memory.reserve(16);

@@ -1,9 +1,9 @@
 import { type StreamId, invariant } from "@weft/environment";
 import type { AllocationId, BufferBinding } from "../binding.js";
 import type { MemoryUsage } from "../compute-server.js";
-import { BufferTooBigError, InvalidBindingError, OutOfMemoryError, ReleasedHandleError } from "../errors/server-error.js";
+import { BufferTooBigError, InvalidBindingError, OutOfMemoryError } from "../errors/server-error.js";
 import type { ComputeStorage } from "./compute-storage.js";
-import { type AllocationState, type HandleOwner, ManagedMemoryHandle } from "./managed-memory-handle.js";
+import { type AllocationState, type HandleOwner, ManagedMemoryHandle, countOnce } from "./managed-memory-handle.js";
 import { DeviceMemory } from "./device-memory.js";
 import { type MemoryConfiguration, checkMemoryConfiguration, minPageSizeOf } from "./memory-configuration.js";
 
@@ -158,6 +158,7 @@ export class MemoryManagement<R> implements HandleOwner {
       stream,
       handleRefs: 1,
       bindingRefs: 0,
+      holds: 0,
       freed: false,
     };
     const { page, index } = found;
@@ -200,19 +201,12 @@ export class MemoryManagement<R> implements HandleOwner {
    */
   pin(binding: BufferBinding): () => void {
     const { state } = this.#entry("pin", binding);
-    state.bindingRefs++;
-    let done = false;
-    return () => {
-      if (done) throw new ReleasedHandleError("unpin (called twice)", state.id);
-      done = true;
-      state.bindingRefs--;
-      if (state.bindingRefs === 0) this.maybeFree(state);
-    };
+    return countOnce(state, "bindingRefs", "unpin (called twice)", this);
   }
 
   /** Frees `state`'s slice when no reference and no pin remain. @internal */
   maybeFree(state: AllocationState): void {
-    if (state.handleRefs > 0 || state.bindingRefs > 0 || state.freed) return;
+    if (state.handleRefs > 0 || state.bindingRefs > 0 || state.holds > 0 || state.freed) return;
     const entry = this.#live.get(state.id);
     invariant(entry, () => `MemoryManagement: allocation ${state.id} freed twice`);
     state.freed = true;

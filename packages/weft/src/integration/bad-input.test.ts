@@ -75,14 +75,14 @@ describe.each(BACKENDS)("bad input on $name: a typed error at the call, state in
     previous = setDevice(device);
     env = createBadInputEnv(device, other);
     await device.syncAll();
-  });
+  }, 120_000);
   afterAll(async () => {
     disposeBadInputEnv(env);
     expect(await settle(device, snapshot(device).bytesInUse).then((p) => p.filter((l) => !l.startsWith("bytesInUse"))), "the table leaked nothing").toEqual([]);
     await other.syncAll();
     expect(other.memory().liveTensors, "nothing leaked on the second device").toBe(0);
     setDevice(previous);
-  });
+  }, 120_000);
 
   /** Everything a rejected call must leave as it was. */
   const probe = (): unknown => ({

@@ -23,11 +23,11 @@ describe.each(DEVICES)("exact answers on $name", (backend) => {
   beforeAll(async () => {
     device = await backend.create();
     previous = setDevice(device);
-  });
+  }, 120_000);
   afterAll(async () => {
     expect(await settle(device, 0).then((p) => p.filter((l) => !l.startsWith("bytesInUse"))), "every case released its tensors").toEqual([]);
     setDevice(previous);
-  });
+  }, 120_000);
 
   for (const c of exactCases()) {
     it(c.name, async () => {

@@ -278,11 +278,39 @@ function runOptimization<H>(
     optimization.execute(ctx, ops);
     env.onBlock({ stream: ctx.stream, fused: true, name: optimization.name, kinds, ran: "ran" });
   } catch (error) {
+    env.onBlock({ stream: ctx.stream, fused: true, name: optimization.name, kinds, ran: "not-ran" });
     if (isBug(error)) env.onBug(error);
+    else if (untouched(ops, env.handles)) {
+      // The block failed as a whole (its kernel could not be built, an allocation failed) before
+      // it changed anything: run it op by op, so only what is computed from the op that fails
+      // carries an error and every other output of the block still computes.
+      for (let i = 0; i < ops.length; i++) ran[positions[i] ?? 0] = runUnfused(ops[i], ctx, env);
+      return;
+    }
     setOutputErrors(ops, error, env.handles);
     for (const p of positions) ran[p] = "not-ran";
-    env.onBlock({ stream: ctx.stream, fused: true, name: optimization.name, kinds, ran: "not-ran" });
   }
+}
+
+/**
+ * Whether a failed block left the container as it found it: none of its outputs has a handle or
+ * an error, and every tensor it reads from outside still has its handle (or error). The
+ * `Optimization` contract asks `execute` to throw only in that state; a block that broke it
+ * cannot be re-run (its inputs may be gone), so its outputs get the error instead.
+ */
+function untouched<H>(ops: readonly OperationIr[], handles: HandleContainer<H>): boolean {
+  const produced = new Set<TensorId>();
+  for (const op of ops) {
+    for (const input of operationInputs(op)) {
+      if (produced.has(input.id) || input.status === "NotInit") continue;
+      if (!handles.hasHandle(input.id) && handles.getError(input.id) === undefined) return false;
+    }
+    for (const out of operationOutputs(op)) {
+      if (handles.hasHandle(out.id) || handles.getError(out.id) !== undefined) return false;
+      produced.add(out.id);
+    }
+  }
+  return true;
 }
 
 function runUnfused<H>(op: OperationIr | undefined, ctx: ExecutionContext<H>, env: ExecutionEnv<H>): OperationRan {
