@@ -11,23 +11,31 @@ export type PipelineState =
   | { readonly kind: "invalid"; readonly error: ValidationError };
 
 /**
- * One compiled kernel: its pipeline and, until known, the promise of its validation.
+ * One kernel's pipeline, compiled off the request path (`createComputePipelineAsync`), and until
+ * known the promise of its compilation and validation.
  *
  * @remarks
  * **Invariant.** `state` moves once, from `pending` to `valid` or `invalid`, when `ready` settles;
- * `ready` never rejects.
+ * `ready` never rejects. `pipeline` and `bindGroupLayout` are set exactly when `state` is `valid`
+ * (an explicit layout is known at once, the `auto` one only from the compiled pipeline).
  */
 export interface PipelineEntry {
   readonly kernel: WgslKernel;
-  readonly pipeline: GPUComputePipeline;
-  /** The explicit layout's bind group layout, or the pipeline's `auto` one. */
-  readonly bindGroupLayout: GPUBindGroupLayout;
+  /** The compiled pipeline; set when `state` becomes `valid`. */
+  pipeline: GPUComputePipeline | undefined;
+  /** The explicit layout's bind group layout (at once), or the pipeline's `auto` one (when valid). */
+  bindGroupLayout: GPUBindGroupLayout | undefined;
   state: PipelineState;
   readonly ready: Promise<void>;
 }
 
 /** Longest wait for a failed shader module's compilation messages (they only improve the error text). */
 const COMPILATION_INFO_WAIT_MS = 2000;
+
+/** What a rejected pipeline's error says, whatever was thrown (`GPUPipelineError` is an `Error`). */
+function asGpuError(error: unknown): { readonly message: string } {
+  return error instanceof Error ? error : { message: String(error) };
+}
 
 /** `module`'s compilation info, or `undefined` when it fails or takes longer than {@link COMPILATION_INFO_WAIT_MS}. */
 async function compilationInfo(module: GPUShaderModule): Promise<GPUCompilationInfo | undefined> {
@@ -106,8 +114,13 @@ export function checkStorageDeclarations(kernel: WgslKernel): void {
  * validated before its first launch runs.
  *
  * @remarks
- * **Compile.** `getOrCompile` creates the shader module and the pipeline inside a `validation`
- * error scope and returns at once; the scope's promise (and `getCompilationInfo`) decide `state`.
+ * **Compile, off the request path.** `getOrCompile` creates the shader module inside a
+ * `validation` error scope and asks for the pipeline with `createComputePipelineAsync`, and returns
+ * at once: no request ever blocks the thread on a compile where the implementation compiles
+ * asynchronously (Dawn's worker pool, browsers). The scope, the pipeline's promise (a
+ * `GPUPipelineError` when it is rejected) and, on failure, `getCompilationInfo` decide `state`;
+ * launches of a `pending` pipeline wait behind the `ValidationGate`, so a pipeline that fails to
+ * compile still delivers its typed `ValidationError` to exactly the writes of its launches.
  * **Cache.** `@weft/runtime`'s {@link PipelineCache}, keyed on `kernel.key` and the device's
  * features, so hits and misses are observable ({@link hits}, {@link misses}). The features are
  * joined once at construction and passed as one string, so a lookup is one `Map.get` on a string
@@ -204,27 +217,36 @@ export class PipelineStore {
       });
       layout = device.createPipelineLayout({ label, bindGroupLayouts: [explicit] });
     }
-    const pipeline = device.createComputePipeline({ label, layout, compute: { module, entryPoint } });
-    // Inside the scope: on an invalid pipeline `getBindGroupLayout` raises a validation error too,
-    // which must be captured with the pipeline's own rather than reported as uncaptured.
-    const bindGroupLayout = explicit ?? pipeline.getBindGroupLayout(0);
+    // Settles with the pipeline, or with the reason it was rejected (never rejects).
+    const compiled = device.createComputePipelineAsync({ label, layout, compute: { module, entryPoint } }).then(
+      (pipeline) => ({ pipeline, error: undefined }),
+      (error: unknown) => ({ pipeline: undefined, error: asGpuError(error) }),
+    );
     const scope = device.popErrorScope();
     const entry: PipelineEntry = {
       kernel,
-      pipeline,
-      bindGroupLayout,
+      pipeline: undefined,
+      bindGroupLayout: explicit,
       state: { kind: "pending" },
       ready: Promise.resolve(),
     };
-    // The scope alone decides validity. The compiler's messages only improve the error's text, so
-    // they are asked for only on failure and waited for at most COMPILATION_INFO_WAIT_MS: a
-    // pipeline's state must always settle, or every launch, read and sync queued behind it waits
-    // forever (a read must settle with its value or a typed error on every adapter).
-    const ready = scope
-      .then(async (error) => [error, error === null || error === undefined ? undefined : await compilationInfo(module)] as const)
+    // The scope (the module and the layouts) and the pipeline's promise decide validity. The
+    // compiler's messages only improve the error's text, so they are asked for only on failure
+    // and waited for at most COMPILATION_INFO_WAIT_MS: a pipeline's state must always settle, or
+    // every launch, read and sync queued behind it waits forever (a read must settle with its
+    // value or a typed error on every adapter).
+    const ready = Promise.all([scope, compiled])
+      .then(async ([scoped, result]) => {
+        const error = scoped ?? result.error ?? (result.pipeline === undefined ? { message: "no pipeline" } : undefined);
+        if (error !== undefined) return [error, await compilationInfo(module)] as const;
+        // The `auto` layout of a valid pipeline (an explicit one is known already).
+        entry.bindGroupLayout ??= result.pipeline?.getBindGroupLayout(0);
+        entry.pipeline = result.pipeline;
+        return [undefined, undefined] as const;
+      })
       .then(
         ([error, info]) => {
-          if (error === null || error === undefined) {
+          if (error === undefined) {
             entry.state = { kind: "valid" };
             return;
           }

@@ -305,7 +305,9 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     this.#uniformArenas = new UniformArenas(device, (buffer) => this.#bindGroups.forget(buffer));
     this.#pipelines = new PipelineStore(device, (ready) => this.#track(ready), {
       capacity: options.maxPipelines ?? DEFAULT_MAX_PIPELINES,
-      onEvict: (entry) => this.#bindGroups.forgetLayout(entry.bindGroupLayout),
+      onEvict: (entry) => {
+        if (entry.bindGroupLayout !== undefined) this.#bindGroups.forgetLayout(entry.bindGroupLayout);
+      },
     });
     // Streams are created lazily, after the context below exists.
     this.#pool = new StreamPool<WebGpuStream>({ create: (slot) => this.#createStream(slot) }, options.maxStreams ?? 32, 0);
@@ -950,11 +952,13 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
       }
       ranges.push(range);
     }
+    const { pipeline, bindGroupLayout } = entry;
+    invariant(pipeline !== undefined && bindGroupLayout !== undefined, "a launch runs only once its pipeline is valid");
     try {
       this.#align(s, bindings);
       s.dispatch({
-        pipeline: entry.pipeline,
-        layout: entry.bindGroupLayout,
+        pipeline,
+        layout: bindGroupLayout,
         ranges,
         uniforms,
         count,
