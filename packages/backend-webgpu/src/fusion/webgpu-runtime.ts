@@ -91,6 +91,13 @@ export interface WebGpuRuntimeOptions {
   readonly onDispose?: () => void;
 }
 
+/**
+ * How long the device must go without request work before a background tuning runs its next
+ * candidate (see `Tuner`, "Background tunings"): long enough to see the next request of a stream
+ * of them, short enough that tuning finishes soon after the load stops.
+ */
+const IDLE_QUIET_MS = 10;
+
 /** Default {@link WebGpuAutotuneOptions.minWork}. */
 const AUTOTUNE_MIN_WORK = 1 << 15;
 
@@ -124,6 +131,8 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
   /** The matmul tuner; `undefined` with `autotune: false`. */
   readonly tuner: Tuner<WgslKernel> | undefined;
   readonly #launcher: Launcher;
+  /** `read` calls not settled yet (a request's tail); never more than the reads in flight. */
+  #readsInFlight = 0;
   readonly #minWork: number;
   /**
    * The matmul tunable sets by fallback configuration name: one per configuration the heuristic can
@@ -156,6 +165,8 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
         ...(autotune.warmups === undefined ? {} : { warmups: autotune.warmups }),
         ...(autotune.samples === undefined ? {} : { samples: autotune.samples }),
         ...(autotune.onProgress === undefined ? {} : { onProgress: autotune.onProgress }),
+        // Background tunings measure only while no request runs (docs/performance.md, "Autotuning").
+        idle: () => this.#whenIdle(),
       });
       // Persisted results become visible to the synchronous `choose` once loaded.
       void cache.load();
@@ -181,6 +192,19 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
       this.#matmulSets.set(name, set);
     }
     return set;
+  }
+
+  /**
+   * Resolves once the device has had no request work for {@link IDLE_QUIET_MS}: no read in flight
+   * and no launch of a request's operation (tuning measurements launch through their own client
+   * and do not count). What background tunings wait for before each candidate.
+   */
+  async #whenIdle(): Promise<void> {
+    for (;;) {
+      const launches = this.counters.launches;
+      await new Promise((resolve) => setTimeout(resolve, IDLE_QUIET_MS));
+      if (this.#readsInFlight === 0 && this.counters.launches === launches) return;
+    }
   }
 
   /** Resolves once every background tuning started so far has settled (tests, warmup). */
@@ -399,6 +423,15 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
   }
 
   async read(handle: WebGpuHandle, tensor: TensorIr, stream: StreamId, into?: TypedArray): Promise<TypedArray> {
+    this.#readsInFlight++;
+    try {
+      return await this.#read(handle, tensor, stream, into);
+    } finally {
+      this.#readsInFlight--;
+    }
+  }
+
+  async #read(handle: WebGpuHandle, tensor: TensorIr, stream: StreamId, into?: TypedArray): Promise<TypedArray> {
     const n = numElements(tensor.shape);
     if (n === 0) {
       // No element, but the read still settles with the failure claiming the memory, if any

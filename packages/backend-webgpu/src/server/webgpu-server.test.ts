@@ -8,7 +8,7 @@ import { DeviceLostError, OutOfMemoryError, TaintedReadError, ValidationError } 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { requestWebGpuDevice, type WebGpuDevice } from "../device/request-device.js";
 import type { WgslKernel } from "../kernel.js";
-import { asU32, brokenKernel, incrementKernel, requestTestDevice, u32Bytes } from "../testing/gpu-test-support.js";
+import { asU32, brokenKernel, doubleKernel, incrementKernel, requestTestDevice, u32Bytes } from "../testing/gpu-test-support.js";
 import { WebGpuServer } from "./webgpu-server.js";
 
 const S0 = StreamId.of(0);
@@ -212,6 +212,33 @@ describe("WebGpuServer", () => {
     expect((derivedError as TaintedReadError).chain.length, "the chain is root then skip").toBe(2);
     expect(() => server.compile(broken), "compiling a known-invalid kernel throws its ValidationError").toThrow(ValidationError);
     for (const h of [a, bad, good, derived]) h.release();
+  });
+
+  it("compiles pipelines off the request path: never the blocking createComputePipeline, and a compile error still reaches exactly its launch's output", async () => {
+    const device = gpu.device;
+    const blocking = device.createComputePipeline.bind(device);
+    let blockingCalls = 0;
+    device.createComputePipeline = (descriptor) => {
+      blockingCalls++;
+      return blocking(descriptor);
+    };
+    try {
+      const own = new WebGpuServer(device);
+      const a = own.create(u32Bytes([1, 2]), S0);
+      const out = own.empty(8, S0);
+      const bad = own.empty(8, S0);
+      own.launch(doubleKernel("test/async-double"), [1, 1, 1], [{ binding: a.binding(), access: "read" }, { binding: out.binding(), access: "write" }], S0, "execute");
+      own.launch(brokenKernel("test/async-broken", "still_undefined"), [1, 1, 1], [{ binding: a.binding(), access: "read" }, { binding: bad.binding(), access: "write" }], S0, "execute");
+      const badRead = own.read([bad.binding()], S0).catch((e: unknown) => e);
+      const [bytes] = await own.read([out.binding()], S0);
+      expect(asU32(bytes as Uint8Array), "the kernel compiled asynchronously ran").toEqual([2, 4]);
+      expect(((await badRead) as TaintedReadError).root, "the rejected pipeline's own output carries its ValidationError").toBeInstanceOf(ValidationError);
+      expect(blockingCalls, "no pipeline was created with the blocking call").toBe(0);
+      for (const h of [a, out, bad]) h.release();
+      own.destroy();
+    } finally {
+      device.createComputePipeline = blocking;
+    }
   });
 
   it("failureOf answers, without side effects, what a read of the bytes would reject with", async () => {

@@ -140,6 +140,35 @@ describe("Tuner", () => {
     expect(runs.get("fast"), "one tuning: 1 validation + 1 warmup + 3 samples").toBe(5);
   });
 
+  it("a background tuning waits for the idle gate before each candidate; an explicit one does not", async () => {
+    const { client, set, inputs, runs, cache } = harness();
+    let open: (() => void) | undefined;
+    let waits = 0;
+    const idle = (): Promise<void> => {
+      waits++;
+      return new Promise<void>((resolve) => (open = resolve));
+    };
+    const tuner = new Tuner(client, { cache, now: () => 0, warmups: 0, samples: 1, idle });
+    expect(tuner.choose(set, inputs).name, "the fallback at once").toBe("reference");
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+    await new Promise((r) => setTimeout(r, 5));
+    expect(runs.size, "no candidate ran while the device is busy (the gate is closed)").toBe(0);
+    expect(waits, "the tuning waits before its first candidate").toBe(1);
+    for (let step = 1; step <= set.candidates.length; step++) {
+      const release = open;
+      open = undefined;
+      release?.();
+      await new Promise((r) => setTimeout(r, 5));
+      expect(runs.size, `after ${step} idle period(s), ${step} candidate(s) ran`).toBe(step);
+    }
+    await tuner.idle();
+    expect(waits, "one wait per candidate").toBe(set.candidates.length);
+    const other: Inputs = { input: client.create(f32Bytes([1, 2, 3, 4])), length: 4 };
+    await tuner.tune(set, other);
+    expect(waits, "an explicit tuning (warmup) measures at once").toBe(set.candidates.length);
+    other.input.release();
+  });
+
   it("concurrent executes of one unknown key share one tuning", async () => {
     const { set, tuner, inputs, events } = harness();
     const outputs = await Promise.all([tuner.execute(set, inputs), tuner.execute(set, inputs)]);

@@ -31,6 +31,9 @@ export type TuneProgress =
   | { readonly kind: "done"; readonly set: string; readonly key: AutotuneKey; readonly fastest: string }
   | { readonly kind: "failed"; readonly set: string; readonly key: AutotuneKey; readonly error: unknown };
 
+/** When a tuning measures: at once (an explicit tuning), or only while the device is idle (`choose`'s). */
+type TuneWhen = "now" | "background";
+
 /** How a {@link Tuner} measures. */
 export interface TunerOptions {
   /** Where results live; default a {@link TuneCache} for adapter `client.server.name`, persisted. */
@@ -45,6 +48,12 @@ export interface TunerOptions {
   readonly now?: () => number;
   /** The stream measurements run on; default a fresh one, so they never mix with callers' work. */
   readonly stream?: StreamId;
+  /**
+   * Resolves when the device has no request work (see {@link Tuner}, "Background tunings"): a
+   * tuning started by `choose` awaits it before each candidate, so its compiles and measurements
+   * never stall a request. Default: none (measure at once).
+   */
+  readonly idle?: () => Promise<void>;
 }
 
 /**
@@ -62,6 +71,10 @@ export interface TunerOptions {
  *   gets the winner once the measurement's promise settled. Background failures go to the progress
  *   hook (`kind: "failed"`), never to an unhandled rejection; that key then keeps the fallback
  *   until {@link forget}.
+ * **Background tunings** (started by `choose`) wait for the `idle` option before each candidate,
+ * so a request is never queued behind a candidate's compile or timed runs (at most one candidate
+ * run already under way when a request arrives); explicit tunings (`execute`, `winner`, `tune`,
+ * what `weft.warmup` runs) measure at once.
  * **Measurement.** One tuning at a time (a {@link Mutex}). On its own stream, inside a
  * `StreamModeOverride('execute', …)`, so it runs even under `'compile-and-autotune'`. The reference
  * runs first; then each candidate runs once and is validated against it, then `warmups` runs, then
@@ -83,6 +96,8 @@ export class Tuner<K extends KernelDefinition = KernelDefinition> {
   readonly #lock = new Mutex();
   /** Tunings in flight, by cache key; an entry leaves when its tuning settles. */
   readonly #pending = new Map<string, Promise<TuneRecord>>();
+  /** What background tunings wait for before each candidate (see the type doc). */
+  readonly #idle: (() => Promise<void>) | undefined;
   /** Keys whose tuning failed; `choose` keeps their fallback. At most 1024 (oldest forgotten); cleared by {@link forget}. */
   readonly #failed = new LruCache<string, true>(1024);
 
@@ -94,6 +109,7 @@ export class Tuner<K extends KernelDefinition = KernelDefinition> {
     this.#samples = Math.max(1, options.samples ?? 5);
     this.#now = options.now ?? (() => performance.now());
     this.#onProgress = options.onProgress;
+    this.#idle = options.idle;
   }
 
   /** The client measurements launch through: bound to the tuner's measurement stream. */
@@ -128,7 +144,7 @@ export class Tuner<K extends KernelDefinition = KernelDefinition> {
     const id = this.#id(set, key);
     if (!this.#pending.has(id) && !this.#failed.has(id)) {
       const prepared = set.prepare(inputs);
-      this.#tune(set, key, () => prepared).catch(() => undefined);
+      this.#tune(set, key, () => prepared, false, "background").catch(() => undefined);
     }
     return set.fallback;
   }
@@ -168,7 +184,7 @@ export class Tuner<K extends KernelDefinition = KernelDefinition> {
   }
 
   /** Starts (or joins) the tuning of `key`; `force` measures even over a cached result. */
-  #tune<I, O, V>(set: TunableSet<I, O, V, K>, key: AutotuneKey, makeInputs: () => I, force = false): Promise<TuneRecord> {
+  #tune<I, O, V>(set: TunableSet<I, O, V, K>, key: AutotuneKey, makeInputs: () => I, force = false, when: TuneWhen = "now"): Promise<TuneRecord> {
     const id = this.#id(set, key);
     const running = this.#pending.get(id);
     if (running !== undefined) return running;
@@ -178,7 +194,7 @@ export class Tuner<K extends KernelDefinition = KernelDefinition> {
         await this.cache.load();
         const cached = this.cache.get(set.name, key);
         if (!force && cached !== undefined && set.candidate(cached.fastest) !== undefined) return cached;
-        return this.#measure(set, key, inputs);
+        return this.#measure(set, key, inputs, when);
       })
       .then(
         (record) => {
@@ -199,7 +215,7 @@ export class Tuner<K extends KernelDefinition = KernelDefinition> {
     return promise;
   }
 
-  async #measure<I, O, V>(set: TunableSet<I, O, V, K>, key: AutotuneKey, inputs: I): Promise<TuneRecord> {
+  async #measure<I, O, V>(set: TunableSet<I, O, V, K>, key: AutotuneKey, inputs: I, when: TuneWhen): Promise<TuneRecord> {
     const client = this.#measureClient;
     const total = set.candidates.length;
     const order = [set.reference, ...set.candidates.filter((c) => c !== set.reference)];
@@ -209,6 +225,7 @@ export class Tuner<K extends KernelDefinition = KernelDefinition> {
     let expected: { value: V } | undefined;
     let done = 0;
     for (const candidate of order) {
+      if (when === "background") await this.#idle?.();
       let outcome: { medianMs: number } | { rejected: string };
       try {
         const checked = await this.#validate(set, candidate, inputs, client, expected);
