@@ -35,9 +35,18 @@ describe("generated WGSL", () => {
     );
     expect(block.elided(), "t3 and t4 die inside the block").toBe(2);
     expect(plan.kernel.source).toMatchInlineSnapshot(`
-      "@group(0) @binding(0) var<storage, read_write> in0: array<f32>;
+      "fn weft_nonfinite(bits: u32) -> f32 {
+        return bitcast<f32>(bits);
+      }
+
+      @group(0) @binding(0) var<storage, read_write> in0: array<f32>;
       @group(0) @binding(1) var<storage, read_write> in1: array<f32>;
       @group(0) @binding(2) var<storage, read_write> out0: array<f32>;
+
+      fn weft_addIeee_f32(a: f32, b: f32) -> f32 {
+        let nan = weft_isNan_f32(a) | weft_isNan_f32(b) | (weft_isInf_f32(a) & weft_isInf_f32(b) & (weft_signBit_f32(a) != weft_signBit_f32(b)));
+        return select(a + b, f32(weft_nonfinite(0x7fc00000u)), nan);
+      }
 
       fn weft_erf_f32(x: f32) -> f32 {
         let a = abs(x);
@@ -46,12 +55,20 @@ describe("generated WGSL", () => {
         return sign(x) * select(1.0 - p * exp(-a * a), f32(1.0), a > f32(6.0));
       }
 
+      fn weft_isInf_f32(x: f32) -> bool {
+        return (bitcast<u32>(x) & u32(0x7fffffffu)) == u32(0x7f800000u);
+      }
+
       fn weft_isNan_f32(x: f32) -> bool {
         return (bitcast<u32>(x) & u32(0x7fffffffu)) > u32(0x7f800000u);
       }
 
       fn weft_keepNan_f32(x: f32, y: f32) -> f32 {
         return select(y, x, weft_isNan_f32(x));
+      }
+
+      fn weft_signBit_f32(x: f32) -> bool {
+        return (bitcast<u32>(x) & u32(0x80000000u)) != u32(0u);
       }
 
       @compute @workgroup_size(64)
@@ -63,7 +80,7 @@ describe("generated WGSL", () => {
         let c0 = cr1;
         let v0 = in0[i];
         let v1 = in1[c1];
-        let v2 = (v0 + v1);
+        let v2 = weft_addIeee_f32(v0, v1);
         out0[i] = (weft_keepNan_f32(v2, (0.5f * v2 * (1.0f + weft_erf_f32(v2 * 0.7071067690849304f)))) * v0);
       }
       "
@@ -217,7 +234,11 @@ describe("generated WGSL", () => {
       profile,
     );
     expect(plan.kernel.source).toMatchInlineSnapshot(`
-      "@group(0) @binding(0) var<storage, read_write> lhs: array<f32>;
+      "fn weft_nonfinite(bits: u32) -> f32 {
+        return bitcast<f32>(bits);
+      }
+
+      @group(0) @binding(0) var<storage, read_write> lhs: array<f32>;
       @group(0) @binding(1) var<storage, read_write> rhs: array<f32>;
       @group(0) @binding(2) var<storage, read_write> ep0: array<f32>;
       @group(0) @binding(3) var<storage, read_write> out0: array<f32>;
@@ -225,12 +246,29 @@ describe("generated WGSL", () => {
       var<workgroup> ta: array<f32, 16>;
       var<workgroup> tb: array<f32, 16>;
 
+      fn weft_addIeee_f32(a: f32, b: f32) -> f32 {
+        let nan = weft_isNan_f32(a) | weft_isNan_f32(b) | (weft_isInf_f32(a) & weft_isInf_f32(b) & (weft_signBit_f32(a) != weft_signBit_f32(b)));
+        return select(a + b, f32(weft_nonfinite(0x7fc00000u)), nan);
+      }
+
+      fn weft_isInf_f32(x: f32) -> bool {
+        return (bitcast<u32>(x) & u32(0x7fffffffu)) == u32(0x7f800000u);
+      }
+
+      fn weft_isNan_f32(x: f32) -> bool {
+        return (bitcast<u32>(x) & u32(0x7fffffffu)) > u32(0x7f800000u);
+      }
+
       fn weft_isZero_f32(x: f32) -> bool {
         return (bitcast<u32>(x) & u32(0x7fffffffu)) == u32(0u);
       }
 
       fn weft_plusZero_f32(x: f32) -> f32 {
         return bitcast<f32>(select(bitcast<u32>(x), u32(0u), weft_isZero_f32(x)));
+      }
+
+      fn weft_signBit_f32(x: f32) -> bool {
+        return (bitcast<u32>(x) & u32(0x80000000u)) != u32(0u);
       }
 
       @compute @workgroup_size(2, 2)
@@ -285,7 +323,7 @@ describe("generated WGSL", () => {
               let er1 = o / 4u;
               let e0 = er1;
               let v1 = ep0[e1];
-              out0[o] = (res + v1);
+              out0[o] = weft_addIeee_f32(res, v1);
             }
           }
         }

@@ -235,6 +235,11 @@ export function issueCases(): ExactCase[] {
       tensor([-7, 7, 0], { device: d }).mod(-7).reciprocal(),
       tensor([-7, 0, -0], { device: d }).atan2(tensor([-7, 7, 0], { device: d }).mod(-7)),
     ], f32(Inf, -Inf, -Inf, Inf, -Inf), f32(Inf, Inf, Inf), f32(-Inf, -Inf, -Inf), f32(Math.fround(-Math.PI / 2), Math.fround(Math.PI), Math.fround(-Math.PI))),
+    c("sums a compiler could reassociate keep IEEE's NaN: (x + b) - b, (x - b) + b, (-x + x) - (-x) (a random program of seed 7777)", (d) => {
+      const x = tensor([Inf, -Inf, NaN_, 1], { device: d });
+      const b = tensor([Inf, 1, 2, Inf], { device: d });
+      return [x.add(b).sub(b), b.add(x).sub(b), x.sub(b).add(b), x.neg().add(x).sub(x.neg()), x.add(Inf).sub(Inf)];
+    }, f32(NaN_, -Inf, NaN_, NaN_), f32(NaN_, -Inf, NaN_, NaN_), f32(NaN_, -Inf, NaN_, NaN_), f32(NaN_, NaN_, NaN_, 1), f32(NaN_, NaN_, NaN_, NaN_)),
     c("NaN wins max, min, maximum and argmax (the first NaN's index)", (d) => {
       const x = tensor([1, NaN_, 3], { device: d });
       return [x.max(), x.min(), x.maximum(tensor([NaN_, 2, 1], { device: d })), x.argmax()];

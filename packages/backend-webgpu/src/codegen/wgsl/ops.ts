@@ -137,9 +137,10 @@ function integerDivMod(op: "div" | "mod", a: string, b: string, t: ValueType): s
 
 /** The binary ops (one entry per {@link BinaryOp}); `t` is the operands' type. */
 export const BINARY: Record<BinaryOp, OpEntry> = {
-  add: { emit: ([a = "", b = ""]) => `(${a} + ${b})` },
+  // Floats: NaN decided on the bits, so no reassociation loses it (see the preamble's `addIeee`).
+  add: { emit: ([a = "", b = ""], t, h) => (isFloat(t.dtype) ? `${h.use("addIeee", t)}(${a}, ${b})` : `(${a} + ${b})`) },
   sub: {
-    emit: ([a = "", b = ""]) => `(${a} - ${b})`,
+    emit: ([a = "", b = ""], t, h) => (isFloat(t.dtype) ? `${h.use("subIeee", t)}(${a}, ${b})` : `(${a} - ${b})`),
     same: (x, t, h) => (isFloat(t.dtype) ? `${h.use("subSelf", t)}(${x})` : lit(0, t)),
   },
   mul: { emit: ([a = "", b = ""]) => `(${a} * ${b})` },

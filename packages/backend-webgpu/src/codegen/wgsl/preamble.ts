@@ -27,6 +27,9 @@ import { wgslType, type ValueType } from "./types.js";
  *   zeros and infinities);
  * - same-operand forms: `subSelf` (`x - x`: 0, NaN for non-finite), `divSelf` (`x / x`),
  *   `modSelf`, emitted when both operands are one node so no compiler can fold them to a constant;
+ * - `addIeee`/`subIeee`: every float `+`/`-`, NaN decided on the bits (a NaN operand, or
+ *   infinities that cancel): Mesa reassociates `(a + b) - b` to `a` and `-x + x` to `0`, which
+ *   turns `(1 + Inf) - Inf` into `1` instead of NaN;
  * - conversions: `toI32`/`toU32` (truncate, saturate, NaN → 0, like the oracle; WGSL clamps to
  *   `2^31 - 128`, not `2^31 - 1`);
  * - signed zeros: `plusZero` (a zero sum is `+0`: a compiler may fold `0.0 + p` to `p`, keeping a
@@ -37,7 +40,7 @@ export type HelperName =
   | "erf" | "pow" | "pcg" | "random"
   | "isNan" | "isInf" | "isZero" | "signBit" | "ordered" | "keepNan" | "maxNan" | "minNan" | "clampNan"
   | "exp" | "log" | "log1p" | "expm1" | "sqrt" | "rsqrt" | "trig" | "fmod" | "atan2"
-  | "subSelf" | "divSelf" | "modSelf" | "toI32" | "toU32" | "plusZero" | "signOf";
+  | "subSelf" | "divSelf" | "modSelf" | "toI32" | "toU32" | "plusZero" | "signOf" | "addIeee" | "subIeee";
 
 /** The helpers each helper calls (requested with it, for the same value type unless noted). */
 const DEPENDS: Partial<Record<HelperName, readonly HelperName[]>> = {
@@ -48,6 +51,8 @@ const DEPENDS: Partial<Record<HelperName, readonly HelperName[]>> = {
   minNan: ["isNan", "isZero"],
   clampNan: ["isNan", "isZero"],
   plusZero: ["isZero"],
+  addIeee: ["isNan", "isInf", "signBit"],
+  subIeee: ["isNan", "isInf", "signBit"],
   signOf: ["isNan", "isZero"],
   exp: ["isNan"],
   log: ["isNan", "isZero", "signBit"],
@@ -167,6 +172,21 @@ function pickOf(fn: string, ty: string, t: ValueType, builtin: "max" | "min"): s
     `fn ${fn}(a: ${ty}, b: ${ty}) -> ${ty} {`,
     `  let m = select(select(${builtin}(a, b), b, ${isNan}(b)), a, ${isNan}(a));`,
     `  return select(m, ${zero}, ${isZero}(a) & ${isZero}(b));`,
+    `}`,
+  ].join("\n");
+}
+
+/**
+ * `addIeee`/`subIeee`: the operator, with its NaN cases decided on the operands' bits, so a
+ * compiler that reassociates the sum into its neighbours (`(a + b) - b` → `a`) cannot lose them.
+ */
+function ieeeSum(fn: string, ty: string, t: ValueType, op: "+" | "-"): string {
+  const [isNan, isInf, signBit] = (["isNan", "isInf", "signBit"] as const).map((h) => helperName(h, t));
+  const cancel = op === "+" ? "!=" : "==";
+  return [
+    `fn ${fn}(a: ${ty}, b: ${ty}) -> ${ty} {`,
+    `  let nan = ${isNan}(a) | ${isNan}(b) | (${isInf}(a) & ${isInf}(b) & (${signBit}(a) ${cancel} ${signBit}(b)));`,
+    `  return select(a ${op} b, ${special("0x7fc00000", t)}, nan);`,
     `}`,
   ].join("\n");
 }
@@ -400,6 +420,10 @@ const HELPERS: Record<HelperName, (fn: string, ty: string, t: ValueType) => stri
       `  return select(r, x, ${helperName("isZero", t)}(x) & ${helperName("isZero", t)}(r));`,
       `}`,
     ].join("\n"),
+  /** `a + b`, NaN when an operand is NaN or the operands are opposite infinities (decided on the bits). */
+  addIeee: (fn, ty, t) => ieeeSum(fn, ty, t, "+"),
+  /** `a - b`, NaN when an operand is NaN or the operands are equal infinities (decided on the bits). */
+  subIeee: (fn, ty, t) => ieeeSum(fn, ty, t, "-"),
   /** `x`, but `+0` for either zero (decided and built on the bits). */
   plusZero: (fn, ty, t) =>
     fn1(fn, ty, [`return ${fromBits(`select(${bitsOf("x", t)}, ${u("0", t)}, ${helperName("isZero", t)}(x))`, t)};`]),
