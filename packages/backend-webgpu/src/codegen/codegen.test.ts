@@ -63,8 +63,17 @@ describe("generated WGSL", () => {
         return (bitcast<u32>(x) & u32(0x7fffffffu)) > u32(0x7f800000u);
       }
 
+      fn weft_isZero_f32(x: f32) -> bool {
+        return (bitcast<u32>(x) & u32(0x7fffffffu)) == u32(0u);
+      }
+
       fn weft_keepNan_f32(x: f32, y: f32) -> f32 {
         return select(y, x, weft_isNan_f32(x));
+      }
+
+      fn weft_mulIeee_f32(a: f32, b: f32) -> f32 {
+        let nan = weft_isNan_f32(a) | weft_isNan_f32(b) | (weft_isZero_f32(a) & weft_isInf_f32(b)) | (weft_isInf_f32(a) & weft_isZero_f32(b));
+        return select(a * b, f32(weft_nonfinite(0x7fc00000u)), nan);
       }
 
       fn weft_signBit_f32(x: f32) -> bool {
@@ -81,7 +90,7 @@ describe("generated WGSL", () => {
         let v0 = in0[i];
         let v1 = in1[c1];
         let v2 = weft_addIeee_f32(v0, v1);
-        out0[i] = (weft_keepNan_f32(v2, (0.5f * v2 * (1.0f + weft_erf_f32(v2 * 0.7071067690849304f)))) * v0);
+        out0[i] = weft_mulIeee_f32(weft_keepNan_f32(v2, (0.5f * v2 * (1.0f + weft_erf_f32(v2 * 0.7071067690849304f)))), v0);
       }
       "
     `);

@@ -240,6 +240,11 @@ export function issueCases(): ExactCase[] {
       const b = tensor([Inf, 1, 2, Inf], { device: d });
       return [x.add(b).sub(b), b.add(x).sub(b), x.sub(b).add(b), x.neg().add(x).sub(x.neg()), x.add(Inf).sub(Inf)];
     }, f32(NaN_, -Inf, NaN_, NaN_), f32(NaN_, -Inf, NaN_, NaN_), f32(NaN_, -Inf, NaN_, NaN_), f32(NaN_, NaN_, NaN_, 1), f32(NaN_, NaN_, NaN_, NaN_)),
+    c("a quotient whose numerator the compiler knows is 0 keeps IEEE's NaN: (i mod i) / i is NaN for i = 0 (a random program of seed 31337)", (d) => {
+      const i = tensor([0, 3, -2, 0, 5], { dtype: "i32", device: d });
+      const x = tensor([0, Inf, -Inf, NaN_, 3, -2], { device: d });
+      return [i.mod(i).div(i), x.mod(x).div(x), x.mul(0).div(x)];
+    }, f32(NaN_, 0, 0, NaN_, 0), f32(NaN_, NaN_, NaN_, NaN_, 0, 0), f32(NaN_, NaN_, NaN_, NaN_, 0, 0)),
     c("NaN wins max, min, maximum and argmax (the first NaN's index)", (d) => {
       const x = tensor([1, NaN_, 3], { device: d });
       return [x.max(), x.min(), x.maximum(tensor([NaN_, 2, 1], { device: d })), x.argmax()];

@@ -137,16 +137,16 @@ function integerDivMod(op: "div" | "mod", a: string, b: string, t: ValueType): s
 
 /** The binary ops (one entry per {@link BinaryOp}); `t` is the operands' type. */
 export const BINARY: Record<BinaryOp, OpEntry> = {
-  // Floats: NaN decided on the bits, so no reassociation loses it (see the preamble's `addIeee`).
+  // Floats (+, -, *, /): NaN decided on the bits, so no rewrite loses it (the preamble's `addIeee`…).
   add: { emit: ([a = "", b = ""], t, h) => (isFloat(t.dtype) ? `${h.use("addIeee", t)}(${a}, ${b})` : `(${a} + ${b})`) },
   sub: {
     emit: ([a = "", b = ""], t, h) => (isFloat(t.dtype) ? `${h.use("subIeee", t)}(${a}, ${b})` : `(${a} - ${b})`),
     same: (x, t, h) => (isFloat(t.dtype) ? `${h.use("subSelf", t)}(${x})` : lit(0, t)),
   },
-  mul: { emit: ([a = "", b = ""]) => `(${a} * ${b})` },
+  mul: { emit: ([a = "", b = ""], t, h) => (isFloat(t.dtype) ? `${h.use("mulIeee", t)}(${a}, ${b})` : `(${a} * ${b})`) },
   div: {
     repeats: true,
-    emit: ([a = "", b = ""], t) => (isFloat(t.dtype) ? `(${a} / ${b})` : integerDivMod("div", a, b, t)),
+    emit: ([a = "", b = ""], t, h) => (isFloat(t.dtype) ? `${h.use("divIeee", t)}(${a}, ${b})` : integerDivMod("div", a, b, t)),
     same: (x, t, h) => (isFloat(t.dtype) ? `${h.use("divSelf", t)}(${x})` : `select(${lit(1, t)}, ${lit(0, t)}, ${x} == ${lit(0, t)})`),
   },
   pow: {

@@ -27,9 +27,10 @@ import { wgslType, type ValueType } from "./types.js";
  *   zeros and infinities);
  * - same-operand forms: `subSelf` (`x - x`: 0, NaN for non-finite), `divSelf` (`x / x`),
  *   `modSelf`, emitted when both operands are one node so no compiler can fold them to a constant;
- * - `addIeee`/`subIeee`: every float `+`/`-`, NaN decided on the bits (a NaN operand, or
- *   infinities that cancel): Mesa reassociates `(a + b) - b` to `a` and `-x + x` to `0`, which
- *   turns `(1 + Inf) - Inf` into `1` instead of NaN;
+ * - `addIeee`/`subIeee`/`mulIeee`/`divIeee`: every float `+`, `-`, `*`, `/`, NaN decided on the
+ *   bits (a NaN operand, infinities that cancel, `0 · Inf`, `0 / 0`, `Inf / Inf`): Mesa
+ *   reassociates `(a + b) - b` to `a` and `-x + x` to `0`, which turns `(1 + Inf) - Inf` into `1`
+ *   instead of NaN, and folds a quotient of a selected NaN to `0`;
  * - conversions: `toI32`/`toU32` (truncate, saturate, NaN → 0, like the oracle; WGSL clamps to
  *   `2^31 - 128`, not `2^31 - 1`);
  * - signed zeros: `plusZero` (a zero sum is `+0`: a compiler may fold `0.0 + p` to `p`, keeping a
@@ -40,7 +41,7 @@ export type HelperName =
   | "erf" | "pow" | "pcg" | "random"
   | "isNan" | "isInf" | "isZero" | "signBit" | "ordered" | "keepNan" | "maxNan" | "minNan" | "clampNan"
   | "exp" | "log" | "log1p" | "expm1" | "sqrt" | "rsqrt" | "trig" | "fmod" | "atan2"
-  | "subSelf" | "divSelf" | "modSelf" | "toI32" | "toU32" | "plusZero" | "signOf" | "addIeee" | "subIeee";
+  | "subSelf" | "divSelf" | "modSelf" | "toI32" | "toU32" | "plusZero" | "signOf" | "addIeee" | "subIeee" | "mulIeee" | "divIeee";
 
 /** The helpers each helper calls (requested with it, for the same value type unless noted). */
 const DEPENDS: Partial<Record<HelperName, readonly HelperName[]>> = {
@@ -53,6 +54,8 @@ const DEPENDS: Partial<Record<HelperName, readonly HelperName[]>> = {
   plusZero: ["isZero"],
   addIeee: ["isNan", "isInf", "signBit"],
   subIeee: ["isNan", "isInf", "signBit"],
+  mulIeee: ["isNan", "isInf", "isZero"],
+  divIeee: ["isNan", "isInf", "isZero"],
   signOf: ["isNan", "isZero"],
   exp: ["isNan"],
   log: ["isNan", "isZero", "signBit"],
@@ -186,6 +189,19 @@ function ieeeSum(fn: string, ty: string, t: ValueType, op: "+" | "-"): string {
   return [
     `fn ${fn}(a: ${ty}, b: ${ty}) -> ${ty} {`,
     `  let nan = ${isNan}(a) | ${isNan}(b) | (${isInf}(a) & ${isInf}(b) & (${signBit}(a) ${cancel} ${signBit}(b)));`,
+    `  return select(a ${op} b, ${special("0x7fc00000", t)}, nan);`,
+    `}`,
+  ].join("\n");
+}
+
+/** `mulIeee`/`divIeee`: the operator, with its NaN cases decided on the operands' bits (see {@link ieeeSum}). */
+function ieeeProduct(fn: string, ty: string, t: ValueType, op: "*" | "/"): string {
+  const [isNan, isInf, isZero] = (["isNan", "isInf", "isZero"] as const).map((h) => helperName(h, t));
+  const invalid =
+    op === "*" ? `(${isZero}(a) & ${isInf}(b)) | (${isInf}(a) & ${isZero}(b))` : `(${isZero}(a) & ${isZero}(b)) | (${isInf}(a) & ${isInf}(b))`;
+  return [
+    `fn ${fn}(a: ${ty}, b: ${ty}) -> ${ty} {`,
+    `  let nan = ${isNan}(a) | ${isNan}(b) | ${invalid};`,
     `  return select(a ${op} b, ${special("0x7fc00000", t)}, nan);`,
     `}`,
   ].join("\n");
@@ -424,6 +440,10 @@ const HELPERS: Record<HelperName, (fn: string, ty: string, t: ValueType) => stri
   addIeee: (fn, ty, t) => ieeeSum(fn, ty, t, "+"),
   /** `a - b`, NaN when an operand is NaN or the operands are equal infinities (decided on the bits). */
   subIeee: (fn, ty, t) => ieeeSum(fn, ty, t, "-"),
+  /** `a * b`, NaN when an operand is NaN or one is 0 and the other ±Inf (decided on the bits). */
+  mulIeee: (fn, ty, t) => ieeeProduct(fn, ty, t, "*"),
+  /** `a / b`, NaN when an operand is NaN, or for `0 / 0` and `±Inf / ±Inf` (decided on the bits). */
+  divIeee: (fn, ty, t) => ieeeProduct(fn, ty, t, "/"),
   /** `x`, but `+0` for either zero (decided and built on the bits). */
   plusZero: (fn, ty, t) =>
     fn1(fn, ty, [`return ${fromBits(`select(${bitsOf("x", t)}, ${u("0", t)}, ${helperName("isZero", t)}(x))`, t)};`]),
