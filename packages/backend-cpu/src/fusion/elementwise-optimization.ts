@@ -28,7 +28,7 @@ import type { CpuRuntime } from "../runtime/cpu-runtime.js";
  * tensors with elements, since broadcasting with a size-0 dim gives size 0); its empty outputs
  * get (empty) handles and no step. The fuser cannot refuse such a block: plans are cached on
  * relative shapes, so the same plan serves a size-0 and a size-5 dim.
- * **Failure.** The launch is one launch group (`Client.group`) with a {@link BlockFallback}: when
+ * **Failure.** The launch is one launch group (`Client.group`) with a `BlockFallback`: when
  * the fused kernel cannot run, the server runs the block op by op instead, so a failure reaches
  * only the outputs computed from the op that fails (issue 9).
  * **Freeing.** External inputs that die in the block are removed from the container after the

@@ -244,7 +244,7 @@ export class CpuRuntime extends BaseFusionRuntime<CpuHandle> {
     return this.client.memoryUsage();
   }
 
-  /** What a fused block's {@link BlockFallback} runs its ops and copies its outputs with. */
+  /** What a fused block's `BlockFallback` runs its ops and copies its outputs with. */
   readonly fallbackPort: BlockFallbackPort<CpuHandle> = {
     runtime: this,
     retain: (handle) => this.retainHandle(handle),
