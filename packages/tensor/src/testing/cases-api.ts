@@ -7,7 +7,9 @@
  *
  * @remarks
  * **What a case checks** ({@link runExactCase}): each output's dtype and every value, exactly
- * (NaN matches NaN); the outputs are disposed afterwards, also when the check fails.
+ * (NaN matches NaN) or within an output's stated `tol` (`|got - want| ≤ atol + rtol·|want|`; a
+ * zero still exactly, sign included);
+ * the outputs are disposed afterwards, also when the check fails.
  *
  * @module
  */
@@ -21,14 +23,16 @@ import { concat } from "../ops/layout.js";
 import { tidy } from "../lifetime/lifetime.js";
 import type { Tensor } from "../tensor/tensor.js";
 import { opsExactCases } from "./cases-ops.js";
+import { TRIG, type Tolerance } from "./host-data.js";
 
 /**
- * One output's expected dtype and either its values (row-major; booleans for `bool`) or the
- * `kind` of the root cause its read must reject with (a `TensorComputationError` whose `root`
+ * One output's expected dtype and either its values (row-major; booleans for `bool`; within
+ * `tol` when one is stated, for answers known to f64 that a GPU's f32 built-ins approximate) or
+ * the `kind` of the root cause its read must reject with (a `TensorComputationError` whose `root`
  * has that kind: `docs/errors.md`, "At the read").
  */
 export type ExactOutput =
-  | { readonly dtype: DType; readonly values: readonly (number | boolean)[] }
+  | { readonly dtype: DType; readonly values: readonly (number | boolean)[]; readonly tol?: Tolerance }
   | { readonly dtype: DType; readonly fails: string };
 
 /** A computation on the device and its exact answer. */
@@ -348,9 +352,47 @@ export function signedZeroCases(): ExactCase[] {
   ];
 }
 
+/**
+ * `sin`/`cos`/`tan` of every finite f32 are the f64 functions of that f32 (rounded to f32) within
+ * `TRIG` (atol 2e-3, rtol 1e-4 for `tan` near a pole; `docs/semantics.md`, "Precision"): WGSL's built-ins are
+ * accurate on `[-π, π]` only, so the backend reduces the argument itself. Zeros keep their sign
+ * (`sin(-0) = tan(-0) = -0`), ±Inf and NaN give NaN. The first argument list has 17 entries (a
+ * vec4 body and a scalar tail on WebGPU); the i32 case is the H200 random program of seed 1001
+ * (`cos(-2^31)` was `1`, not `0.2378`).
+ */
+export function trigCases(): ExactCase[] {
+  const args = [0, -0, 1e-30, Math.PI, Math.PI / 2, 100, 1e4, 12345.678, 1e6, 2 ** 24 + 1, 2147483647, -2147483648, 1e20, 3.4e38, Infinity, -Infinity, NaN].map(Math.fround);
+  const ints = [-2147483648, 2147483647, 123456789, -7, 0];
+  const of = (f: (x: number) => number, xs: readonly number[]): ExactOutput => ({ dtype: "f32", values: xs.map((x) => Math.fround(f(Math.fround(x)))), tol: TRIG });
+  const x = (d: Device): Tensor => tensor(args, { device: d });
+  return [
+    {
+      name: "sin, cos, tan of 0, -0, 1e-30, π, 100 … 3.4e38, ±Inf, NaN: the reduced argument's answer (one kernel each)",
+      run: (d) => [x(d).sin(), x(d).cos(), x(d).tan()],
+      expected: [of(Math.sin, args), of(Math.cos, args), of(Math.tan, args)],
+    },
+    {
+      name: "sin, cos, tan of huge arguments fused with other ops: -sin(-x), cos(x·1), tan(x + 0) in one block",
+      run: (d) => {
+        const y = x(d);
+        return [y.neg().sin().neg(), y.mul(1).cos(), y.add(0).tan()];
+      },
+      expected: [of(Math.sin, args), of(Math.cos, args), of((v) => Math.tan(v + 0), args)],
+    },
+    {
+      name: "cos, sin, tan of i32 values cast to float: cos(-2^31) is 0.2378 (a random program of seed 1001)",
+      run: (d) => {
+        const i = tensor(ints, { dtype: "i32", device: d }).cast("f32");
+        return [i.cos(), i.sin(), i.tan()];
+      },
+      expected: [of(Math.cos, ints), of(Math.sin, ints), of(Math.tan, ints)],
+    },
+  ];
+}
+
 /** Every exact case of this file. */
 export function exactCases(): ExactCase[] {
-  return [...integerScalarCases(), ...typedArrayCases(), ...mixedEmptyCases(), ...issueCases(), ...signedZeroCases(), ...indexErrorCases(), ...opsExactCases()];
+  return [...integerScalarCases(), ...typedArrayCases(), ...mixedEmptyCases(), ...issueCases(), ...signedZeroCases(), ...trigCases(), ...indexErrorCases(), ...opsExactCases()];
 }
 
 /**
@@ -380,7 +422,11 @@ export async function runExactCase(c: ExactCase, device: Device): Promise<string
         got.length === want.values.length &&
         got.every((v, j) => {
           const w = want.values[j];
-          return Object.is(v, w) || (typeof v === "number" && typeof w === "number" && (v === w || (Number.isNaN(v) && Number.isNaN(w))));
+          if (Object.is(v, w)) return true;
+          if (typeof v !== "number" || typeof w !== "number") return false;
+          if (Number.isNaN(v) && Number.isNaN(w)) return true;
+          if (want.tol !== undefined && w !== 0) return Math.abs(v - w) <= want.tol.atol + want.tol.rtol * Math.abs(w);
+          return v === w && (w !== 0 || want.tol === undefined);
         });
       if (!same) problems.push(`output ${k}: got [${got.join(", ")}], expected [${want.values.join(", ")}]`);
     }

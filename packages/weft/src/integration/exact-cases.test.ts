@@ -1,9 +1,9 @@
 /**
  * The exact-answer cases of `@weft/tensor/testing` (`cases-api.ts`) on the CPU backend (fused and
  * unfused) and on WebGPU (fused and unfused): integer scalars under NEP 50 rules, typed-array input,
- * fused blocks mixing empty and non-empty outputs, and the reach of a gather's index error. Each is
- * checked against its known answer, not the oracle (issue 9: both backends can agree on a wrong
- * answer).
+ * fused blocks mixing empty and non-empty outputs, sin/cos/tan of huge arguments (within `TRIG`),
+ * and the reach of a gather's index error. Each is checked against its known answer, not the
+ * oracle (issue 9: both backends can agree on a wrong answer).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exactCases, runExactCase } from "@weft/tensor/testing";

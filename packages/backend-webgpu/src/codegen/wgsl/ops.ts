@@ -47,9 +47,12 @@ function guarded(op: string, helper: "exp" | "log" | "log1p" | "expm1" | "sqrt" 
   return floatOnly(op, (x, t, h) => `${h.use(helper, t)}(${x})`);
 }
 
-/** `sin`/`cos`/`tan`: NaN for NaN and ±Inf (WGSL leaves them undefined there). */
+/**
+ * `sin`/`cos`/`tan`: a helper that reduces the argument first (WGSL's built-ins are accurate on
+ * `[-π, π]` only) and gives NaN for NaN and ±Inf (WGSL leaves them undefined there).
+ */
 function trig(op: "sin" | "cos" | "tan"): OpEntry {
-  return floatOnly(op, (x, t, h) => `${h.use("trig", t)}(${x}, ${op}(${x}))`, true);
+  return floatOnly(op, (x, t, h) => `${h.use(op, t)}(${x})`);
 }
 
 /** Like {@link keepsNan} for ops that are the identity on integers (floor, ceil, round, sign…). */
