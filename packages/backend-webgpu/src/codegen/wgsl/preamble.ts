@@ -246,7 +246,7 @@ const TWO_OVER_PI = ["0xa2f9836e", "0x4e441529", "0xfc2757d1", "0xf534ddc0", "0x
 
 /**
  * `sin`/`cos`/`tan` of `x` (type `t`): the argument reduced by `trigReduce` (per component, in
- * `f32`), the built-ins on `|r| ≤ π/4` and the quadrant's identity (`sin(r + π/2) = cos r`, …;
+ * `f32`), Cephes' sinf/cosf polynomials on `|r| ≤ π/4` and the quadrant's identity (`sin(r + π/2) = cos r`, …;
  * `tan` is `sin r / cos r`, or `-cos r / sin r` in odd quadrants). `|x| < 2^-12` gives `x` for
  * `sin`/`tan` (error below 2^-25 relative; keeps `-0` and subnormals, which a GPU may flush);
  * NaN and ±Inf give NaN.
@@ -268,8 +268,12 @@ function trigOf(op: "sin" | "cos" | "tan", fn: string, ty: string, t: ValueType)
     ...rq,
     `  let r = ${gather("x")};`,
     `  let q = ${bitsType(t)}(${gather("y")});`,
-    `  let s = sin(r);`,
-    `  let co = cos(r);`,
+    // Cephes' sinf/cosf polynomials on |r| ≤ π/4 (about 1 ulp), not the built-ins: WGSL's sin/cos
+    // are only bounded in absolute error (2^-11), and NVIDIA's return 0 for a tiny r, which made
+    // tan of the f32 nearest π/2 -Inf instead of -2.29e7 (H200 conformance, 2026-11-29).
+    `  let z = r * r;`,
+    `  let s = ((-1.9515295891e-4 * z + 8.3321608736e-3) * z - 1.6666654611e-1) * z * r + r;`,
+    `  let co = ((2.443315711809948e-5 * z - 1.388731625493765e-3) * z + 4.166664568298827e-2) * z * z - 0.5 * z + 1.0;`,
     `  let odd = (q & ${u("1", f)}) != ${u("0", f)};`,
     ...body[op],
     `  let out = select(v, ${special("0x7fc00000", f)}, ${helperName("isNan", t)}(x) | ${helperName("isInf", t)}(x));`,
