@@ -33,9 +33,14 @@ export function mlpShape(k: number): number[] {
   return k % 2 === 0 ? [MLP_DIMS[k / 2]!, MLP_DIMS[k / 2 + 1]!] : [MLP_DIMS[(k + 1) / 2]!];
 }
 
-/** The forward pass in Weft (`ws`: the weights as tensors, in {@link mlpWeights} order). */
+/** The model's logits in Weft (`ws`: the weights as tensors, in {@link mlpWeights} order). */
+export function weftMlpLogits(x: Tensor, ws: readonly Tensor[]): Tensor {
+  return x.matmul(ws[0]!).add(ws[1]!).gelu().matmul(ws[2]!).add(ws[3]!).gelu().matmul(ws[4]!).add(ws[5]!);
+}
+
+/** The forward pass in Weft: {@link weftMlpLogits}, then a softmax. */
 export function weftMlp(x: Tensor, ws: readonly Tensor[]): Tensor {
-  return tidy(() => x.matmul(ws[0]!).add(ws[1]!).gelu().matmul(ws[2]!).add(ws[3]!).gelu().matmul(ws[4]!).add(ws[5]!).softmax(-1));
+  return tidy(() => weftMlpLogits(x, ws).softmax(-1));
 }
 
 /** The weights as Weft tensors on `device`. */
@@ -93,13 +98,25 @@ export function tfGelu(tf: typeof tfTypes, x: tfTypes.Tensor): tfTypes.Tensor {
   return tf.tidy(() => tf.mul(tf.mul(x, 0.5), tf.add(tf.erf(tf.mul(x, Math.SQRT1_2)), 1)));
 }
 
-/** The forward pass in TF.js. */
+/** The model's logits in TF.js (call inside `tf.tidy`: the hidden activations are not disposed). */
+export function tfMlpLogits(tf: typeof tfTypes, x: tfTypes.Tensor, ws: readonly tfTypes.Tensor[]): tfTypes.Tensor {
+  const h1 = tfGelu(tf, tf.add(tf.matMul(x as tfTypes.Tensor2D, ws[0] as tfTypes.Tensor2D), ws[1]!));
+  const h2 = tfGelu(tf, tf.add(tf.matMul(h1 as tfTypes.Tensor2D, ws[2] as tfTypes.Tensor2D), ws[3]!));
+  return tf.add(tf.matMul(h2 as tfTypes.Tensor2D, ws[4] as tfTypes.Tensor2D), ws[5]!);
+}
+
+/** The forward pass in TF.js: {@link tfMlpLogits}, then a softmax. */
 export function tfMlp(tf: typeof tfTypes, x: tfTypes.Tensor, ws: readonly tfTypes.Tensor[]): tfTypes.Tensor {
-  return tf.tidy(() => {
-    const h1 = tfGelu(tf, tf.add(tf.matMul(x as tfTypes.Tensor2D, ws[0] as tfTypes.Tensor2D), ws[1]!));
-    const h2 = tfGelu(tf, tf.add(tf.matMul(h1 as tfTypes.Tensor2D, ws[2] as tfTypes.Tensor2D), ws[3]!));
-    return tf.softmax(tf.add(tf.matMul(h2 as tfTypes.Tensor2D, ws[4] as tfTypes.Tensor2D), ws[5]!));
-  });
+  return tf.tidy(() => tf.softmax(tfMlpLogits(tf, x, ws)));
+}
+
+/** The first value of a one-element tensor (Weft or TF.js), which is then disposed. */
+export async function readScalar(t: { data(): Promise<ArrayLike<number>>; dispose(): void }): Promise<number> {
+  try {
+    return (await t.data())[0] ?? Number.NaN;
+  } finally {
+    t.dispose();
+  }
 }
 
 /** The demo's MLP on host weights (`hostData`, scaled by 1/√fan_in), in float64, for the check. */

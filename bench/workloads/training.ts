@@ -23,7 +23,7 @@ import { type Device, type Tensor, tensor, tidy } from "@weft/tensor";
 import type { BenchContext, Peer } from "../context.js";
 import { hostData } from "../harness/data.js";
 import { errorText, median } from "../harness/measure.js";
-import { MLP_DIMS, mlpShape, mlpWeights, tfGelu } from "../harness/mlp.js";
+import { MLP_DIMS, mlpShape, mlpWeights, readScalar, tfMlpLogits, weftMlpLogits } from "../harness/mlp.js";
 import { LABEL, VARIANT } from "../targets.js";
 
 /** Adam's settings, the same for both libraries (TF.js's default epsilon is 1e-7, Weft's 1e-8: both get 1e-7). */
@@ -50,14 +50,9 @@ interface Trainer {
   dispose(): void;
 }
 
-/** The MLP's logits in Weft (`p`: w1, b1, w2, b2, w3, b3). */
-function weftLogits(p: readonly Tensor[], x: Tensor): Tensor {
-  return x.matmul(p[0]!).add(p[1]!).gelu().matmul(p[2]!).add(p[3]!).gelu().matmul(p[4]!).add(p[5]!);
-}
-
-/** Mean softmax cross-entropy of one-hot `y`. */
+/** Mean softmax cross-entropy of one-hot `y` (`p`: w1, b1, w2, b2, w3, b3). */
 function weftLoss(p: readonly Tensor[], x: Tensor, y: Tensor): Tensor {
-  return weftLogits(p, x).logSoftmax(-1).mul(y).sum(-1).neg().mean();
+  return weftMlpLogits(x, p).logSoftmax(-1).mul(y).sum(-1).neg().mean();
 }
 
 function weftTrainer(device: Device, weights: readonly Float32Array[], batch: { x: Float32Array; y: Float32Array }, rows: number): Trainer {
@@ -74,14 +69,7 @@ function weftTrainer(device: Device, weights: readonly Float32Array[], batch: { 
       });
     },
     wait: () => device.sync(),
-    async loss() {
-      const l = tidy(() => weftLoss(params, x, y));
-      try {
-        return (await l.data())[0] ?? Number.NaN;
-      } finally {
-        l.dispose();
-      }
-    },
+    loss: () => readScalar(tidy(() => weftLoss(params, x, y))),
     dispose() {
       for (const t of [...params, x, y]) t.dispose();
       opt.dispose();
@@ -95,12 +83,7 @@ function tfTrainer(tf: typeof tfTypes, wait: () => Promise<void>, weights: reado
   const y = tf.tensor2d(batch.y, [rows, MLP_DIMS[3]]);
   const opt = tf.train.adam(ADAM.lr, ADAM.beta1, ADAM.beta2, ADAM.eps);
   const loss = (): tfTypes.Scalar =>
-    tf.tidy(() => {
-      const h1 = tfGelu(tf, tf.add(tf.matMul(x, vars[0] as tfTypes.Tensor2D), vars[1]!));
-      const h2 = tfGelu(tf, tf.add(tf.matMul(h1 as tfTypes.Tensor2D, vars[2] as tfTypes.Tensor2D), vars[3]!));
-      const logits = tf.add(tf.matMul(h2 as tfTypes.Tensor2D, vars[4] as tfTypes.Tensor2D), vars[5]!);
-      return tf.neg(tf.mean(tf.sum(tf.mul(tf.logSoftmax(logits, -1), y), -1))) as tfTypes.Scalar;
-    });
+    tf.tidy(() => tf.neg(tf.mean(tf.sum(tf.mul(tf.logSoftmax(tfMlpLogits(tf, x, vars), -1), y), -1))) as tfTypes.Scalar);
   return {
     step() {
       tf.tidy(() => {
@@ -109,14 +92,7 @@ function tfTrainer(tf: typeof tfTypes, wait: () => Promise<void>, weights: reado
       });
     },
     wait,
-    async loss() {
-      const l = loss();
-      try {
-        return (await l.data())[0] ?? Number.NaN;
-      } finally {
-        l.dispose();
-      }
-    },
+    loss: () => readScalar(loss()),
     dispose() {
       for (const t of [...vars, x, y]) t.dispose();
       opt.dispose();
