@@ -16,6 +16,11 @@ const MODULES = [
     constant: "GEMM_WASM_BASE64",
     doc: "The WebAssembly SIMD matmul core (`wasm/gemm.ts`, compiled by AssemblyScript), base64-encoded.",
   },
+  {
+    name: "reduce",
+    constant: "REDUCE_WASM_BASE64",
+    doc: "The WebAssembly SIMD reductions (`wasm/reduce.ts`, compiled by AssemblyScript), base64-encoded.",
+  },
 ];
 /** asc flags: optimized, SIMD, no garbage-collected runtime (the kernels allocate nothing), no assertions. */
 const FLAGS = ["-O3", "--runtime", "stub", "--noAssert", "--enable", "simd"];

@@ -16,57 +16,24 @@
  */
 import { GEMM_WASM_BASE64 } from "../wasm/gemm.generated.js";
 import { MC, MR, NR, packA, packB, type MatmulArgs } from "./matmul-f64.js";
+import { instantiateWasm, memoryOf, type LoadedWasm, type WasmMemory, type WasmSupport } from "./wasm-module.js";
 
 /** Most bytes of WebAssembly memory the matmul core may hold (packed `B`, one `A` block, one `C` block). */
 export const WASM_GEMM_MAX_BYTES = 256 * 1024 * 1024;
 
-/** Whether the WebAssembly SIMD kernels run here, and why not. */
-export interface WasmSupport {
-  readonly available: boolean;
-  readonly reason: string;
-}
-
-/** The part of the WebAssembly JavaScript API used here (the package is built without the DOM library). */
-interface WebAssemblyApi {
-  validate(bytes: Uint8Array): boolean;
-  readonly Module: new (bytes: Uint8Array) => object;
-  readonly Instance: new (module: object, imports: object) => { readonly exports: unknown };
-}
-
 interface GemmExports {
   readonly gemm: (pa: number, pb: number, pc: number, k: number, mPanels: number, nPanels: number, ldc: number) => void;
   readonly gemmRows: (pa: number, pb: number, pc: number, m2: number, n8: number, k: number) => void;
-  readonly memory: { readonly buffer: ArrayBuffer; grow(pages: number): number };
+  readonly memory: WasmMemory;
 }
 
 /** The compiled module, or why there is none; `undefined` until first asked. */
-let loaded: { readonly exports: GemmExports | undefined; readonly support: WasmSupport } | undefined;
+let loaded: LoadedWasm<GemmExports> | undefined;
 
-function decodeBase64(text: string): Uint8Array {
-  const binary = atob(text);
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
-  return bytes;
-}
-
-function load(): { readonly exports: GemmExports | undefined; readonly support: WasmSupport } {
-  if (loaded !== undefined) return loaded;
-  const WebAssembly = (globalThis as { WebAssembly?: WebAssemblyApi }).WebAssembly;
-  if (WebAssembly === undefined) {
-    loaded = { exports: undefined, support: { available: false, reason: "no WebAssembly in this JavaScript engine" } };
-    return loaded;
-  }
-  try {
-    const bytes = decodeBase64(GEMM_WASM_BASE64);
-    if (!WebAssembly.validate(bytes)) {
-      loaded = { exports: undefined, support: { available: false, reason: "this engine has no WebAssembly SIMD" } };
-      return loaded;
-    }
-    const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes), {});
-    loaded = { exports: instance.exports as unknown as GemmExports, support: { available: true, reason: "module compiled, f64x2 lanes" } };
-  } catch (error) {
-    const why = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-    loaded = { exports: undefined, support: { available: false, reason: `WebAssembly compilation refused (${why})` } };
+function load(): LoadedWasm<GemmExports> {
+  if (loaded === undefined) {
+    const { exports, support } = instantiateWasm<GemmExports>(GEMM_WASM_BASE64);
+    loaded = { exports, support: support.available ? { available: true, reason: "module compiled, f64x2 lanes" } : support };
   }
   return loaded;
 }
@@ -74,13 +41,6 @@ function load(): { readonly exports: GemmExports | undefined; readonly support: 
 /** Whether the WebAssembly SIMD matmul runs here (compiles the module on first call). */
 export function wasmSupport(): WasmSupport {
   return load().support;
-}
-
-/** The module's memory, grown to at least `bytes` (the caller checked the cap). */
-function memoryOf(exports: GemmExports, bytes: number): ArrayBuffer {
-  const memory = exports.memory;
-  if (memory.buffer.byteLength < bytes) memory.grow(Math.ceil((bytes - memory.buffer.byteLength) / 65536));
-  return memory.buffer;
 }
 
 /**
@@ -100,7 +60,7 @@ export function matmulWasmRows(args: MatmulArgs): boolean {
   const bBytes = k * n8 * 4;
   const cBytes = m2 * n8 * 8;
   if (aBytes + bBytes + cBytes > WASM_GEMM_MAX_BYTES) return false;
-  const buffer = memoryOf(exports, aBytes + bBytes + cBytes);
+  const buffer = memoryOf(exports.memory, aBytes + bBytes + cBytes);
   // C first (8-byte aligned), then A and B.
   const block = new Float64Array(buffer, 0, m2 * n8);
   const wa = new Float32Array(buffer, cBytes, m2 * k);
@@ -151,7 +111,7 @@ export function matmulWasm(args: MatmulArgs): boolean {
   const cBytes = rowsPerBlock * ldc * 8;
   const need = bBytes + aBytes + cBytes;
   if (need > WASM_GEMM_MAX_BYTES) return false;
-  const buffer = memoryOf(exports, need);
+  const buffer = memoryOf(exports.memory, need);
   const packedB = new Float64Array(buffer, 0, bBytes / 8);
   const packedA = new Float64Array(buffer, bBytes, aBytes / 8);
   const block = new Float64Array(buffer, bBytes + aBytes, cBytes / 8);

@@ -22,6 +22,7 @@ import { KernelMemory, decodeUniforms, type CpuKernel } from "./cpu-kernel.js";
 import { forEachRun, planLoop } from "./strided-loop.js";
 import { ROWS_MAX, matmulF64, matmulRows } from "./matmul-f64.js";
 import { matmulWasm, matmulWasmRows } from "./matmul-wasm.js";
+import { SUM_BLOCK, extremeWasm, sumWasm, wasmReduces } from "./reduce-wasm.js";
 
 /** One tensor a kernel reads or writes: its binding index, dtype and strided layout. */
 export interface KernelOperand {
@@ -33,12 +34,6 @@ export interface KernelOperand {
 function key(operand: KernelOperand): string {
   return `b${operand.binding}:${operand.dtype}r${operand.layout.shape.length}`;
 }
-
-/**
- * Elements summed per block by `sum`/`mean`: a block's 8 lanes are combined into one partial, and
- * partials are added in block order. Fixed, so the result never depends on how the work is split.
- */
-export const SUM_BLOCK = 1 << 16;
 
 /**
  * The f64 sum of `count` values of `src` from `base` with stride `step`, in the order that defines
@@ -108,7 +103,7 @@ function reduceRange(op: ReduceOp, src: TypedArray | Float64Array, base: number,
         acc = 0;
         for (let j = 0, p = base; j < count; j++, p += step) acc = wrap(acc + (src[p] as number));
       } else {
-        acc = sumF64(src, base, count, step);
+        acc = (wasmReduces(src, count, step) ? sumWasm(src, base, count) : undefined) ?? sumF64(src, base, count, step);
       }
       return op === "mean" ? acc / count : acc;
     }
@@ -124,6 +119,10 @@ function reduceRange(op: ReduceOp, src: TypedArray | Float64Array, base: number,
       // above -0 whatever their order (`Math.max`/`Math.min` on a tie of zeros), so the answer
       // does not depend on the order a GPU's tree visits the elements in.
       const isMax = op === "max";
+      if (wasmReduces(src, count, step)) {
+        const extreme = extremeWasm(src, base, count, isMax);
+        if (extreme !== undefined) return extreme;
+      }
       const pick = isMax ? Math.max : Math.min;
       let acc = src[base] as number;
       for (let j = 1, p = base + step; j < count && acc === acc; j++, p += step) {
@@ -165,7 +164,8 @@ function reduceRange(op: ReduceOp, src: TypedArray | Float64Array, base: number,
  *
  * @remarks
  * **Precision.** f32 `sum`/`mean` accumulate in f64 in a fixed order ({@link sumF64}: 8 lanes per
- * block of 2^16, blocks in order) and round once at the end; `prod` accumulates in f64 in index
+ * block of 2^16, blocks in order) and round once at the end (contiguous f32 runs of
+ * `WASM_REDUCE_MIN` or more, and f32 `max`/`min`, run on WebAssembly SIMD: `reduce-wasm.ts`, same bits); `prod` accumulates in f64 in index
  * order; integer `sum`/`prod` wrap in the output dtype. `max`/`min` propagate NaN.
  * `argmax`/`argmin` give the first index of the extreme (a NaN counts as the extreme), as an index
  * into the row-major flattening of the reduced axes. Empty extents: `sum` 0, `prod` 1, `mean`

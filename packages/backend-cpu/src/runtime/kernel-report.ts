@@ -1,11 +1,13 @@
 /**
  * What `weft doctor` and `weft demo --backend cpu` say about the CPU backend's kernels: which
- * path elementwise programs take and whether matmul runs on WebAssembly SIMD, with the reasons.
+ * path elementwise programs take and whether matmul and the reductions run on WebAssembly SIMD,
+ * with the reasons.
  *
  * @module
  */
 import { codeGeneration, resolveKernelPath, type KernelPath } from "../kernels/kernel-path.js";
 import { wasmSupport } from "../kernels/matmul-wasm.js";
+import { wasmReduceSupport } from "../kernels/reduce-wasm.js";
 
 /** The kernel paths a CPU runtime created with default options takes here. */
 export interface CpuKernelReport {
@@ -15,22 +17,33 @@ export interface CpuKernelReport {
   readonly matmul: "webassembly-simd" | "javascript";
   /** Why (`module compiled, f64x2 lanes`, or why not). */
   readonly matmulReason: string;
+  /** f32 `sum`/`mean`/`max`/`min` over contiguous runs (`reduce-wasm.ts`). */
+  readonly reductions: "webassembly-simd" | "javascript";
+  /** Why (`module compiled, f64x2 lanes`, or why not). */
+  readonly reductionsReason: string;
 }
 
 /** Detects (once per process) and reports the CPU backend's kernel paths. */
 export function cpuKernelReport(): CpuKernelReport {
   const wasm = wasmSupport();
+  const reduce = wasmReduceSupport();
   return {
     elementwise: resolveKernelPath("auto"),
     elementwiseReason: codeGeneration().reason,
     matmul: wasm.available ? "webassembly-simd" : "javascript",
     matmulReason: wasm.reason,
+    reductions: reduce.available ? "webassembly-simd" : "javascript",
+    reductionsReason: reduce.reason,
   };
 }
 
-/** {@link cpuKernelReport} on one line: `elementwise: generated JavaScript (…); matmul: WebAssembly SIMD (…)`. */
+/**
+ * {@link cpuKernelReport} on one line:
+ * `elementwise: generated JavaScript (…); matmul: WebAssembly SIMD (…); reductions: WebAssembly SIMD (…)`.
+ */
 export function describeCpuKernels(report: CpuKernelReport = cpuKernelReport()): string {
   const elementwise = report.elementwise === "generated" ? "generated JavaScript" : "interpreted";
   const matmul = report.matmul === "webassembly-simd" ? "WebAssembly SIMD" : "JavaScript";
-  return `elementwise: ${elementwise} (${report.elementwiseReason}); matmul: ${matmul} (${report.matmulReason})`;
+  const reductions = report.reductions === "webassembly-simd" ? "WebAssembly SIMD" : "JavaScript";
+  return `elementwise: ${elementwise} (${report.elementwiseReason}); matmul: ${matmul} (${report.matmulReason}); reductions: ${reductions} (${report.reductionsReason})`;
 }
