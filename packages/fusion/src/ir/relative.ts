@@ -1,4 +1,5 @@
 import { forEachTensor, mapOperation, structureKey, valueCount } from "./operation-descriptor.js";
+import { DenseIdMap } from "./dense-id-map.js";
 import type { OperationIr } from "./operation-ir.js";
 import type { KeyNode } from "./relative-key.js";
 import { keyRoot } from "./relative-key.js";
@@ -92,9 +93,9 @@ class LazyRelativeOperation implements RelativeOperation {
  */
 export class OperationConverter {
   /** Global id → relative id; one entry per tensor of the segment. */
-  readonly #ids = new Map<TensorId, number>();
+  readonly #ids = new DenseIdMap();
   /** Dim value → relative shape id; dim 1 ↦ 0 always. One entry per distinct dim of the segment. */
-  readonly #shapes = new Map<number, number>([[1, 0]]);
+  readonly #shapes = OperationConverter.#freshShapes();
   /** Number of placeholders handed out. */
   #scalars = 0;
 
@@ -107,8 +108,14 @@ export class OperationConverter {
   reset(): void {
     this.#ids.clear();
     this.#shapes.clear();
-    this.#shapes.set(1, 0);
+    this.#shapes.index(1);
     this.#scalars = 0;
+  }
+
+  static #freshShapes(): DenseIdMap {
+    const shapes = new DenseIdMap();
+    shapes.index(1);
+    return shapes;
   }
 
   /**
@@ -117,38 +124,37 @@ export class OperationConverter {
    * string once a key was seen); the relative `op` is built lazily on first access.
    */
   toRelative(op: OperationIr): RelativeOperation {
-    this.#relative = [];
+    this.#length = 0;
     this.#maxShapeId = -1;
     this.#node = structureNode(op);
     forEachTensor(op, this.#visit);
     const valueBase = this.#scalars;
     this.#scalars += valueCount(op);
-    return new LazyRelativeOperation(op, this.#node.key, this.#maxShapeId, this.#relative, valueBase);
+    // An exact-size copy of the scratch (a fresh array grown by `push` would over-allocate).
+    const n = this.#length;
+    const scratch = this.#relative;
+    const relative = new Array<number>(n);
+    for (let i = 0; i < n; i++) relative[i] = scratch[i] as number;
+    return new LazyRelativeOperation(op, this.#node.key, this.#maxShapeId, relative, valueBase);
   }
 
   // Scratch state of the conversion in progress (one op at a time), so the visitor is one
-  // closure per converter instead of one per operation.
+  // closure per converter instead of one per operation. `#relative` is reused: its first
+  // `#length` entries are the op's.
   #relative: number[] = [];
+  #length = 0;
   #maxShapeId = -1;
   #node: KeyNode = keyRoot();
   readonly #visit = (t: TensorIr): void => {
-    let id = this.#ids.get(t.id);
-    if (id === undefined) {
-      id = this.#ids.size;
-      this.#ids.set(t.id, id);
-    }
-    this.#relative.push(id);
+    const id = this.#ids.index(t.id);
+    this.#relative[this.#length++] = id;
     let node = this.#node.tensor(id, t.dtype, t.status);
     const shape = t.shape;
     for (let d = 0; d < shape.length; d++) {
       const dim = shape[d] as number;
-      let s = this.#shapes.get(dim);
-      if (s === undefined) {
-        s = this.#shapes.size;
-        this.#shapes.set(dim, s);
-      }
+      const s = this.#shapes.index(dim);
       if (s > this.#maxShapeId) this.#maxShapeId = s;
-      this.#relative.push(s);
+      this.#relative[this.#length++] = s;
       node = node.dim(s, d === 0);
     }
     this.#node = node;

@@ -2,7 +2,7 @@ import { InvariantError, StreamId, invariant } from "@weft/environment";
 import { LaunchError, ServerError, type BufferBinding, type FallbackGap, type LaunchFallback } from "@weft/server";
 import { describeOperation } from "../errors/tensor-errors.js";
 import type { OperationIr } from "../ir/operation-ir.js";
-import { operationInputs, operationOutputs } from "../ir/operation-descriptor.js";
+import { forEachInput, operationInputs, operationOutputs } from "../ir/operation-descriptor.js";
 import type { TensorId, TensorIr } from "../ir/tensor-ir.js";
 import { HandleContainer } from "./handle-container.js";
 import type { ExecutionContext, FusionRuntime } from "./fusion-runtime.js";
@@ -69,22 +69,39 @@ export class BlockFallback<H> implements LaunchFallback {
     this.#port = port;
     this.#ops = ops;
     this.#stream = ctx.stream;
-    const external = new Set<TensorId>();
-    const produced = new Set<TensorId>();
-    for (const op of ops) {
-      for (const input of operationInputs(op)) if (!produced.has(input.id) && input.status !== "NotInit") external.add(input.id);
-      for (const out of operationOutputs(op)) produced.add(out.id);
-    }
-    for (const id of external) {
-      const handle = ctx.handles.getHandleRef(id);
-      if (handle !== undefined) this.#inputs.push({ id, ...this.#take(handle) });
-    }
+    // A tensor produced inside the block has no handle yet (SSA ids, registered only after the
+    // block's launches), so the handles present are exactly the external inputs. Walked without
+    // a temporary array per op; a repeated input is recognised by a scan of the few taken so far.
+    const handles = ctx.handles;
+    const visit = (input: TensorIr): void => {
+      if (input.status === "NotInit" || this.#holds(input.id)) return;
+      const handle = handles.getHandleRef(input.id);
+      if (handle !== undefined) this.#take(input.id, handle);
+    };
+    for (const op of ops) forEachInput(op, visit);
   }
 
-  /** A reference on `handle`, or a hold when the port can hold. */
-  #take(handle: H): { handle: H; release: (() => void) | undefined } {
+  /** Ids of the taken inputs, once there are too many to scan (`undefined` before). */
+  #inputIds: Set<TensorId> | undefined;
+
+  /** Whether the external input `id` was taken already. */
+  #holds(id: TensorId): boolean {
+    if (this.#inputIds !== undefined) return this.#inputIds.has(id);
+    for (const held of this.#inputs) if (held.id === id) return true;
+    return false;
+  }
+
+  /** Takes a reference on `handle` of the external input `id`, or a hold when the port can hold. */
+  #take(id: TensorId, handle: H): void {
+    this.#inputs.push(this.#held(id, handle));
+    if (this.#inputIds !== undefined) this.#inputIds.add(id);
+    else if (this.#inputs.length > SCANNED_INPUTS) this.#inputIds = new Set(this.#inputs.map((h) => h.id));
+  }
+
+  /** A reference on `handle` of tensor `id`, or a hold when the port can hold. */
+  #held(id: TensorId, handle: H): Held<H> {
     const hold = this.#port.hold;
-    return hold === undefined ? { handle: this.#port.retain(handle), release: undefined } : { handle, release: hold(handle) };
+    return hold === undefined ? { id, handle: this.#port.retain(handle), release: undefined } : { id, handle, release: hold(handle) };
   }
 
   /** `held` as a reference the fallback owns (a held handle gets a reference, the hold goes). */
@@ -104,16 +121,16 @@ export class BlockFallback<H> implements LaunchFallback {
   /** Records that the block writes `tensor` into `handle` (takes a reference, or a hold, on it). */
   output(tensor: TensorIr, handle: H): void {
     invariant(!this.#settled, "BlockFallback.output after the fallback settled");
-    this.#outputs.push({ id: tensor.id, tensor, ...this.#take(handle) });
+    const held = this.#held(tensor.id, handle);
+    this.#outputs.push({ id: held.id, handle: held.handle, release: held.release, tensor });
   }
 
   /** Records every output of the block that `handles` holds now (after the block registered them). */
   outputsFrom(handles: HandleContainer<H>): void {
     for (const op of this.#ops) {
-      for (const out of operationOutputs(op)) {
-        const handle = handles.getHandleRef(out.id);
-        if (handle !== undefined) this.output(out, handle);
-      }
+      if (op.kind === "drop") continue;
+      const handle = handles.getHandleRef(op.out.id);
+      if (handle !== undefined) this.output(op.out, handle);
     }
   }
 
@@ -173,6 +190,9 @@ export class BlockFallback<H> implements LaunchFallback {
     this.#settled = true;
   }
 }
+
+/** External inputs a fallback recognises by scanning the taken ones; past it, by a set. */
+const SCANNED_INPUTS = 16;
 
 /** A tensor the fallback keeps: its handle and, for a hold, the function that gives the hold back. */
 interface Held<H> {

@@ -35,9 +35,11 @@ export class HandleContainer<H> {
 
   /** Registers `handle` (taking over the caller's reference) under `id`. */
   registerHandle(id: TensorId, handle: H): void {
-    invariant(!this.#handles.has(id), () => `tensor ${id} already has a handle (SSA ids are never reused)`);
-    this.#errors.delete(id);
+    if (this.#errors.size !== 0) this.#errors.delete(id);
+    const before = this.#handles.size;
     this.#handles.set(id, handle);
+    // One lookup instead of `has` + `set`: a known id leaves the size unchanged.
+    invariant(this.#handles.size > before, () => `tensor ${id} already has a handle (SSA ids are never reused)`);
   }
 
   /** The handle of `id`, borrowed; `undefined` when it does not exist (yet). */
@@ -63,7 +65,7 @@ export class HandleContainer<H> {
   /** Removes `id`'s entry (handle or error) and releases its reference. */
   removeHandle(id: TensorId): void {
     const handle = this.#handles.get(id);
-    this.#errors.delete(id);
+    if (this.#errors.size !== 0) this.#errors.delete(id);
     if (handle === undefined) return;
     this.#handles.delete(id);
     this.#release(handle);

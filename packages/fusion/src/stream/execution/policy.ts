@@ -105,7 +105,8 @@ export class Policy<O> {
         this.#availables.push({ plan: candidate.plan, size: state.size, triggers });
       }
     }
-    candidates.length = kept;
+    // Setting an array's length is a runtime call even when it does not change.
+    if (kept !== candidates.length) candidates.length = kept;
     this.#numOperations = position + 1;
     if (this.#found === undefined) {
       for (const available of this.#availables) {
