@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { DisposedTensorError } from "../errors/tensor-errors.js";
 import type { OperationIr } from "../ir/operation-ir.js";
 import type { ExecutionContext } from "../runtime/fusion-runtime.js";
-import { FUSION_TENSOR } from "../tensor/fusion-tensor.js";
+import { FUSION_TENSOR, type FusionTensor } from "../tensor/fusion-tensor.js";
 import { tidy } from "../tensor/tidy.js";
 import { TestRuntime, binary, createTestDevice, fromValues, scalar, unary } from "../testing/index.js";
 import type { TestHandle } from "../testing/index.js";
@@ -211,13 +211,30 @@ describe("FusionDevice", () => {
     expect(device.memory()).toMatchObject({ liveTensors: 0, liveHandles: 0, streams: 0 });
   });
 
-  it("many wrappers in one synchronous burst are registered in bounded batches", () => {
+  it("many wrappers in one synchronous burst: the leak queue stays bounded by the live ones, survivors are registered by the next microtask", async () => {
     const { device } = createTestDevice("elementwise");
     const x = fromValues(device, [1]);
-    const kept = Array.from({ length: 2100 }, () => unary(device, "neg", x));
-    expect(kept[0]?._leakRegistered, "the batch limit (2048) flushed the earliest survivors without waiting for a microtask").toBe(true);
+    let most = 0;
+    for (let i = 0; i < 20_000; i++) {
+      unary(device, "neg", x).dispose();
+      most = Math.max(most, device._leakQueueLength);
+    }
+    expect(most, "20,000 wrappers created and disposed in one turn: the queue never passes its first limit (2048)").toBeLessThanOrEqual(2048);
+    const kept: FusionTensor[] = [];
+    for (let i = 0; i < 5_000; i++) {
+      kept.push(unary(device, "neg", x));
+      unary(device, "exp", x).dispose();
+      most = Math.max(most, device._leakQueueLength);
+    }
+    expect(most, "5,000 survivors among 10,000 wrappers: at most twice the live ones plus 2048").toBeLessThanOrEqual(2 * 5_001 + 2048);
+    expect(kept.some((t) => t._leakRegistered), "nothing is registered before the turn ends").toBe(false);
+    await Promise.resolve();
+    expect(kept.every((t) => t._leakRegistered) && x._leakRegistered, "every survivor is covered by the leak backstop after the turn").toBe(true);
+    expect(device._leakQueueLength).toBe(0);
     for (const t of kept) t.dispose();
     x.dispose();
+    await device.syncAll();
+    expect(device.memory()).toMatchObject({ liveTensors: 0, liveHandles: 0, streams: 0 });
   });
 
   it("upload rejects data that does not fill the shape, naming the fix", () => {

@@ -119,8 +119,8 @@ export interface FusionClient {
 }
 
 /**
- * Wrappers created since the last registration batch that the device registers with its
- * `FinalizationRegistry` once they are still alive at the batch (see `FusionDevice`).
+ * Queued wrappers (see `FusionDevice`, "Leak backstop") at which the queue is first compacted: the
+ * disposed ones leave it, and it may then grow to twice the live ones it kept (never below this).
  */
 const LEAK_BATCH = 2048;
 
@@ -152,11 +152,14 @@ interface LeakToken {
  * - Nothing is held across an `await`: reads return the backend's promise (docs/pitfalls.md#p4).
  * **Leak backstop, registered lazily.** Registering every wrapper with the `FinalizationRegistry`
  * (and unregistering it at dispose) was a large part of an op's host cost, although most wrappers
- * die within the same synchronous burst (`tidy`, temporaries). New wrappers are therefore queued
- * and registered in batches — when `LEAK_BATCH` are queued, and in a microtask after the
- * first one is queued — and only those still alive are registered. A leaked wrapper is thus
- * registered at the latest at the end of the current synchronous turn; until then the queue holds
- * it (so it cannot be collected unregistered).
+ * die within the same synchronous burst (`tidy`, temporaries — even 10,000 of them alive at once
+ * until a `tidy` ends). New wrappers are therefore queued and registered in a microtask after the
+ * first one is queued; only those still alive then are registered. A leaked wrapper is thus
+ * registered at the end of the current synchronous turn; until then the queue holds it (so it
+ * cannot be collected unregistered). **Bound:** when the queue reaches its limit (first
+ * `LEAK_BATCH`), the disposed wrappers leave it and the limit becomes twice the live ones left
+ * (at least `LEAK_BATCH`): the queue never holds more than twice the wrappers alive plus
+ * `LEAK_BATCH`, however many are created and disposed in one turn.
  */
 export class FusionDevice<H> implements FusionClient {
   /** The backend. */
@@ -181,8 +184,13 @@ export class FusionDevice<H> implements FusionClient {
   #bugs: Error[] = [];
   #liveTensors = 0;
   readonly #registry: FinalizationRegistry<LeakToken>;
-  /** Wrappers not yet registered with `#registry`; emptied by `#registerLeaks` (≤ LEAK_BATCH). */
+  /**
+   * Wrappers not yet registered with `#registry`; emptied by `#registerLeaks`, compacted at
+   * `#leakLimit` (bounded: see "Leak backstop" in the type doc).
+   */
   #unregistered: FusionTensor[] = [];
+  /** Queued wrappers at which `#unregistered` is compacted next. */
+  #leakLimit = LEAK_BATCH;
   readonly #flushLeaks = (): void => this.#registerLeaks();
 
   constructor(runtime: FusionRuntime<H, Optimization<H>>, options: FusionDeviceOptions = {}) {
@@ -354,13 +362,18 @@ export class FusionDevice<H> implements FusionClient {
 
   // ── FusionTensor's engine side ─────────────────────────────────────────────────────────────
 
+  /** @internal Wrappers queued for leak registration now (bounded: see the type doc). */
+  get _leakQueueLength(): number {
+    return this.#unregistered.length;
+  }
+
   /** @internal A new wrapper was created: counted now, registered as a leak candidate lazily. */
   _track(tensor: FusionTensor): void {
     this.#liveTensors++;
     const pending = this.#unregistered;
     pending.push(tensor);
     if (pending.length === 1) queueMicrotask(this.#flushLeaks);
-    else if (pending.length >= LEAK_BATCH) this.#registerLeaks();
+    else if (pending.length >= this.#leakLimit) this.#compactLeaks();
   }
 
   /** @internal See {@link FusionTensor.clone}. */
@@ -469,11 +482,21 @@ export class FusionDevice<H> implements FusionClient {
     return result;
   }
 
+  /** Drops the disposed wrappers from the queue and sets its next limit (see the type doc). */
+  #compactLeaks(): void {
+    const pending = this.#unregistered;
+    let kept = 0;
+    for (const tensor of pending) if (!tensor.disposed && !tensor._leakRegistered) pending[kept++] = tensor;
+    pending.length = kept;
+    this.#leakLimit = Math.max(LEAK_BATCH, 2 * kept);
+  }
+
   /** Registers the queued wrappers that are still alive with the `FinalizationRegistry`. */
   #registerLeaks(): void {
     const pending = this.#unregistered;
     if (pending.length === 0) return;
     this.#unregistered = [];
+    this.#leakLimit = LEAK_BATCH;
     for (const tensor of pending) {
       if (tensor.disposed || tensor._leakRegistered) continue;
       tensor._leakRegistered = true;

@@ -1,7 +1,7 @@
 import { InvariantError, ReentrancyError, StreamId, invariant } from "@weft/environment";
 import { TensorComputationError } from "../../errors/tensor-errors.js";
 import type { OperationIr } from "../../ir/operation-ir.js";
-import { forEachTensor, operationInputs, operationOutputs, operationReferences } from "../../ir/operation-descriptor.js";
+import { forEachInput, forEachTensor, operationInputs, operationOutputs, operationReferences } from "../../ir/operation-descriptor.js";
 import type { RelativeOperation } from "../../ir/relative.js";
 import { OperationConverter } from "../../ir/relative.js";
 import type { TensorId, TensorIr } from "../../ir/tensor-ir.js";
@@ -217,6 +217,19 @@ function pendingSplitsBlock<H>(ops: readonly OperationIr[], env: ExecutionEnv<H>
   const { handles, runtime } = env;
   const pending = runtime.handlePending;
   if (pending === undefined) return false;
+  // The common case first, without allocating: no input the block reads from outside is claimed.
+  // (A tensor produced inside the block has no handle before the block runs.)
+  let claimed = false;
+  const check = (input: TensorIr): void => {
+    if (claimed) return;
+    const handle = handles.getHandleRef(input.id);
+    if (handle !== undefined && pending.call(runtime, handle)) claimed = true;
+  };
+  for (const op of ops) {
+    if (op.kind !== "drop") forEachInput(op, check);
+    if (claimed) break;
+  }
+  if (!claimed) return false;
   const produced = new Set<TensorId>();
   const tainted = new Set<TensorId>();
   let any = false;
