@@ -347,7 +347,7 @@ export function reducePassKernel(spec: ReducePassSpec, profile: DeviceProfile, k
       let res: string;
       if (arg) res = convert("i32(si[0])", { dtype: "i32", width: 1 }, resT);
       // The divisor is the original extent, not this pass's (a later pass reduces partial sums).
-      else if (spec.op === "mean") res = convert(extent === 0 ? literal(Number.NaN, accT) : `sv[0] / ${literal(extent, accT)}`, accT, resT);
+      else if (spec.op === "mean") res = convert(extent === 0 ? literal(Number.NaN, accT) : (accT.dtype === "f32" || accT.dtype === "f16" ? `${helpers.use("divIeee", accT)}(sv[0], ${literal(extent, accT)})` : `sv[0] / ${literal(extent, accT)}`), accT, resT);
       else if (spec.op === "any" || spec.op === "all") res = convert("(sv[0] != 0u)", { dtype: "bool", width: 1 }, resT);
       else res = convert("sv[0]", accT, resT);
       c.line(`let res = ${res};`);

@@ -974,8 +974,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
       releaseAll();
       return;
     }
-    this.#failures.written(writes);
-    if (pending.length > 0) this.#failures.inherit(pending, writes, `kernel '${entry.kernel.label ?? entry.kernel.key}'`);
+    this.#failures.writtenFrom(pending, writes, `kernel '${entry.kernel.label ?? entry.kernel.key}'`);
   }
 
   /** A host write whose turn came: submits what it must follow, then lets the writing stream write. */

@@ -61,13 +61,11 @@ describe("FailureStore deferred checks", () => {
     expect(pending, "the check behind the bytes").toEqual([check]);
     // A launch reads `out` and writes `y`; then another reads `y` and writes `z`.
     const y = bind(2);
-    s.written([y]);
-    s.inherit(pending, [y], "kernel 'add'");
+    s.writtenFrom(pending, [y], "kernel 'add'");
     const z = bind(3);
     const fromY = s.pendingOf([y]);
     expect(fromY, "the derived claim names the check itself, not the intermediate").toEqual([check]);
-    s.written([z]);
-    s.inherit(fromY, [z], "kernel 'exp'");
+    s.writtenFrom(fromY, [z], "kernel 'exp'");
     s.settle(check as never, new IndexOutOfRangeError("gather", 5, 3, [3], 0));
     for (const b of [out, y, z]) {
       const error = s.readError([b]);
@@ -76,13 +74,25 @@ describe("FailureStore deferred checks", () => {
     expect(s.checkReads([z]), "a launch reading z is now skipped").toBeDefined();
   });
 
+  it("work written in place over a check's only bytes keeps the check: it fails with it later", () => {
+    const s = store();
+    const g = bind(1);
+    const check = s.suspect(new LaunchError("gather: not read back yet"), [g]);
+    // `g.add(1)` reusing g's bytes: it reads and writes the same allocation.
+    s.writtenFrom(s.pendingOf([g]), [g], "kernel 'add' (in place)");
+    expect(s.pendingOf([g]), "the check survives losing its last byte").toEqual([check]);
+    s.settle(check as never, new IndexOutOfRangeError("gather", 9, 3, [3], 0));
+    expect(s.readError([g])?.root.kind, "the in-place output fails with the gather's error").toBe("index-out-of-range");
+    s.written([g]);
+    expect(s.graph.size, "rewritten again, everything is pruned").toBe(0);
+  });
+
   it("a passed check leaves every byte clean; rewriting bytes drops their claim", () => {
     const s = store();
     const out = bind(1);
     const check = s.suspect(new LaunchError("pending"), [out]);
     const y = bind(2);
-    s.written([y]);
-    s.inherit(s.pendingOf([out]), [y]);
+    s.writtenFrom(s.pendingOf([out]), [y]);
     s.settle(check as never);
     expect(s.readError([out]), "out is clean").toBeUndefined();
     expect(s.readError([y]), "so is what was computed from it").toBeUndefined();
@@ -99,8 +109,7 @@ describe("FailureStore deferred checks", () => {
       const g1 = bind(1);
       const first = s.suspect(new LaunchError("gather 1 pending"), [g1]);
       const g2 = bind(2);
-      s.written([g2]);
-      s.inherit(s.pendingOf([g1]), [g2], "gather 2");
+      s.writtenFrom(s.pendingOf([g1]), [g2], "gather 2");
       const own = s.suspect(new LaunchError("gather 2 pending"), [g2], "gather 2");
       expect(s.pendingOf([g2]), "g2 waits on both checks, the earlier first").toEqual([first, own]);
       s.settle(own as never, second === "fails" ? new IndexOutOfRangeError("gather", 9, 3, [3], 0) : undefined);

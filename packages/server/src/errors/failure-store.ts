@@ -137,12 +137,23 @@ export class FailureStore<S extends StreamMemory> {
 
   /**
    * Records that a launch (described by `what`) wrote `writes` from bytes of the pending `checks`
-   * (`pendingOf` its reads): call after `written(writes)`. The writes fail with the first check
-   * that fails.
+   * (`pendingOf` its reads, taken before the launch): releases the writes' old claims
+   * (`written`) and claims them with one derived failure, which fails with the first check that
+   * fails.
+   *
+   * @remarks
+   * The derived failure is recorded before the old claims go: a launch that writes in place (its
+   * output reuses the bytes it read) releases the very bytes that held a check, and a check
+   * holding no byte and named by nobody is pruned — the derived failure could then not name it,
+   * and the output would read as clean while the check may still fail.
    */
-  inherit(checks: readonly FailureId[], writes: Iterable<BufferBinding>, what = "a launch"): void {
-    if (checks.length === 0) return;
+  writtenFrom(checks: readonly FailureId[], writes: readonly BufferBinding[], what = "a launch"): void {
+    if (checks.length === 0) {
+      this.written(writes);
+      return;
+    }
     const derived = this.graph.insertDerived(new DependentLaunchError(what), checks);
+    this.written(writes);
     taintWith(this.pool, derived, writes, this.graph);
     this.graph.prune(derived);
   }

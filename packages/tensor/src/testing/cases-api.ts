@@ -296,6 +296,15 @@ export function indexErrorCases(): ExactCase[] {
       const [there, own] = StreamId.executes(StreamId.of(1), () => [bad.add(1).gather(idx([[0]], d), 1), x(d).add(1).gather(idx([[0]], d), 1)]);
       return [bad, there, own];
     }, fails(), fails(), f32(1)),
+    c("a failed gather consumed in place (its buffer reused by the next op) still fails what was computed from it", (d) => {
+      const g = x(d).gather(idx([[1, 9]], d), 1);
+      return [g.mul(2).add(1), x(d).gather(idx([[0, 1]], d), 1).neg().mul(2).add(1)];
+    }, fails(), f32(1, -1)),
+    c("indices from a failed gather consumed in place: the gather using them fails, a chain after it too", (d) => {
+      const positions = tensor([0, 1, 2, 3], { dtype: "i32", device: d }).gather(tensor([1, 6], { dtype: "i32", device: d }), 0).add(0);
+      const g = x(d).gather(positions.reshape([1, 2]), 1);
+      return [g.mul(3).sub(1).abs(), x(d).sum()];
+    }, fails(), f32(52)),
   ];
 }
 
@@ -390,9 +399,59 @@ export function trigCases(): ExactCase[] {
   ];
 }
 
+/**
+ * Division rounded as the oracle rounds it (`docs/semantics.md`, "Division"): `fround(a / b)` for
+ * pairs across the exponent range, quotients that are exact (`k / 255 · 255`, `x / x`, `6 / 3`),
+ * `reciprocal`, and `mean` of equal values (the sum divided by the count). WGSL allows 2.5 ULP, and
+ * NVIDIA's `255 / 255` was `0.99999994` (H200, 2026-11-29).
+ */
+export function divisionCases(): ExactCase[] {
+  let state = 0x2545f491;
+  const next = (): number => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return state / 2 ** 32;
+  };
+  const a: number[] = [];
+  const b: number[] = [];
+  for (let i = 0; i < 4096; i++) {
+    const sign = next() < 0.25 ? -1 : 1;
+    a.push(Math.fround(sign * (1 + next()) * 2 ** Math.floor(next() * 120 - 60)));
+    b.push(Math.fround((1 + next()) * 2 ** Math.floor(next() * 120 - 60)));
+  }
+  const ks = Array.from({ length: 256 }, (_, k) => k);
+  const f32 = (values: readonly number[]): ExactOutput => ({ dtype: "f32", values });
+  const same = a.map((v) => Math.fround(v * 3.7));
+  return [
+    {
+      name: "float division is correctly rounded: 4096 random pairs across 2^±60 (fround(a / b))",
+      run: (d) => [tensor(a, { device: d }).div(tensor(b, { device: d }))],
+      expected: [f32(a.map((v, i) => Math.fround(v / (b[i] as number))))],
+    },
+    {
+      name: "exact quotients stay exact: k / 255 · 255 for every u8 k, x / x, 6 / 3, reciprocal of 255 and 3",
+      run: (d) => {
+        const k = tensor(new Uint8Array(ks), { device: d }).cast("f32");
+        const x = tensor(same, { device: d });
+        return [k.div(255).mul(255), x.div(x.mul(1)), tensor([6, -6, 1], { device: d }).div(tensor([3, 3, 3], { device: d })), tensor([255, 3, -0.5], { device: d }).reciprocal()];
+      },
+      expected: [
+        f32(ks.map((k) => Math.fround(Math.fround(k / 255) * 255))),
+        f32(same.map(() => 1)),
+        f32([2, -2, Math.fround(1 / 3)]),
+        f32([Math.fround(1 / 255), Math.fround(1 / 3), -2]),
+      ],
+    },
+    {
+      name: "mean of equal values is the value: 255, 1000 and 70,000 elements of 100 (past a reduce pass)",
+      run: (d) => [full([255], 100, { device: d }).mean(), full([1000], 100, { device: d }).mean(), full([70000], 100, { device: d }).mean()],
+      expected: [f32([100]), f32([100]), f32([100])],
+    },
+  ];
+}
+
 /** Every exact case of this file. */
 export function exactCases(): ExactCase[] {
-  return [...integerScalarCases(), ...typedArrayCases(), ...mixedEmptyCases(), ...issueCases(), ...signedZeroCases(), ...trigCases(), ...indexErrorCases(), ...opsExactCases()];
+  return [...integerScalarCases(), ...typedArrayCases(), ...mixedEmptyCases(), ...issueCases(), ...signedZeroCases(), ...trigCases(), ...divisionCases(), ...indexErrorCases(), ...opsExactCases()];
 }
 
 /**

@@ -94,7 +94,7 @@ export const UNARY: Record<UnaryOp, OpEntry> = {
     emit: ([x = ""], t, h) =>
       isFloat(t.dtype) ? `${h.use("signOf", t)}(${x})` : t.dtype === "u32" ? `select(${lit(0, t)}, ${lit(1, t)}, ${x} > ${lit(0, t)})` : `sign(${x})`,
   },
-  reciprocal: floatOnly("reciprocal", (x, t) => `(${lit(1, t)} / ${x})`),
+  reciprocal: floatOnly("reciprocal", (x, t, h) => `${h.use("divIeee", t)}(${lit(1, t)}, ${x})`),
   square: { repeats: true, emit: ([x = ""]) => `(${x} * ${x})` },
   not: { emit: ([x = ""], t) => (t.dtype === "bool" ? `(!${x})` : `(${x} == ${lit(0, t)})`) },
 };

@@ -221,6 +221,43 @@ function ieeeProduct(fn: string, ty: string, t: ValueType, op: "*" | "/"): strin
   ].join("\n");
 }
 
+/**
+ * `divIeee` for `f32`: the quotient rounded as the oracle rounds it, with the NaN cases of
+ * {@link ieeeProduct}.
+ *
+ * @remarks
+ * WGSL (and Vulkan) allow `a / b` an error of 2.5 ULP, and NVIDIA uses it: `255 / 255` is
+ * `0.99999994` there, so `x / 255 * 255` misses integers (H200 conformance, 2026-11-29). One
+ * residual step fixes it (Markstein): `r = a − q·b`, then `q + r / b`. The residual needs the
+ * product `q·b` exactly, and `fma` may not be fused (an unfused `fma` gave the same misses), so `q`
+ * and `b` are split on their bits into 12-bit halves (`hi = bits & 0xfffff000`, `lo = x − hi`)
+ * whose four products are exact in `f32` (Dekker's two-product, with the split done by a mask
+ * that no compiler can rearrange). The residual is then good to about 2^-12 ULP of `q`, so an
+ * exact quotient comes out exact and every other quotient correctly rounded except within
+ * 2^-12 ULP of a tie. The step is skipped where its products could leave the normal range
+ * (`|a|` outside [2^-100, 2^125]) or where the residual is not finite (`q` or `b` infinite or
+ * zero): there `q` stands, as WGSL gives it.
+ */
+function ieeeQuotient(fn: string, ty: string, t: ValueType): string {
+  const [isNan, isInf, isZero] = (["isNan", "isInf", "isZero"] as const).map((h) => helperName(h, t));
+  const hi = (x: string): string => fromBits(`${bitsOf(x, t)} & ${u("0xfffff000", t)}`, t);
+  return [
+    `fn ${fn}(a: ${ty}, b: ${ty}) -> ${ty} {`,
+    `  let nan = ${isNan}(a) | ${isNan}(b) | (${isZero}(a) & ${isZero}(b)) | (${isInf}(a) & ${isInf}(b));`,
+    `  let q = a / b;`,
+    `  let hq = ${hi("q")};`,
+    `  let lq = q - hq;`,
+    `  let hb = ${hi("b")};`,
+    `  let lb = b - hb;`,
+    `  let r = (((a - hq * hb) - hq * lb) - lq * hb) - lq * lb;`,
+    `  let q1 = q + r / b;`,
+    `  let m = abs(a);`,
+    `  let step = (m >= ${c("7.888609052210118e-31", t)}) & (m <= ${c("4.253529586511731e37", t)}) & !${isNan}(q1) & !${isInf}(q1) & !${isInf}(q);`,
+    `  return select(select(q, q1, step), ${special("0x7fc00000", t)}, nan);`,
+    `}`,
+  ].join("\n");
+}
+
 /** A float constant of type `t` (component-wise for vectors). */
 function c(value: string, t: ValueType): string {
   return `${wgslType(t)}(${value})`;
@@ -562,7 +599,7 @@ const HELPERS: Record<HelperName, (fn: string, ty: string, t: ValueType) => stri
   /** `a * b`, NaN when an operand is NaN or one is 0 and the other ±Inf (decided on the bits). */
   mulIeee: (fn, ty, t) => ieeeProduct(fn, ty, t, "*"),
   /** `a / b`, NaN when an operand is NaN, or for `0 / 0` and `±Inf / ±Inf` (decided on the bits). */
-  divIeee: (fn, ty, t) => ieeeProduct(fn, ty, t, "/"),
+  divIeee: (fn, ty, t) => (t.dtype === "f32" ? ieeeQuotient(fn, ty, t) : ieeeProduct(fn, ty, t, "/")),
   /** `x`, but `+0` for either zero (decided and built on the bits). */
   plusZero: (fn, ty, t) =>
     fn1(fn, ty, [`return ${fromBits(`select(${bitsOf("x", t)}, ${u("0", t)}, ${helperName("isZero", t)}(x))`, t)};`]),
