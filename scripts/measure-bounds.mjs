@@ -1,7 +1,13 @@
 #!/usr/bin/env node
 // The figures of docs/resource-bounds.md ("Measured"), on the built packages (`npm run build`):
 //
-//   node scripts/measure-bounds.mjs [--backend cpu|webgpu] [--tasks N] [--steps N] [--inits N]
+//   node --expose-gc scripts/measure-bounds.mjs [--backend cpu|webgpu] [--tasks N] [--steps N] [--inits N]
+//
+// Run it with --expose-gc: a replaced device is destroyed at once, but its JavaScript wrapper
+// (and the native objects behind it) go only when V8 collects it, and V8 does not see native
+// memory, so without a forced GC the re-init RSS grows by a few MiB per init until V8 happens to
+// collect (H200, 2026-11-29: +4.3 MiB per init without, flat with; every replaced GPUDevice
+// wrapper was collected).
 //
 // 1. `steps` steps with a new scalar each (a decaying learning rate): pipelines held after the
 //    first step and after the last (flat once kernels no longer embed scalar values).
@@ -127,6 +133,6 @@ async function freshDevice(extra = {}) {
     globalThis.gc?.();
     rss.push(process.memoryUsage().rss);
   }
-  log(`init() × ${inits}: RSS ${rss.map(mb).join(", ")}`);
+  log(`init() × ${inits}: RSS ${rss.map(mb).join(", ")}${globalThis.gc === undefined ? " (without --expose-gc: replaced devices wait for V8's GC, which does not see their native memory)" : ""}`);
 }
 weft.device().dispose();

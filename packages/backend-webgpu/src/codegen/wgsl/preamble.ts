@@ -228,31 +228,41 @@ function ieeeProduct(fn: string, ty: string, t: ValueType, op: "*" | "/"): strin
  * @remarks
  * WGSL (and Vulkan) allow `a / b` an error of 2.5 ULP, and NVIDIA uses it: `255 / 255` is
  * `0.99999994` there, so `x / 255 * 255` misses integers (H200 conformance, 2026-11-29). One
- * residual step fixes it (Markstein): `r = a − q·b`, then `q + r / b`. The residual needs the
- * product `q·b` exactly, and `fma` may not be fused (an unfused `fma` gave the same misses), so `q`
- * and `b` are split on their bits into 12-bit halves (`hi = bits & 0xfffff000`, `lo = x − hi`)
- * whose four products are exact in `f32` (Dekker's two-product, with the split done by a mask
- * that no compiler can rearrange). The residual is then good to about 2^-12 ULP of `q`, so an
- * exact quotient comes out exact and every other quotient correctly rounded except within
- * 2^-12 ULP of a tie. The step is skipped where its products could leave the normal range
- * (`|a|` outside [2^-100, 2^125]) or where the residual is not finite (`q` or `b` infinite or
- * zero): there `q` stands, as WGSL gives it.
+ * residual step fixes it (Markstein): `r = a − q·b`, then `q + r / b`. Two things stand in the way
+ * on a GPU: `fma` may not be fused, and the driver rewrites algebra — NVIDIA turns `q + r / b`
+ * with `q = a / b` into `(a + r) / b`, which rounds the correction away (measured on the H200:
+ * the residual was right, the sum unchanged). So `q` and `b` are split into 12-bit halves on their
+ * *bits*, both halves from integer operations (`hi` = the bits masked, `lo` = the low 12 mantissa
+ * bits as an integer times `2^(e−150)`, also built from bits): the four products are exact in
+ * `f32`, and the result is `q_hi + (q_lo + r / b)`, in which no compiler can see `a / b` (it
+ * cannot know that `hi + lo` is `q`). The residual is good to about 2^-12
+ * ULP of `q`: an exact quotient comes out exact, every other correctly rounded except within
+ * 2^-12 ULP of a tie. The step is skipped where a product could leave the normal range (a biased
+ * exponent of `q` or `b` outside [25, 253], `|a|` outside [2^-100, 2^125]) or the result is not
+ * finite: there `q` stands, as WGSL gives it (NaN, ±Inf and zeros come from the operator).
  */
 function ieeeQuotient(fn: string, ty: string, t: ValueType): string {
   const [isNan, isInf, isZero] = (["isNan", "isInf", "isZero"] as const).map((h) => helperName(h, t));
-  const hi = (x: string): string => fromBits(`${bitsOf(x, t)} & ${u("0xfffff000", t)}`, t);
+  const bits = bitsType(t);
+  const float = wgslType(t);
+  const split = (x: string): string[] => [
+    `  let ${x}b = bitcast<${bits}>(${x});`,
+    `  let ${x}e = (${x}b >> ${u("23", t)}) & ${u("0xff", t)};`,
+    `  let ${x}h = bitcast<${float}>(${x}b & ${u("0xfffff000", t)});`,
+    `  let ${x}s = bitcast<${float}>((max(${x}e, ${u("24", t)}) - ${u("23", t)}) << ${u("23", t)});`,
+    `  let ${x}l = bitcast<${float}>(bitcast<${bits}>(${float}(${x}b & ${u("0xfff", t)}) * ${x}s) | (${x}b & ${u("0x80000000", t)}));`,
+  ];
+  const inRange = (e: string): string => `(${e} >= ${u("25", t)}) & (${e} <= ${u("253", t)})`;
   return [
     `fn ${fn}(a: ${ty}, b: ${ty}) -> ${ty} {`,
     `  let nan = ${isNan}(a) | ${isNan}(b) | (${isZero}(a) & ${isZero}(b)) | (${isInf}(a) & ${isInf}(b));`,
     `  let q = a / b;`,
-    `  let hq = ${hi("q")};`,
-    `  let lq = q - hq;`,
-    `  let hb = ${hi("b")};`,
-    `  let lb = b - hb;`,
-    `  let r = (((a - hq * hb) - hq * lb) - lq * hb) - lq * lb;`,
-    `  let q1 = q + r / b;`,
+    ...split("q"),
+    ...split("b"),
+    `  let r = (((a - qh * bh) - qh * bl) - ql * bh) - ql * bl;`,
+    `  let q1 = qh + (ql + r / b);`,
     `  let m = abs(a);`,
-    `  let step = (m >= ${c("7.888609052210118e-31", t)}) & (m <= ${c("4.253529586511731e37", t)}) & !${isNan}(q1) & !${isInf}(q1) & !${isInf}(q);`,
+    `  let step = ${inRange("qe")} & ${inRange("be")} & (m >= ${c("7.888609052210118e-31", t)}) & (m <= ${c("4.253529586511731e37", t)}) & !${isNan}(q1) & !${isInf}(q1);`,
     `  return select(select(q, q1, step), ${special("0x7fc00000", t)}, nan);`,
     `}`,
   ].join("\n");
