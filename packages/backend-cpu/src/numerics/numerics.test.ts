@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { erf, gelu, roundHalfEven } from "./special.js";
+import { erf, erfSeries, gelu, roundHalfEven } from "./special.js";
 import { pcg, randomValue, uniformPair } from "./random.js";
 import { binaryFn, castFn, convert, unaryFn } from "./scalar-ops.js";
 
@@ -23,6 +23,30 @@ describe("special functions", () => {
     expect(erf(Infinity)).toBe(1);
     expect(erf(-Infinity)).toBe(-1);
     expect(erf(NaN)).toBeNaN();
+  });
+
+  it("erf's Taylor pieces agree with the defining series everywhere (f64 and every f32 rounding)", () => {
+    let seed = 7;
+    const next = (): number => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return seed / 2 ** 32;
+    };
+    const f32 = new Float32Array(2);
+    // Both sides of every piece boundary (c ± 1/32), the centers, and random points out to ±7.
+    const xs: number[] = [];
+    for (let i = 0; i <= 96; i++) for (const d of [0, 1 / 32 - 1e-12, -1 / 32 + 1e-12, 1 / 32, 1e-3]) xs.push(i / 16 + d, -(i / 16 + d));
+    for (let k = 0; k < 5000; k++) xs.push((next() - 0.5) * 14);
+    for (const x of xs) {
+      expect(Math.abs(erf(x) - erfSeries(x)), `erf(${x})`).toBeLessThan(5e-14);
+      f32[0] = erf(Math.fround(x));
+      f32[1] = erfSeries(Math.fround(x));
+      expect(f32[0], `f32 erf(${Math.fround(x)})`).toBe(f32[1]);
+    }
+    // Tiny arguments keep their relative precision; zeros keep their sign; ±6 and beyond are ±1.
+    for (const x of [1e-300, 5e-324, 1e-20, 1e-8, -1e-5]) expect(Math.abs(erf(x) / erfSeries(x) - 1), `erf(${x})`).toBeLessThan(1e-15);
+    expect(Object.is(erf(-0), -0)).toBe(true);
+    expect(Object.is(erf(0), 0)).toBe(true);
+    expect([erf(6), erf(-6), erf(1e300)]).toEqual([1, -1, 1]);
   });
 
   it("gelu is the exact erf form", () => {
