@@ -9,6 +9,9 @@
  * **Availability.** Compiled once, synchronously, on first use. Where WebAssembly or its SIMD
  * proposal is missing, where a Content-Security-Policy refuses compilation (`'wasm-unsafe-eval'`),
  * or where a product would need more than {@link WASM_GEMM_MAX_BYTES}, matmul runs in JavaScript.
+ * **Threads.** Products of at least `THREADED_MATMUL_MIN_WORK` multiply-adds per batch run on the
+ * shared-memory build of the same kernel across cores where threads are on (`matmul-threads.ts`:
+ * Node, more than 2 cores or `WEFT_CPU_THREADS`); the same tiles, so the same bits.
  * **Bounded.** The module's memory grows to the largest product it has served and never beyond
  * {@link WASM_GEMM_MAX_BYTES} (WebAssembly memory cannot shrink).
  *
@@ -17,6 +20,7 @@
 import { GEMM_WASM_BASE64 } from "../wasm/gemm.generated.js";
 import { MC, MR, NR, packA, packB, type MatmulArgs } from "./matmul-f64.js";
 import { instantiateWasm, memoryOf, type LoadedWasm, type WasmMemory, type WasmSupport } from "./wasm-module.js";
+import { THREADED_MATMUL_MIN_WORK, cpuThreads, gemmOnThreads, threadedGemm } from "./matmul-threads.js";
 
 /** Most bytes of WebAssembly memory the matmul core may hold (packed `B`, one `A` block, one `C` block). */
 export const WASM_GEMM_MAX_BYTES = 256 * 1024 * 1024;
@@ -111,7 +115,15 @@ export function matmulWasm(args: MatmulArgs): boolean {
   const cBytes = rowsPerBlock * ldc * 8;
   const need = bBytes + aBytes + cBytes;
   if (need > WASM_GEMM_MAX_BYTES) return false;
-  const buffer = memoryOf(exports.memory, need);
+  const threaded = m * n * k >= THREADED_MATMUL_MIN_WORK && cpuThreads() > 1 ? threadedGemm() : null;
+  let buffer: ArrayBufferLike;
+  if (threaded === null) {
+    buffer = memoryOf(exports.memory, need);
+  } else {
+    const memory = threaded.memory;
+    if (memory.buffer.byteLength < need) memory.grow(Math.ceil((need - memory.buffer.byteLength) / 65536));
+    buffer = memory.buffer;
+  }
   const packedB = new Float64Array(buffer, 0, bBytes / 8);
   const packedA = new Float64Array(buffer, bBytes, aBytes / 8);
   const block = new Float64Array(buffer, bBytes + aBytes, cBytes / 8);
@@ -127,7 +139,8 @@ export function matmulWasm(args: MatmulArgs): boolean {
     for (let i0 = 0; i0 < m; i0 += MC) {
       const rows = Math.min(MC, m - i0);
       packA(a, aBase, i0, rows, k, lm, lk, packedA);
-      exports.gemm(bBytes, 0, bBytes + aBytes, k, Math.ceil(rows / MR), panels, ldc);
+      if (threaded === null) exports.gemm(bBytes, 0, bBytes + aBytes, k, Math.ceil(rows / MR), panels, ldc);
+      else gemmOnThreads(threaded, bBytes, 0, bBytes + aBytes, k, Math.ceil(rows / MR), panels, ldc);
       for (let i = 0; i < rows; i++) {
         const from = i * ldc;
         const to = cBase + (i0 + i) * n;

@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { MC, matmulF64, matmulRows, type MatmulArgs } from "./matmul-f64.js";
 import { matmulWasm, matmulWasmRows, wasmSupport } from "./matmul-wasm.js";
+import { THREADED_MATMUL_MIN_WORK, configureCpuThreads, cpuThreads, threadedGemm } from "./matmul-threads.js";
 
 function random(seed: number): () => number {
   let a = seed >>> 0;
@@ -79,5 +80,41 @@ describe("float matmul cores", () => {
     const c = new Float32Array(batches * m * n);
     expect(matmulWasm({ ...args, c })).toBe(true);
     expect(same(c, want)).toBeUndefined();
+  });
+});
+
+describe("the WebAssembly SIMD matmul across threads", () => {
+  // Past the threshold, off every tile, block and chunk boundary; a transposed A and batches.
+  const LARGE: [number, number, number, number, boolean][] = [
+    [MC * 2 + 7, 131, 257, 1, false],
+    [97, 64, 700, 2, true],
+    [MC * 5 + 3, 9, 4096, 1, false],
+  ];
+
+  it.each(LARGE)("%i×%i×%i (batches %i, transposed A %s): 3 threads give the single-thread bits", (m, n, k, batches, t) => {
+    expect(m * n * k, "the product is past the threshold").toBeGreaterThanOrEqual(THREADED_MATMUL_MIN_WORK);
+    const { args } = problem(m, n, k, batches, t, m * 7 + k);
+    const single = new Float32Array(batches * m * n);
+    const threaded = new Float32Array(batches * m * n);
+    try {
+      configureCpuThreads(1);
+      expect(matmulWasm({ ...args, c: single })).toBe(true);
+      configureCpuThreads(3);
+      expect(cpuThreads()).toBe(3);
+      expect(threadedGemm()?.workers.length, "two workers and the main thread").toBe(2);
+      expect(matmulWasm({ ...args, c: threaded })).toBe(true);
+      expect(matmulWasm({ ...args, c: threaded }), "a second product on the same workers").toBe(true);
+    } finally {
+      configureCpuThreads("auto");
+    }
+    expect(same(threaded, single)).toBeUndefined();
+    expect(Number.isNaN(single[0]), "the NaN in A reaches its row").toBe(true);
+  });
+
+  it("is off on a machine of 2 cores or fewer unless WEFT_CPU_THREADS asks (the CI machine keeps one thread)", async () => {
+    const os = await import("node:os");
+    configureCpuThreads("auto");
+    const asked = process.env.WEFT_CPU_THREADS;
+    if (asked === undefined || asked === "") expect(cpuThreads()).toBe(os.availableParallelism() <= 2 ? 1 : Math.min(os.availableParallelism(), 8));
   });
 });

@@ -8,6 +8,7 @@
 import { codeGeneration, resolveKernelPath, type KernelPath } from "../kernels/kernel-path.js";
 import { wasmSupport } from "../kernels/matmul-wasm.js";
 import { wasmReduceSupport } from "../kernels/reduce-wasm.js";
+import { cpuThreads } from "../kernels/matmul-threads.js";
 
 /** The kernel paths a CPU runtime created with default options takes here. */
 export interface CpuKernelReport {
@@ -17,6 +18,8 @@ export interface CpuKernelReport {
   readonly matmul: "webassembly-simd" | "javascript";
   /** Why (`module compiled, f64x2 lanes`, or why not). */
   readonly matmulReason: string;
+  /** Threads a large matmul runs on (1: single-threaded; `matmul-threads.ts`). */
+  readonly matmulThreads: number;
   /** f32 `sum`/`mean`/`max`/`min` over contiguous runs (`reduce-wasm.ts`). */
   readonly reductions: "webassembly-simd" | "javascript";
   /** Why (`module compiled, f64x2 lanes`, or why not). */
@@ -32,6 +35,7 @@ export function cpuKernelReport(): CpuKernelReport {
     elementwiseReason: codeGeneration().reason,
     matmul: wasm.available ? "webassembly-simd" : "javascript",
     matmulReason: wasm.reason,
+    matmulThreads: wasm.available ? cpuThreads() : 1,
     reductions: reduce.available ? "webassembly-simd" : "javascript",
     reductionsReason: reduce.reason,
   };
@@ -45,5 +49,6 @@ export function describeCpuKernels(report: CpuKernelReport = cpuKernelReport()):
   const elementwise = report.elementwise === "generated" ? "generated JavaScript" : "interpreted";
   const matmul = report.matmul === "webassembly-simd" ? "WebAssembly SIMD" : "JavaScript";
   const reductions = report.reductions === "webassembly-simd" ? "WebAssembly SIMD" : "JavaScript";
-  return `elementwise: ${elementwise} (${report.elementwiseReason}); matmul: ${matmul} (${report.matmulReason}); reductions: ${reductions} (${report.reductionsReason})`;
+  const threads = report.matmulThreads > 1 ? `; ${report.matmulThreads} threads from 2^22 multiply-adds` : "";
+  return `elementwise: ${elementwise} (${report.elementwiseReason}); matmul: ${matmul} (${report.matmulReason}${threads}); reductions: ${reductions} (${report.reductionsReason})`;
 }
