@@ -82,10 +82,10 @@ const ERF_TABLE: Float64Array = (() => {
  * @remarks
  * **Method.** Piecewise Taylor polynomials: `|x|` is rounded to the nearest `c = i/16`
  * (`i ≤ 96`), and `erf(|x|)` is the 13-term Taylor polynomial around `c` in `h = |x| - c`
- * (`|h| ≤ 1/32`), evaluated by Horner's rule; the coefficients come from {@link erfSeries} and the
+ * (`|h| ≤ 1/32`), evaluated by Horner's rule; the coefficients come from `erfSeries` and the
  * Hermite recurrence at module load. Around `c = 0` the polynomial is the odd Maclaurin series,
  * so tiny arguments keep their relative precision. `|x| ≥ 6` gives ±1; NaN gives NaN.
- * **Precision.** Absolute error below 1e-13 everywhere (the bound of {@link erfSeries}; the
+ * **Precision.** Absolute error below 1e-13 everywhere (the bound of `erfSeries`; the
  * truncation adds below 1e-19), checked against tabulated values and against `erfSeries` in the
  * tests — far below one f32 ulp, so every f32 result is the correctly rounded one up to that
  * margin. (Abramowitz–Stegun 7.1.26, the usual GPU form, has 1.5e-7.) About 15 multiply-adds:
