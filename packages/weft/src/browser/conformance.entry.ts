@@ -10,14 +10,15 @@
  * package subpaths; `runInBrowser` bundles every `@weft/*` subpath from its package's sources.
  *
  * **What runs.** {@link DEVICE_TEST} first, then one test per case (the catalogue sized by
- * {@link BROWSER_CATALOGUE}), then {@link RELEASE_TEST}. A case reports the core's message: the
+ * {@link BROWSER_CATALOGUE}), then the exact-answer cases ({@link browserExactCases}, on the device
+ * made current), then {@link RELEASE_TEST}. A case reports the core's message: the
  * output, the worst element, got vs oracle, the tolerance — or the error a device threw.
  */
-import { checkReleased, conformanceCases, runConformanceCase } from "@weft/tensor/testing/core";
+import { checkReleased, conformanceCases, runConformanceCase, runExactCase } from "@weft/tensor/testing/core";
 import { check, runRegisteredTests, test } from "@weft/browser-harness/page";
-import type { Device } from "@weft/tensor";
+import { type Device, setDevice } from "@weft/tensor";
 import { createCpuDevice, createWebGpuDevice } from "../device/backends.js";
-import { BROWSER_CATALOGUE, DEVICE_TEST, RELEASE_TEST } from "./suite.js";
+import { BROWSER_CATALOGUE, DEVICE_TEST, RELEASE_TEST, browserExactCases, exactTestName } from "./suite.js";
 
 const oracle = createCpuDevice({ fusion: false });
 /** The device under test, or why there is none (every case then fails with that reason). */
@@ -41,6 +42,19 @@ for (const c of conformanceCases(BROWSER_CATALOGUE)) {
   test(c.name, async () => {
     const result = await runConformanceCase(c, deviceUnderTest().device, oracle);
     check(result.ok, result.message ?? "");
+  });
+}
+
+for (const c of browserExactCases()) {
+  test(exactTestName(c), async () => {
+    const { device } = deviceUnderTest();
+    const previous = setDevice(device);
+    try {
+      const problem = await runExactCase(c, device);
+      check(problem === undefined, problem ?? "");
+    } finally {
+      setDevice(previous);
+    }
   });
 }
 

@@ -5,7 +5,18 @@
  *
  * @module
  */
-import type { ConformanceCatalogueOptions } from "@weft/tensor/testing/core";
+import {
+  type ConformanceCatalogueOptions,
+  type ExactCase,
+  divisionCases,
+  indexErrorCases,
+  integerScalarCases,
+  issueCases,
+  mixedEmptyCases,
+  signedZeroCases,
+  trigCases,
+  typedArrayCases,
+} from "@weft/tensor/testing/core";
 
 /**
  * The catalogue of the browser run: every case Node runs except the threshold cases (see
@@ -18,6 +29,31 @@ import type { ConformanceCatalogueOptions } from "@weft/tensor/testing/core";
  * (docs/design.md#where-webgpu-runs).
  */
 export const BROWSER_CATALOGUE: ConformanceCatalogueOptions = { thresholds: false, ops: false };
+
+/**
+ * The exact-answer cases the page runs after the catalogue (`cases-api.ts`: the semantics table's
+ * answers, known without the oracle — integer scalars, typed arrays, mixed empty blocks, the
+ * issue's cases, signed zeros, trig, division, index errors), each named `exact: <case>`. Issue
+ * 7's op cases stay out for the same reason as in the catalogue (compositions, minutes on
+ * SwiftShader).
+ */
+export function browserExactCases(): ExactCase[] {
+  return [
+    ...integerScalarCases(),
+    ...typedArrayCases(),
+    ...mixedEmptyCases(),
+    ...issueCases(),
+    ...signedZeroCases(),
+    ...trigCases(),
+    ...divisionCases(),
+    ...indexErrorCases(),
+  ];
+}
+
+/** The page's name for the exact case `c`. */
+export function exactTestName(c: ExactCase): string {
+  return `exact: ${c.name}`;
+}
 
 /** The page's test that checks the device came from `navigator.gpu` (registered first). */
 export const DEVICE_TEST = "the page gets a WebGPU device from navigator.gpu";
