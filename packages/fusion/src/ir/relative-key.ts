@@ -1,3 +1,4 @@
+import { InvariantError } from "@weft/environment";
 import type { TensorIr } from "./tensor-ir.js";
 
 const DTYPE_INDEX: Readonly<Record<TensorIr["dtype"], number>> = { f32: 0, f16: 1, i32: 2, u32: 3, bool: 4 };
@@ -75,3 +76,57 @@ export function keyRoot(): KeyNode {
   }
   return root;
 }
+
+/**
+ * Reads a key's tensor segments back (the relative id and shape ids of each tensor, in the order
+ * {@link KeyNode.tensor} and {@link KeyNode.dim} appended them), starting at `from`: the length of
+ * the op's structure prefix. What the lazy relative operation is rebuilt from, so recording an op
+ * stores no array of relative numbers beside its key.
+ *
+ * @remarks The key spells each tensor as `|<id><dtype char><status char>` followed by `:s0` and
+ * `,s1`, `,s2`, … for its dims; the caller knows every tensor's rank from the global operation.
+ */
+export class KeyReader {
+  readonly #key: string;
+  #at: number;
+
+  constructor(key: string, from: number) {
+    this.#key = key;
+    this.#at = from;
+  }
+
+  /** The next tensor's relative id; its `rank` relative shape ids follow through {@link KeyReader.dim}. */
+  tensor(): number {
+    if (this.#key.charCodeAt(this.#at) !== BAR) throw new InvariantError(`relative key "${this.#key}" has no tensor segment at ${this.#at}`);
+    this.#at++;
+    const id = this.#number();
+    this.#at += 2; // dtype and status
+    return id;
+  }
+
+  /** The current tensor's next relative shape id. */
+  dim(): number {
+    const c = this.#key.charCodeAt(this.#at);
+    if (c !== COLON && c !== COMMA) throw new InvariantError(`relative key "${this.#key}" has no dim at ${this.#at}`);
+    this.#at++;
+    return this.#number();
+  }
+
+  #number(): number {
+    const key = this.#key;
+    let n = 0;
+    let c = key.charCodeAt(this.#at);
+    if (!(c >= ZERO && c <= NINE)) throw new InvariantError(`relative key "${key}" has no number at ${this.#at}`);
+    while (c >= ZERO && c <= NINE) {
+      n = n * 10 + (c - ZERO);
+      c = key.charCodeAt(++this.#at);
+    }
+    return n;
+  }
+}
+
+const BAR = 0x7c;
+const COLON = 0x3a;
+const COMMA = 0x2c;
+const ZERO = 0x30;
+const NINE = 0x39;

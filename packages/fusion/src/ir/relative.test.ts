@@ -137,6 +137,18 @@ describe("OperationConverter keys and the lazy relative form", () => {
     expect(lazy[5]?.maxShapeId, "binary [5,1]+[5,4]: shape ids 0 (dim 1), 1 (5) and 2 (4)").toBe(2);
   });
 
+  it("the lazy form reads multi-digit relative ids and shape ids, and rank-0 tensors, back from the key", () => {
+    const ops: OperationIr[] = [];
+    for (let i = 0; i < 40; i++) {
+      const shape = [i + 2, 1, 1000 + i];
+      ops.push({ kind: "binary", op: "add", lhs: t(10 * i + 1, shape), rhs: t(10 * i + 2, [1, 1, 1000 + i]), out: t(10 * i + 3, shape, "NotInit") });
+      ops.push({ kind: "binary-scalar", op: "mul", lhs: t(10 * i + 4, []), scalar: i, scalarFirst: true, out: t(10 * i + 5, [], "NotInit") });
+    }
+    const converter = new OperationConverter();
+    const lazy = ops.map((op) => converter.toRelative(op));
+    expect(lazy.map((r) => r.op), "relative ids up to 199 and shape ids up to 80 must come back exactly").toEqual(eager(ops));
+  });
+
   it("the relative form survives a reset of the converter that produced it", () => {
     const converter = new OperationConverter();
     const ops = chain([3, 4, 5], 9, 1);

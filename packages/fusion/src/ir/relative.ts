@@ -2,7 +2,7 @@ import { forEachTensor, mapOperation, structureKey, valueCount } from "./operati
 import { DenseIdMap } from "./dense-id-map.js";
 import type { OperationIr } from "./operation-ir.js";
 import type { KeyNode } from "./relative-key.js";
-import { keyRoot } from "./relative-key.js";
+import { KeyReader, keyRoot } from "./relative-key.js";
 import type { TensorId, TensorIr } from "./tensor-ir.js";
 
 /**
@@ -43,35 +43,33 @@ function structureNode(op: OperationIr): KeyNode {
  * **Why lazy.** Only the explorer and the fusers look at the relative operation itself; the plan
  * cache compares keys. A repeated graph that runs from the plan cache never builds it, which is
  * most of what recording an operation used to allocate.
- * **How.** The converter records, for every tensor in {@link mapOperation}'s visiting order
- * (inputs in `operationInputs` order, then the output), its relative id followed by its relative
- * shape ids in `relative`; `op` replays them. Placeholders are `valueBase, valueBase + 1, …`.
+ * **How.** The key spells every tensor's relative id and shape ids (inputs in `operationInputs`
+ * order, then the output: {@link mapOperation}'s visiting order), after the op's structure
+ * prefix; `op` reads them back ({@link KeyReader}) — nothing but the key is stored per op.
+ * Placeholders are `valueBase, valueBase + 1, …`.
  */
 class LazyRelativeOperation implements RelativeOperation {
   readonly key: string;
   readonly maxShapeId: number;
   readonly #global: OperationIr;
-  readonly #relative: readonly number[];
   readonly #valueBase: number;
   #op: OperationIr | undefined;
 
-  constructor(global: OperationIr, key: string, maxShapeId: number, relative: readonly number[], valueBase: number) {
+  constructor(global: OperationIr, key: string, maxShapeId: number, valueBase: number) {
     this.#global = global;
     this.key = key;
     this.maxShapeId = maxShapeId;
-    this.#relative = relative;
     this.#valueBase = valueBase;
   }
 
   get op(): OperationIr {
     if (this.#op !== undefined) return this.#op;
-    const relative = this.#relative;
-    let cursor = 0;
+    const reader = new KeyReader(this.key, structureNode(this.#global).key.length);
     let value = this.#valueBase;
     const tensor = (t: TensorIr): TensorIr => {
-      const id = relative[cursor++] as TensorId;
+      const id = reader.tensor() as TensorId;
       const shape = new Array<number>(t.shape.length);
-      for (let d = 0; d < t.shape.length; d++) shape[d] = relative[cursor++] ?? -1;
+      for (let d = 0; d < t.shape.length; d++) shape[d] = reader.dim();
       return { id, shape, dtype: t.dtype, status: t.status };
     };
     this.#op = mapOperation(this.#global, tensor, () => value++);
@@ -124,37 +122,26 @@ export class OperationConverter {
    * string once a key was seen); the relative `op` is built lazily on first access.
    */
   toRelative(op: OperationIr): RelativeOperation {
-    this.#length = 0;
     this.#maxShapeId = -1;
     this.#node = structureNode(op);
     forEachTensor(op, this.#visit);
     const valueBase = this.#scalars;
     this.#scalars += valueCount(op);
-    // An exact-size copy of the scratch (a fresh array grown by `push` would over-allocate).
-    const n = this.#length;
-    const scratch = this.#relative;
-    const relative = new Array<number>(n);
-    for (let i = 0; i < n; i++) relative[i] = scratch[i] as number;
-    return new LazyRelativeOperation(op, this.#node.key, this.#maxShapeId, relative, valueBase);
+    return new LazyRelativeOperation(op, this.#node.key, this.#maxShapeId, valueBase);
   }
 
   // Scratch state of the conversion in progress (one op at a time), so the visitor is one
-  // closure per converter instead of one per operation. `#relative` is reused: its first
-  // `#length` entries are the op's.
-  #relative: number[] = [];
-  #length = 0;
+  // closure per converter instead of one per operation.
   #maxShapeId = -1;
   #node: KeyNode = keyRoot();
   readonly #visit = (t: TensorIr): void => {
     const id = this.#ids.index(t.id);
-    this.#relative[this.#length++] = id;
     let node = this.#node.tensor(id, t.dtype, t.status);
     const shape = t.shape;
     for (let d = 0; d < shape.length; d++) {
       const dim = shape[d] as number;
       const s = this.#shapes.index(dim);
       if (s > this.#maxShapeId) this.#maxShapeId = s;
-      this.#relative[this.#length++] = s;
       node = node.dim(s, d === 0);
     }
     this.#node = node;

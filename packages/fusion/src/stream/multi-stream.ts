@@ -175,21 +175,22 @@ export class MultiStream<H> {
    * the queue reaches the limit, the stream is drained.
    */
   register(stream: StreamId, op: OperationIr, env: ExecutionEnv<H>): void {
+    let s = this.#streams.get(stream);
     if (op.kind === "drop") {
-      this.sharedSources.delete(op.tensor.id);
-      const pending = this.#streams.get(stream);
-      if (pending === undefined || pending.queue.length === 0) {
-        this.#dropNow(stream, op, pending, env);
+      if (this.sharedSources.size !== 0) this.sharedSources.delete(op.tensor.id);
+      if (s === undefined || s.queue.length === 0) {
+        this.#dropNow(stream, op, s, env);
         return;
       }
     }
-    const s = this.#getOrCreate(stream);
+    if (s === undefined) s = this.#getOrCreate(stream);
     s.queue.add(op);
     const executed = s.processor.process(s.queue, this.store, "lazy", stream, env);
     if (s.queue.length >= this.#queueLimit) this.drain(stream, env);
     else {
       if (executed > 0) this.#releaseBorrowed(stream, env.handles);
-      this.#removeIfEmpty(stream);
+      // The entry goes once its queue is empty (the common case keeps it: one check, no lookup).
+      if (s.queue.isEmpty) this.#removeIfEmpty(stream);
     }
   }
 
