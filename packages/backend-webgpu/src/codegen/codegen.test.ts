@@ -44,7 +44,12 @@ describe("generated WGSL", () => {
       @group(0) @binding(2) var<storage, read_write> out0: array<f32>;
 
       fn weft_addIeee_f32(a: f32, b: f32) -> f32 {
-        let nan = weft_isNan_f32(a) | weft_isNan_f32(b) | (weft_isInf_f32(a) & weft_isInf_f32(b) & (weft_signBit_f32(a) != weft_signBit_f32(b)));
+        let ab = bitcast<u32>(a);
+        let bb = bitcast<u32>(b);
+        let ma = ab & u32(0x7fffffffu);
+        let mb = bb & u32(0x7fffffffu);
+        let mx = max(ma, mb);
+        let nan = (mx > u32(0x7f800000u)) | ((mx == u32(0x7f800000u)) & ((ab ^ bb) == u32(0x80000000u)));
         return select(a + b, f32(weft_nonfinite(0x7fc00000u)), nan);
       }
 
@@ -55,16 +60,8 @@ describe("generated WGSL", () => {
         return sign(x) * select(1.0 - p * exp(-a * a), f32(1.0), a > f32(6.0));
       }
 
-      fn weft_isInf_f32(x: f32) -> bool {
-        return (bitcast<u32>(x) & u32(0x7fffffffu)) == u32(0x7f800000u);
-      }
-
       fn weft_isNan_f32(x: f32) -> bool {
         return (bitcast<u32>(x) & u32(0x7fffffffu)) > u32(0x7f800000u);
-      }
-
-      fn weft_isZero_f32(x: f32) -> bool {
-        return (bitcast<u32>(x) & u32(0x7fffffffu)) == u32(0u);
       }
 
       fn weft_keepNan_f32(x: f32, y: f32) -> f32 {
@@ -72,12 +69,13 @@ describe("generated WGSL", () => {
       }
 
       fn weft_mulIeee_f32(a: f32, b: f32) -> f32 {
-        let nan = weft_isNan_f32(a) | weft_isNan_f32(b) | (weft_isZero_f32(a) & weft_isInf_f32(b)) | (weft_isInf_f32(a) & weft_isZero_f32(b));
+        let ab = bitcast<u32>(a);
+        let bb = bitcast<u32>(b);
+        let ma = ab & u32(0x7fffffffu);
+        let mb = bb & u32(0x7fffffffu);
+        let mx = max(ma, mb);
+        let nan = (mx > u32(0x7f800000u)) | ((mx == u32(0x7f800000u)) & (min(ma, mb) == u32(0u)));
         return select(a * b, f32(weft_nonfinite(0x7fc00000u)), nan);
-      }
-
-      fn weft_signBit_f32(x: f32) -> bool {
-        return (bitcast<u32>(x) & u32(0x80000000u)) != u32(0u);
       }
 
       @compute @workgroup_size(64)
@@ -256,16 +254,13 @@ describe("generated WGSL", () => {
       var<workgroup> tb: array<f32, 16>;
 
       fn weft_addIeee_f32(a: f32, b: f32) -> f32 {
-        let nan = weft_isNan_f32(a) | weft_isNan_f32(b) | (weft_isInf_f32(a) & weft_isInf_f32(b) & (weft_signBit_f32(a) != weft_signBit_f32(b)));
+        let ab = bitcast<u32>(a);
+        let bb = bitcast<u32>(b);
+        let ma = ab & u32(0x7fffffffu);
+        let mb = bb & u32(0x7fffffffu);
+        let mx = max(ma, mb);
+        let nan = (mx > u32(0x7f800000u)) | ((mx == u32(0x7f800000u)) & ((ab ^ bb) == u32(0x80000000u)));
         return select(a + b, f32(weft_nonfinite(0x7fc00000u)), nan);
-      }
-
-      fn weft_isInf_f32(x: f32) -> bool {
-        return (bitcast<u32>(x) & u32(0x7fffffffu)) == u32(0x7f800000u);
-      }
-
-      fn weft_isNan_f32(x: f32) -> bool {
-        return (bitcast<u32>(x) & u32(0x7fffffffu)) > u32(0x7f800000u);
       }
 
       fn weft_isZero_f32(x: f32) -> bool {
@@ -274,10 +269,6 @@ describe("generated WGSL", () => {
 
       fn weft_plusZero_f32(x: f32) -> f32 {
         return bitcast<f32>(select(bitcast<u32>(x), u32(0u), weft_isZero_f32(x)));
-      }
-
-      fn weft_signBit_f32(x: f32) -> bool {
-        return (bitcast<u32>(x) & u32(0x80000000u)) != u32(0u);
       }
 
       @compute @workgroup_size(2, 2)
