@@ -17,6 +17,9 @@ export type {
   ReduceOp,
   SliceRange,
   RandomDistribution,
+  SortOutput,
+  ScanOp,
+  ScatterOp,
 } from "./ir/operation-ir.js";
 export {
   OPERATIONS,

@@ -25,7 +25,7 @@
  *
  * @module
  */
-import { type Tensor, div } from "@weft/tensor";
+import { type Tensor, arange, argsort, div, full, gather, scatter, scatterAdd, zeros } from "@weft/tensor";
 import type { GradientEntry, GradientKey, OperationOfKey } from "./rule.js";
 import { sumTo, ungather, unreduce, unslice } from "./shapes.js";
 
@@ -357,12 +357,74 @@ export const GRADIENTS: GradientTable = {
     backward: ({ g, op }) => [g.slice(op.padding.map(([before], d) => [before, before + (op.input.shape[d] ?? 0)] as const))],
   },
 
+  // ── dedicated kernels ───────────────────────────────────────────────────────────────────────
+  sort: {
+    // The values move: each input element's cotangent is the one of the place it went to (the
+    // positions recomputed by a second sort). The positions themselves are integers.
+    differentiable: (op) => op.output === "values",
+    saves: INPUT,
+    backward: ({ g, op, inputs }) => {
+      const x = need(inputs[0]);
+      const kept = op.out.shape[op.axis] ?? 0;
+      const order = argsort(x, op.axis, { descending: op.descending });
+      const taken = kept === (x.shape[op.axis] ?? 0) ? order : order.slice(x.shape.map((d, i): readonly [number, number] => (i === op.axis ? [0, kept] : [0, d])));
+      return [scatterAdd(zeros(x.shape, { dtype: g.dtype, device: g.device }), taken, g, op.axis)];
+    },
+  },
+  scan: {
+    saves: (op) => (op.op === "prod" ? INPUT : {}),
+    backward: ({ g, op, inputs }) => [op.op === "sum" ? g.flip(op.axis).cumsum(op.axis).flip(op.axis) : cumprodBackward(need(inputs[0]), g, op.axis)],
+  },
+  scatter: {
+    saves: { inputs: [1] },
+    backward: ({ g, op, inputs, needs }) => {
+      const indices = need(inputs[1]);
+      if (op.op === "add") return [needs[0] === true ? g.clone() : undefined, undefined, needs[2] === true ? gather(g, indices, op.axis) : undefined];
+      // Assign: the last source per position won; the others and the overwritten input get 0.
+      const m = indices.shape[op.axis] ?? 0;
+      const j = arange(m, undefined, 1, { dtype: "i32", device: g.device })
+        .reshape(indices.shape.map((d, i) => (i === op.axis ? d : 1)))
+        .expand(indices.shape);
+      const last = scatter(full(op.input.shape, -1, { dtype: "i32", device: g.device }), indices, j, op.axis);
+      const dx = needs[0] === true ? last.eq(-1).where(g, 0) : undefined;
+      const dsrc = needs[2] === true ? gather(last, indices, op.axis).eq(j).where(gather(g, indices, op.axis), 0) : undefined;
+      return [dx, undefined, dsrc];
+    },
+  },
+
   // ── creation: no tensor input ───────────────────────────────────────────────────────────────
   init: { nonDifferentiable: CREATION },
   full: { nonDifferentiable: CREATION },
   arange: { nonDifferentiable: CREATION },
   random: { nonDifferentiable: CREATION },
 };
+
+/**
+ * The cotangent of `cumprod(x)` along `axis`, exact with zeros (never `out / x`): the vector–Jacobian
+ * product of the Hillis–Steele formulation `y₀ = x`, `y_{r+1} = y_r · shift_s(y_r)` (`s = 2^r`,
+ * the shift pads with 1), pulled back round by round: `O(n log n)` elementwise work.
+ */
+function cumprodBackward(x: Tensor, g: Tensor, axis: number): Tensor {
+  const n = x.shape[axis] ?? 0;
+  const range = (a: number, b: number) => x.shape.map((d, i): readonly [number, number] => (i === axis ? [a, b] : [0, d]));
+  const padding = (before: number, after: number) => x.shape.map((_, i): readonly [number, number] => (i === axis ? [before, after] : [0, 0]));
+  const shift = (t: Tensor, s: number): Tensor => t.slice(range(0, n - s)).pad(padding(s, 0), 1);
+  const unshift = (t: Tensor, s: number): Tensor => t.slice(range(s, n)).pad(padding(0, s), 0);
+  const ys: Tensor[] = [x];
+  const steps: number[] = [];
+  for (let s = 1; s < n; s *= 2) {
+    const y = ys[ys.length - 1] as Tensor;
+    ys.push(y.mul(shift(y, s)));
+    steps.push(s);
+  }
+  let gy = g;
+  for (let r = steps.length - 1; r >= 0; r--) {
+    const y = ys[r] as Tensor;
+    const s = steps[r] as number;
+    gy = gy.mul(shift(y, s)).add(unshift(gy.mul(y), s));
+  }
+  return gy;
+}
 
 /**
  * `max`/`min` over axes: the cotangent goes to the elements equal to the result, split evenly

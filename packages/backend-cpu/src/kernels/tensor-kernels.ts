@@ -300,7 +300,8 @@ export function matmulKernel(lhs: KernelOperand, rhs: KernelOperand, out: Kernel
 }
 
 /** Copies `src` viewed through `from` into `dst` viewed through `to` (same shape), run by run. */
-function copyStrided(src: TypedArray, dst: TypedArray, shape: readonly number[], from: Layout, toStrides: readonly number[], toOffset: number): void {
+/** Copies the strided `src` view (`shape`, `from`) into `dst` at `toStrides`/`toOffset`. */
+export function copyStrided(src: TypedArray, dst: TypedArray, shape: readonly number[], from: Layout, toStrides: readonly number[], toOffset: number): void {
   const plan = planLoop(shape, [from.strides, toStrides]);
   const a = plan.strides[plan.rank - 1] as number;
   const b = plan.strides[2 * plan.rank - 1] as number;

@@ -32,6 +32,7 @@ import { ElementwiseCache } from "../kernels/elementwise-codegen.js";
 import { resolveKernelPath, type KernelPath, type KernelPathChoice } from "../kernels/kernel-path.js";
 import { appendElementwise } from "../kernels/elementwise-ops.js";
 import { arangeKernel, fullKernel, randomKernel } from "../kernels/creation-kernels.js";
+import { scanKernel, scatterKernel, sortKernel } from "../kernels/axis-kernels.js";
 import { concatKernel, gatherKernel, matmulKernel, padKernel, reduceKernel, type KernelOperand } from "../kernels/tensor-kernels.js";
 import { rejectF16 } from "../numerics/scalar-ops.js";
 import { InvalidOperationError } from "../errors/cpu-errors.js";
@@ -333,6 +334,12 @@ export class CpuRuntime extends BaseFusionRuntime<CpuHandle> {
         return this.#kernel(ctx.stream, op.out, op.inputs.map(get), (o, out, w) => concatKernel(o, op.axis, out, w));
       case "gather":
         return this.#kernel(ctx.stream, op.out, [get(op.input), get(op.indices)], (o, out, w) => gatherKernel(o[0]!, o[1]!, op.axis, out, w));
+      case "sort":
+        return this.#kernel(ctx.stream, op.out, [get(op.input)], (o, out, w) => sortKernel(o[0]!, op.axis, op.descending, op.output, out, w));
+      case "scan":
+        return this.#kernel(ctx.stream, op.out, [get(op.input)], (o, out, w) => scanKernel(op.op, o[0]!, op.axis, out, w));
+      case "scatter":
+        return this.#kernel(ctx.stream, op.out, [get(op.input), get(op.indices), get(op.src)], (o, out, w) => scatterKernel(op.op, o[0]!, o[1]!, o[2]!, op.axis, out, w));
       case "pad": {
         if (op.padding.some(([before, after]) => before < 0 || after < 0)) {
           throw new InvalidOperationError("pad", `padding [${op.padding.map((p) => `[${p.join(", ")}]`).join(", ")}] has a negative amount; use slice to remove elements`);

@@ -69,7 +69,7 @@ export function runGather(launcher: Launcher, ctx: ExecutionContext<WebGpuHandle
 }
 
 /** Writes 0 to both status words (a one-workgroup fill; the words are reused memory). */
-function clearStatus(launcher: Launcher, status: WebGpuHandle, ctx: ExecutionContext<WebGpuHandle>): void {
+export function clearStatus(launcher: Launcher, status: WebGpuHandle, ctx: ExecutionContext<WebGpuHandle>): void {
   const graph = new ExprGraph();
   const node = graph.constant(0, "u32");
   const spec: ElementwiseSpec = { shape: [2], graph, label: "clear status", inputs: [], outputs: [{ node, dtype: "u32" }] };

@@ -42,6 +42,8 @@ import { Launcher } from "./launcher.js";
 import { bindingOf, bytesOf, runElementwiseBlock } from "./run-elementwise.js";
 import { chooseMatmulConfig, runMatmulBlock, type MatmulChooser } from "./run-matmul.js";
 import { runGather } from "./run-gather.js";
+import { runScan, runScatter } from "./run-scan.js";
+import { runSort } from "./run-sort.js";
 import { runReduceBlock } from "./run-reduce.js";
 import type { WebGpuOptimization } from "./optimization.js";
 
@@ -373,6 +375,12 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
       }
       case "gather":
         return runGather(launcher, ctx, op);
+      case "sort":
+        return runSort(launcher, ctx, op);
+      case "scan":
+        return runScan(launcher, ctx, op);
+      case "scatter":
+        return runScatter(launcher, ctx, op);
       default:
         return op satisfies never;
     }

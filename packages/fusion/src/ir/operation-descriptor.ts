@@ -24,9 +24,10 @@ export type OperationOf<K extends OperationKind> = Extract<OperationIr, { kind: 
  * - `reduce`, `matmul`: the op a reduce or matmul block is built around.
  * - `layout`: moves or selects elements (`reshape`, `permute`, `expand`, `slice`, `concat`,
  *   `gather`, `pad`); never fused.
+ * - `kernel`: an op with a dedicated kernel of its own (`sort`, `scan`, `scatter`); never fused.
  * - `drop`: the last wrapper of a tensor died (no output).
  */
-export type OperationFamily = "init" | "creation" | "elementwise" | "reduce" | "matmul" | "layout" | "drop";
+export type OperationFamily = "init" | "creation" | "elementwise" | "reduce" | "matmul" | "layout" | "kernel" | "drop";
 
 /** The fields of `O` that hold input tensors (one tensor, or a list of them). */
 type InputField<O> = {
@@ -142,6 +143,9 @@ export const OPERATIONS: { readonly [K in OperationKind]: OperationDescriptor<K>
     readsIndex: false,
     structure: (op) => `pad:${op.padding.length}`,
   },
+  sort: { family: "kernel", inputs: ["input"], values: [], readsIndex: false, structure: (op) => `sort:${op.axis}:${op.descending ? 1 : 0}:${op.output}` },
+  scan: { family: "kernel", inputs: ["input"], values: [], readsIndex: false, structure: (op) => `scan:${op.op}:${op.axis}` },
+  scatter: { family: "kernel", inputs: ["input", "indices", "src"], values: [], readsIndex: false, structure: (op) => `scatter:${op.op}:${op.axis}` },
   drop: { family: "drop", inputs: ["tensor"], values: [], readsIndex: false, structure: kindOnly },
 };
 

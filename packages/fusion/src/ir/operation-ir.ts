@@ -25,6 +25,15 @@ export interface SliceRange {
   readonly step: number;
 }
 
+/** What a `sort` writes: the sorted values (the input's dtype) or their positions along the axis (`i32`). */
+export type SortOutput = "values" | "indices";
+
+/** The combine of a `scan`: running sum or running product. */
+export type ScanOp = "sum" | "prod";
+
+/** How a `scatter` writes a source: replaces the element (the last source wins) or adds to it (in source order). */
+export type ScatterOp = "assign" | "add";
+
 /** Which `random` distribution: `uniform` on `[a, b)`, or `normal` with mean `a` and std `b`. */
 export type RandomDistribution = "uniform" | "normal";
 
@@ -103,6 +112,36 @@ export type OperationIr =
       readonly input: TensorIr;
       readonly padding: readonly (readonly [number, number])[];
       readonly value: number;
+      readonly out: TensorIr;
+    }
+  /**
+   * A stable sort along `axis` (`docs/semantics.md`, "Issue 7's ops": NaN last ascending, first
+   * descending, `-0 == 0`, ties in input order); `out` holds the first `out.shape[axis]` entries
+   * of the order (all of them for `sort`, `k` for `topk`): the values, or their `i32` positions.
+   */
+  | {
+      readonly kind: "sort";
+      readonly input: TensorIr;
+      readonly axis: number;
+      readonly descending: boolean;
+      readonly output: SortOutput;
+      readonly out: TensorIr;
+    }
+  /** An inclusive running sum or product along `axis`; `out` has the input's shape and dtype (not `bool`). */
+  | { readonly kind: "scan"; readonly op: ScanOp; readonly input: TensorIr; readonly axis: number; readonly out: TensorIr }
+  /**
+   * `out = input` except `out[..., indices[..., j, ...], ...]` takes `src[..., j, ...]` along
+   * `axis` (`assign`: the largest `j` wins; `add`: added in `j` order). `indices` (`i32`) and `src`
+   * share a shape no larger than `input` outside `axis`; an index outside `[-n, n)` is an
+   * `IndexOutOfRangeError`, negative ones count from the end.
+   */
+  | {
+      readonly kind: "scatter";
+      readonly op: ScatterOp;
+      readonly input: TensorIr;
+      readonly indices: TensorIr;
+      readonly src: TensorIr;
+      readonly axis: number;
       readonly out: TensorIr;
     }
   | { readonly kind: "drop"; readonly tensor: TensorIr };

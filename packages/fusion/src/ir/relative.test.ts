@@ -102,6 +102,9 @@ function everyKind(base: number, n: number, v: number): OperationIr[] {
     { kind: "concat", inputs: [a, a], axis: 1, out: out(16, [n, 2]) },
     { kind: "gather", input: b, indices: t(base + 4, [n, 4]), axis: 1, out: out(17, [n, 4]) },
     { kind: "pad", input: a, padding: [[v % 3, 1], [0, 2]], value: v, out: out(18, [n + 1 + (v % 3), 3]) },
+    { kind: "sort", input: b, axis: 1, descending: true, output: "indices", out: out(19, [n, 3], "i32") },
+    { kind: "scan", op: "prod", input: b, axis: 0, out: out(20, [n, 4]) },
+    { kind: "scatter", op: "add", input: b, indices: t(base + 4, [n, 4]), src: b, axis: 1, out: out(21, [n, 4]) },
     { kind: "drop", tensor: t(base + 1, [n, 4], "ReadWrite") },
   ];
 }

@@ -191,6 +191,9 @@ export function evaluate(op: OperationIr, inputs: readonly Float64Array[]): Floa
     case "concat":
     case "gather":
     case "pad":
+    case "sort":
+    case "scan":
+    case "scatter":
       throw new UnsupportedError(`${op.kind} in the test runtime`, "use @weft/backend-cpu for numerics");
     default:
       return op satisfies never;

@@ -52,6 +52,10 @@ describe("validateOperation", () => {
       { kind: "where", condition: t(4), lhs: t(1), rhs: t(2), out: out(10, [2, 3]) },
       { kind: "full", value: 1, out: out(10, [4]) },
       { kind: "random", distribution: "normal", seed: 7, a: 0, b: 1, out: out(10, [4]) },
+      { kind: "sort", input: t(1), axis: 1, descending: true, output: "values", out: out(10, [2, 3]) },
+      { kind: "sort", input: t(1), axis: 1, descending: false, output: "indices", out: out(10, [2, 2], "i32") },
+      { kind: "scan", op: "prod", input: t(1), axis: 0, out: out(10, [2, 3]) },
+      { kind: "scatter", op: "add", input: t(1), indices: t(5), src: t(1), axis: 1, out: out(10, [2, 3]) },
     ];
     for (const op of ops) {
       const valid = validateOperation(op, lookup, bounds) as OperationIr;
@@ -74,10 +78,18 @@ describe("validateOperation", () => {
     expect(refused({ kind: "reshape", input: t(1), out: out(10, [7]) })).toMatch(/elements/);
     expect(refused({ kind: "slice", input: t(1), ranges: [{ start: 0, end: 9, step: 1 }, { start: 0, end: 3, step: 1 }], out: out(10, [9, 3]) })).toMatch(/end/);
     expect(refused({ kind: "gather", input: t(1), indices: t(1), axis: 0, out: out(10, [2, 3]) })).toMatch(/i32/);
+    expect(refused({ kind: "sort", input: t(1), axis: 1, descending: false, output: "values", out: out(10, [2, 4]) })).toMatch(/keeps 4/);
+    expect(refused({ kind: "sort", input: t(1), axis: 1, descending: false, output: "indices", out: out(10, [2, 3]) })).toMatch(/dtype/);
+    expect(refused({ kind: "sort", input: t(1), axis: 2, descending: false, output: "values", out: out(10, [2, 3]) })).toMatch(/axis/);
+    expect(refused({ kind: "scan", op: "sum", input: t(4), axis: 0, out: out(10, [2, 3], "bool") })).toMatch(/numeric/);
+    expect(refused({ kind: "scatter", op: "assign", input: t(1), indices: t(1), src: t(1), axis: 1, out: out(10, [2, 3]) })).toMatch(/i32/);
+    expect(refused({ kind: "scatter", op: "assign", input: t(1), indices: t(5), src: t(2), axis: 1, out: out(10, [2, 3]) })).toMatch(/indices' shape/);
   });
 
   it("refuses malformed fields, unknown kinds and ops, and shapes past the bounds", () => {
     expect(refused({ kind: "unary", op: "frobnicate", input: t(1), out: out(10, [2, 3]) })).toMatch(/not one of/);
+    expect(refused({ kind: "sort", input: t(1), axis: 1, descending: false, output: "both", out: out(10, [2, 3]) })).toMatch(/not one of/);
+    expect(refused({ kind: "scan", op: "max", input: t(1), axis: 1, out: out(10, [2, 3]) })).toMatch(/not one of/);
     expect(refused({ kind: "launch-missiles" })).toMatch(/unknown op kind/);
     expect(refused({ kind: "drop", tensor: t(1) })).toMatch(/never travels/);
     expect(refused({ kind: "full", value: "1", out: out(10, [2]) })).toMatch(/must be a number/);

@@ -15,7 +15,7 @@
  *
  * @module
  */
-import type { BinaryOp, DType, OperationIr, ReduceOp, SliceRange, TensorIr, UnaryOp } from "@weft/fusion";
+import type { BinaryOp, DType, OperationIr, ReduceOp, ScanOp, ScatterOp, SliceRange, SortOutput, TensorIr, UnaryOp } from "@weft/fusion";
 import { numElements } from "@weft/fusion";
 import { DTYPES } from "@weft/tensor";
 import { SessionViolation, check } from "./violation.js";
@@ -53,6 +53,10 @@ const BINARY: Readonly<Record<BinaryOp, "same" | "bool">> = {
 const REDUCE: Readonly<Record<ReduceOp, true>> = {
   sum: true, mean: true, max: true, min: true, prod: true, argmax: true, argmin: true, any: true, all: true,
 };
+
+const SORT_OUTPUT: Readonly<Record<SortOutput, true>> = { values: true, indices: true };
+const SCAN: Readonly<Record<ScanOp, true>> = { sum: true, prod: true };
+const SCATTER: Readonly<Record<ScatterOp, true>> = { assign: true, add: true };
 
 type Raw = Record<string, unknown>;
 
@@ -330,6 +334,42 @@ export function validateOperation(raw: unknown, lookup: InputLookup, bounds: Sha
       const out = output();
       expect(out, x.shape.map((d, i) => d + (padding[i]?.[0] ?? 0) + (padding[i]?.[1] ?? 0)), x.dtype, "padding grows each dimension");
       return { kind: k, input: x, padding, value: num(r, "value", what), out };
+    }
+    case "sort": {
+      const x = input("input");
+      check(x.shape.length > 0, `${what}: the input must have rank 1 or more`);
+      const axis = int(r, "axis", what, 0, x.shape.length - 1);
+      const descending = bool(r, "descending", what);
+      const which = oneOf(r, "output", SORT_OUTPUT, what);
+      const out = output();
+      const kept = out.shape[axis] ?? 0;
+      check(kept <= (x.shape[axis] ?? 0), () => `${what}: the output keeps ${kept} of the axis' ${String(x.shape[axis])} entries`);
+      expect(out, x.shape.map((d, i) => (i === axis ? kept : d)), which === "indices" ? "i32" : x.dtype, "a sort keeps every dim but a prefix of the axis");
+      return { kind: k, input: x, axis, descending, output: which, out };
+    }
+    case "scan": {
+      const op = oneOf(r, "op", SCAN, what);
+      const x = input("input");
+      check(x.shape.length > 0 && x.dtype !== "bool", `${what}: the input must have rank 1 or more and a numeric dtype`);
+      const axis = int(r, "axis", what, 0, x.shape.length - 1);
+      const out = output();
+      expect(out, x.shape, x.dtype, "a scan keeps the shape and dtype");
+      return { kind: k, op, input: x, axis, out };
+    }
+    case "scatter": {
+      const op = oneOf(r, "op", SCATTER, what);
+      const x = input("input");
+      const indices = input("indices");
+      const src = input("src");
+      check(indices.dtype === "i32", `${what}: indices must be i32`);
+      check(src.dtype === x.dtype && (op === "assign" || x.dtype !== "bool"), `${what}: the source must have the input's dtype (not bool for add)`);
+      check(indices.shape.length === x.shape.length && x.shape.length > 0, `${what}: indices must have the input's rank`);
+      const axis = int(r, "axis", what, 0, x.shape.length - 1);
+      check(indices.shape.every((d, i) => i === axis || d <= (x.shape[i] ?? 0)), () => `${what}: indices ${fmt(indices.shape)} exceed the input ${fmt(x.shape)}`);
+      check(same(src.shape, indices.shape), () => `${what}: the source ${fmt(src.shape)} must have the indices' shape ${fmt(indices.shape)}`);
+      const out = output();
+      expect(out, x.shape, x.dtype, "a scatter keeps the input's shape and dtype");
+      return { kind: k, op, input: x, indices, src, axis, out };
     }
     default:
       k satisfies never;

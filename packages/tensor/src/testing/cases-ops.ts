@@ -204,6 +204,16 @@ export function opsExactCases(): ExactCase[] {
         z.add(1),
       ];
     }, { dtype: "f32", fails: "index-out-of-range" }, { dtype: "f32", fails: "index-out-of-range" }, f32(1, 1, 1)),
+    c("sort, argsort and topk of empty tensors: [5, 0], [0, 3], k = 0", (d) => [
+      zeros([5, 0], { device: d }).argsort(),
+      zeros([0, 3], { device: d }).sort(1, { descending: true }),
+      tensor([3, 1, 2], { device: d }).topk(0).indices,
+    ], i32(), f32(), i32()),
+    c("scatter: an out-of-range index among 5000 sources (a later walk chunk) fails the output; an i32 tensor scattered into by itself", (d) => {
+      const idx = zeros([5000], { dtype: "i32", device: d }).scatter(tensor([4999], { dtype: "i32", device: d }), 7, 0);
+      const self = tensor([1, 0, 2], { dtype: "i32", device: d });
+      return [zeros([7], { device: d }).scatterAdd(idx, 1, 0), self.scatter(self, self, 0)];
+    }, { dtype: "f32", fails: "index-out-of-range" }, i32(0, 1, 2)),
     c("scatterAdd of i32 with duplicates is exact; NaN sources propagate", (d) => [
       tensor([10, 20], { dtype: "i32", device: d }).scatterAdd(tensor([1, 1, 1, 0], { dtype: "i32", device: d }), tensor([1, 2, 3, 4], { dtype: "i32", device: d }), 0),
       zeros([2], { device: d }).scatterAdd(tensor([1, 0], { dtype: "i32", device: d }), tensor([NaN, 1], { device: d }), 0),
@@ -267,8 +277,24 @@ export function opsConformanceCases(): ConformanceCase[] {
     { name: "cumsum of i32 over 3000 elements", inputs: [{ shape: [3000], kind: "int", dtype: "i32" }], run: (xs) => x0(xs).cumsum(0), tolerance: EXACT },
     { name: "sort/argsort of [5, 300] with special values, both directions", inputs: [{ shape: [5, 300], kind: "special" }], run: (xs) => [x0(xs).sort(), x0(xs).argsort(), x0(xs).sort(0, { descending: true }), x0(xs).argsort(1, { descending: true })], tolerance: EXACT },
     { name: "argsort of i32 with many ties on [700] (stable)", inputs: [{ shape: [700], kind: "int", dtype: "i32" }], run: (xs) => x0(xs).argsort(), tolerance: EXACT },
+    {
+      // The WebGPU sort's thresholds (`backend-webgpu` kernels/sort.ts): rows padded to 2 (1, 2), odd,
+      // the workgroup size (128) ± 1, the in-workgroup block (2048) ± 1; sliced views (strided rows).
+      name: "sort/argsort of rows 1, 2, 3, 127, 128, 129, 2047, 2048, 2049 wide, special values, both directions",
+      inputs: [{ shape: [3, 2049], kind: "special" }],
+      run: (xs) => [1, 2, 3, 127, 128, 129, 2047, 2048, 2049].flatMap((w) => {
+        const x = x0(xs).slice([null, [0, w]]);
+        return [x.sort(), x.argsort(-1, { descending: true })];
+      }),
+      tolerance: EXACT,
+    },
+    { name: "sort/argsort of rows past the workgroup block: i32 ties on [2, 5000], f32 on [9000], both directions", inputs: [{ shape: [2, 5000], kind: "int", dtype: "i32" }, { shape: [9000], kind: "special" }], run: (xs) => [x0(xs).argsort(), x0(xs).sort(-1, { descending: true }), x1(xs).sort(), x1(xs).argsort(0, { descending: true })], tolerance: EXACT },
+    { name: "argsort along axis 0 of a transposed [300, 37] (many strided rows); sort of u32 and bool", inputs: [{ shape: [300, 37], kind: "normal" }, { shape: [1000], kind: "bool" }], run: (xs) => [x0(xs).transpose().argsort(0), x0(xs).transpose().sort(1, { descending: true }), x1(xs).argsort(), x1(xs).cast("u32").sort(0, { descending: true })], tolerance: EXACT },
+    { name: "topk 10 of [3, 5000] (a long row, k < n) and topk 0", inputs: [{ shape: [3, 5000], kind: "normal" }], run: (xs) => { const t = x0(xs).topk(10); const s = x0(xs).topk(3, { largest: false }); return [t.values, t.indices, s.values, s.indices, x0(xs).topk(0).values]; }, tolerance: EXACT },
+    { name: "cumsum/cumprod past the walk chunk (4096) and of a transposed input: the same serial order on every backend", inputs: [{ shape: [3, 9000], kind: "unit" }, { shape: [70, 40], kind: "int", dtype: "i32" }], run: (xs) => [x0(xs).cumsum(1), x0(xs).mul(0.001).add(1).cumprod(1), x1(xs).transpose().cumsum(1), x1(xs).cumprod(0)], tolerance: EXACT },
+    { name: "scatter and scatterAdd of 5000 sources per row into [2, 100] (past the walk chunk), in order", inputs: [{ shape: [2, 100], kind: "normal" }, { shape: [2, 5000], kind: "index", max: 100, dtype: "i32" }, { shape: [2, 5000], kind: "normal" }], run: (xs) => [x0(xs).scatter(x1(xs), xs[2] as Tensor, 1), x0(xs).scatterAdd(x1(xs), xs[2] as Tensor, 1), x0(xs).transpose().scatterAdd(x1(xs).transpose().slice([[0, 7]]), (xs[2] as Tensor).transpose().slice([[0, 7]]), 0)], tolerance: EXACT },
     { name: "topk 7 of [9, 130]", inputs: [{ shape: [9, 130], kind: "normal" }], run: (xs) => { const t = x0(xs).topk(7); return [t.values, t.indices]; }, tolerance: EXACT },
-    { name: "scatter and scatterAdd of [40, 33] with repeated indices along both axes", inputs: [{ shape: [40, 33], kind: "normal" }, { shape: [40, 50], kind: "index", max: 33, dtype: "i32" }, { shape: [40, 50], kind: "normal" }], run: (xs) => [x0(xs).scatter(x1(xs), xs[2] as Tensor, 1), x0(xs).scatterAdd(x1(xs), xs[2] as Tensor, 1)], tolerance: reductionTolerance(50) },
+    { name: "scatter and scatterAdd of [40, 33] with repeated indices along both axes", inputs: [{ shape: [40, 33], kind: "normal" }, { shape: [40, 50], kind: "index", max: 33, dtype: "i32" }, { shape: [40, 50], kind: "normal" }], run: (xs) => [x0(xs).scatter(x1(xs), xs[2] as Tensor, 1), x0(xs).scatterAdd(x1(xs), xs[2] as Tensor, 1)], tolerance: EXACT },
     { name: "conv2d [2, 4, 17, 19] with a [6, 2, 3, 3] kernel, groups 2, stride 2, padding 1, bias", inputs: [{ shape: [2, 4, 17, 19], kind: "normal" }, { shape: [6, 2, 3, 3], kind: "normal" }, { shape: [6], kind: "normal" }], run: (xs) => conv2d(x0(xs), x1(xs), { groups: 2, stride: 2, padding: 1, bias: xs[2] as Tensor }), tolerance: reductionTolerance(18) },
     { name: "conv1d [3, 5, 130] with a [4, 5, 5] kernel, dilation 2, padding same", inputs: [{ shape: [3, 5, 130], kind: "normal" }, { shape: [4, 5, 5], kind: "normal" }], run: (xs) => conv1d(x0(xs), x1(xs), { dilation: 2, padding: "same" }), tolerance: reductionTolerance(25) },
     { name: "maxPool2d and avgPool2d of [2, 3, 33, 35] with special values", inputs: [{ shape: [2, 3, 33, 35], kind: "special" }], run: (xs) => [maxPool2d(x0(xs), 3, { stride: 2, padding: 1 }), avgPool2d(x0(xs), [2, 3])], tolerance: reductionTolerance(9) },
