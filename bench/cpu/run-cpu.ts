@@ -7,6 +7,7 @@
 import { writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { createCpuDevice } from "@weft/weft";
+import { cpuThreads } from "@weft/backend-cpu";
 import type { BenchOptions, Peer } from "../context.js";
 import { errorText } from "../harness/measure.js";
 import { printReport, Report } from "../harness/report.js";
@@ -31,7 +32,9 @@ export async function runCpuBench(options: BenchOptions): Promise<void> {
   console.log(`bench: CPU section, ${options.quick ? "quick" : "full"} mode on ${machine}, node ${process.version}`);
   const weft = await peer<WeftCpu>("weft cpu", () => {
     const device = createCpuDevice();
-    return { device, kernelPath: device.label };
+    // The thread count large matmuls use (1 on 2 cores or fewer; WEFT_CPU_THREADS overrides).
+    const threads = cpuThreads();
+    return { device, kernelPath: `${device.label}, matmul on ${threads} thread${threads === 1 ? "" : "s"} from 2^22 multiply-adds` };
   });
   const tfCpu = await peer<TfHostPeer>("tfjs cpu", createTfCpuPeer);
   const tfWasm = await peer<TfHostPeer>("tfjs wasm", createTfWasmPeer);

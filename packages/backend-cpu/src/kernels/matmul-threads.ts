@@ -193,7 +193,7 @@ export function threadedGemm(): ThreadedGemm | null {
   if (core !== undefined) return core;
   const threads = cpuThreads();
   const proc = (globalThis as { process?: Builtins }).process;
-  const wasm = (globalThis as { WebAssembly?: WebAssemblyApi }).WebAssembly;
+  const wasm = (globalThis as unknown as { WebAssembly?: WebAssemblyApi }).WebAssembly;
   const workerApi = proc?.getBuiltinModule?.("node:worker_threads") as WorkerApi | undefined;
   if (threads < 2 || wasm === undefined || workerApi === undefined) {
     core = null;
