@@ -1,7 +1,7 @@
 /**
  * The kernels that walk one axis row by row: `sort` (a stable radix sort of order-preserving
- * keys), `scan` (a serial running sum/product) and `scatter` (the sources written or added in
- * order). Each reads strided operands and writes one dense output; they are the oracle the
+ * keys), `scan` (a running sum/product folded serially per block of {@link SCAN_BLOCK}) and
+ * `scatter` (the sources written or added in order). Each reads strided operands and writes one dense output; they are the oracle the
  * WebGPU kernels of the same ops must match (`docs/semantics.md`, "Issue 7's ops").
  *
  * @remarks
@@ -166,8 +166,16 @@ export function sortKernel(input: KernelOperand, axis: number, descending: boole
 }
 
 /**
- * The inclusive running sum or product along `axis`, serial in axis order (NumPy's
- * `add.accumulate`): floats round to f32 after every step, integers wrap.
+ * Elements per block of the scan order (`docs/semantics.md`, "Issue 7's ops"): each block is
+ * folded serially, and a block after the first starts from the carry (the fold of the earlier
+ * blocks' totals), so the WebGPU kernel can fold every block in parallel and give the same bits.
+ */
+export const SCAN_BLOCK = 512;
+
+/**
+ * The inclusive running sum or product along `axis` in the blocked order of {@link SCAN_BLOCK}:
+ * a serial left fold (NumPy's `add.accumulate`) for rows up to one block; floats round to f32
+ * after every step, integers wrap (so their results do not depend on the order).
  */
 export function scanKernel(op: ScanOp, input: KernelOperand, axis: number, out: KernelOperand, writable: readonly boolean[]): CpuKernel {
   const shape = input.layout.shape;
@@ -175,6 +183,13 @@ export function scanKernel(op: ScanOp, input: KernelOperand, axis: number, out: 
   const sa = input.layout.strides[axis] ?? 0;
   const so = out.layout.strides[axis] ?? 0;
   const dtype = out.dtype;
+  const sum = op === "sum";
+  const combine =
+    dtype === "f32"
+      ? sum ? (a: number, b: number) => Math.fround(a + b) : (a: number, b: number) => Math.fround(a * b)
+      : dtype === "i32"
+        ? sum ? (a: number, b: number) => (a + b) | 0 : (a: number, b: number) => Math.imul(a, b)
+        : sum ? (a: number, b: number) => (a + b) >>> 0 : (a: number, b: number) => Math.imul(a, b) >>> 0;
   return {
     key: `scan[${op}:${axis}]|${key(input)}|${key(out)}`,
     run(buffers) {
@@ -184,13 +199,24 @@ export function scanKernel(op: ScanOp, input: KernelOperand, axis: number, out: 
       forEachRow(shape, axis, [input.layout, out.layout], (bases) => {
         const p = bases[0] as number;
         const o = bases[1] as number;
-        let acc = op === "sum" ? 0 : 1;
-        for (let i = 0; i < n; i++) {
-          const v = src[p + i * sa] as number;
-          if (dtype === "f32") acc = Math.fround(op === "sum" ? acc + v : acc * v);
-          else if (dtype === "i32") acc = op === "sum" ? (acc + v) | 0 : Math.imul(acc, v);
-          else acc = op === "sum" ? (acc + v) >>> 0 : Math.imul(acc, v) >>> 0;
-          dst[o + i * so] = acc;
+        let carry = 0;
+        for (let start = 0; start < n; start += SCAN_BLOCK) {
+          const end = Math.min(n, start + SCAN_BLOCK);
+          const first = src[p + start * sa] as number;
+          let acc = start === 0 ? first : combine(carry, first);
+          dst[o + start * so] = acc;
+          for (let i = start + 1; i < end; i++) {
+            acc = combine(acc, src[p + i * sa] as number);
+            dst[o + i * so] = acc;
+          }
+          if (start === 0) {
+            carry = acc;
+          } else {
+            // The block's own total, folded from its first element (what the device folds in parallel).
+            let total = first;
+            for (let i = start + 1; i < end; i++) total = combine(total, src[p + i * sa] as number);
+            carry = combine(carry, total);
+          }
         }
       });
       memory.commit();

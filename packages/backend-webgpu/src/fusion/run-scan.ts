@@ -3,7 +3,7 @@ import type { ExecutionContext, OperationIr } from "@weft/fusion";
 import { numElements } from "@weft/fusion";
 import { IndexOutOfRangeError } from "@weft/server";
 import { contiguousHandle, type WebGpuHandle } from "../handle/webgpu-handle.js";
-import { WALK_CHUNK, scanKernel, scanKey, scatterKernel, scatterKey, type ScanSpec, type ScatterSpec } from "../kernels/axis-walk.js";
+import { SCAN_BLOCK, WALK_CHUNK, scanKernel, scanKey, scatterKernel, scatterKey, type ScanPass, type ScanSpec, type ScatterSpec } from "../kernels/axis-walk.js";
 import { copyInto, distinctBindings } from "./distinct-bindings.js";
 import type { Launcher } from "./launcher.js";
 import { bindingOf, bytesOf } from "./run-elementwise.js";
@@ -17,7 +17,11 @@ function start(at: number): Uint8Array {
   return new Uint8Array(Uint32Array.of(at).buffer);
 }
 
-/** Runs a `scan` with `kernels/axis-walk.ts`' kernel: one launch per chunk of the axis, in order. */
+/**
+ * Runs a `scan` with `kernels/axis-walk.ts`' passes: one serial pass per row up to
+ * `SCAN_BLOCK`, else block totals, carries (in chunks of `WALK_CHUNK` blocks) and the blocks
+ * folded from their carries, through two scratch arrays of `rows · blocks` elements.
+ */
 export function runScan(launcher: Launcher, ctx: ExecutionContext<WebGpuHandle>, op: ScanOperation): void {
   const input = ctx.handles.getHandle(op.input);
   const out = contiguousHandle(launcher.empty(bytesOf(op.out.shape, op.out.dtype), ctx.stream), op.out.shape, op.out.dtype);
@@ -25,11 +29,30 @@ export function runScan(launcher: Launcher, ctx: ExecutionContext<WebGpuHandle>,
   if (numElements(op.out.shape) === 0) {
     launcher.propagate([input.memory], [out.memory], ctx.stream);
   } else {
-    const spec: ScanSpec = { op: op.op, input: { shape: input.shape, strides: input.strides, offset: input.offset }, dtype: op.out.dtype, axis: op.axis };
-    const plan = launcher.plan(scanKey(spec, launcher.profile), () => scanKernel(spec, launcher.profile));
-    for (let at = 0; at < n; at += WALK_CHUNK) {
-      // Later chunks read the carry from the output: read-write keeps the earlier chunk's claims.
-      launcher.launch(plan, [bindingOf(input, "read"), bindingOf(out, at === 0 ? "write" : "read-write")], ctx.stream, start(at));
+    const layout = { shape: input.shape, strides: input.strides, offset: input.offset };
+    const plan = (pass: ScanPass) => {
+      const spec: ScanSpec = { pass, op: op.op, input: layout, dtype: op.out.dtype, axis: op.axis };
+      return launcher.plan(scanKey(spec, launcher.profile), () => scanKernel(spec, launcher.profile));
+    };
+    if (n <= SCAN_BLOCK) {
+      launcher.launch(plan("serial"), [bindingOf(input, "read"), bindingOf(out, "write")], ctx.stream);
+    } else {
+      const blocks = Math.ceil(n / SCAN_BLOCK);
+      const rows = numElements(op.input.shape) / n;
+      const totals = contiguousHandle(launcher.empty(bytesOf([rows, blocks], op.out.dtype), ctx.stream), [rows, blocks], op.out.dtype);
+      const carries = contiguousHandle(launcher.empty(bytesOf([rows, blocks], op.out.dtype), ctx.stream), [rows, blocks], op.out.dtype);
+      try {
+        launcher.launch(plan("totals"), [bindingOf(input, "read"), bindingOf(totals, "write")], ctx.stream);
+        const carry = plan("carries");
+        for (let at = 0; at < blocks; at += WALK_CHUNK) {
+          // Later chunks read the carries the previous one wrote: read-write keeps their claims.
+          launcher.launch(carry, [bindingOf(totals, "read"), bindingOf(carries, at === 0 ? "write" : "read-write")], ctx.stream, start(at));
+        }
+        launcher.launch(plan("apply"), [bindingOf(input, "read"), bindingOf(carries, "read"), bindingOf(out, "write")], ctx.stream);
+      } finally {
+        totals.memory.release();
+        carries.memory.release();
+      }
     }
   }
   ctx.handles.registerHandle(op.out.id, out);

@@ -7,27 +7,48 @@ import { dispatch1d, ENTRY_PARAMS, LINEAR_GROUP } from "./dispatch.js";
 import type { KernelLaunchPlan } from "./elementwise.js";
 
 /**
- * The WebGPU `scan` and `scatter` kernels: one invocation per row along the axis walks the row in
- * order, so the arithmetic is the CPU oracle's (`@weft/backend-cpu`'s `axis-kernels.ts`) step
- * for step — a serial running sum/product, sources written or added in source order — and the
- * results are the same bits (`docs/semantics.md`, "Issue 7's ops").
+ * The WebGPU `scan` and `scatter` kernels: each invocation walks a row (a scan block) in order, so
+ * the arithmetic is the CPU oracle's (`@weft/backend-cpu`'s `axis-kernels.ts`) step for step — a
+ * running sum/product folded per block of {@link SCAN_BLOCK} from a carry, sources written or
+ * added in source order — and the results are the same bits (`docs/semantics.md`, "Issue 7's
+ * ops").
  *
  * @remarks
+ * **Scan blocks.** A row longer than one block runs in three passes: every block's total in
+ * parallel, the carries (a serial fold of the totals per row), every block folded from its carry
+ * in parallel; so a long row costs `O(n / SCAN_BLOCK + SCAN_BLOCK)` steps of latency, not `O(n)`.
  * **Chunks.** Mesa's software GLES stops a loop past 65,535 iterations silently (`kernel.ts`), so
- * one launch walks at most {@link WALK_CHUNK} elements of each row, from the uniform `start`; the
- * runtime launches `⌈n / WALK_CHUNK⌉` times in order on the stream. A scan's later chunk reads
- * its carry from the element the previous chunk wrote.
- * **Parallelism** is across rows only: a tensor with few long rows walks them serially (a block
- * scan with a carry pass would parallelise one row, at the price of a tree summation order; see
- * `docs/semantics.md`).
+ * the walks that can be longer (the carries, a scatter's sources) cover at most
+ * {@link WALK_CHUNK} elements per launch, from the uniform `start`; the runtime launches
+ * `⌈length / WALK_CHUNK⌉` times in order on the stream.
+ * **Parallelism** of a scatter is across rows only: a tensor with few rows and many sources walks
+ * them serially.
  * **Index check** (`scatter`): as `gather`'s (`kernels/gather.ts`): an index outside `[-n, n)` is
  * skipped and recorded in the two status words, which the runtime has the server verify, so the
  * output fails at read with an `IndexOutOfRangeError`.
  */
 export const WALK_CHUNK = 4096;
 
+/**
+ * Elements per block of the scan order: must equal the CPU oracle's `SCAN_BLOCK`
+ * (`@weft/backend-cpu`'s `axis-kernels.ts`), since the order is part of the result's bits.
+ */
+export const SCAN_BLOCK = 512;
+
+/**
+ * One pass of a scan (rows of `n` elements, `b = ⌈n / SCAN_BLOCK⌉` blocks):
+ * - `serial` (`n ≤ SCAN_BLOCK`): one invocation per row folds it; bindings src, dst.
+ * - `totals`: one invocation per block folds it from its first element; bindings src, totals.
+ * - `carries`: one invocation per row: `carry[1] = total[0]`, `carry[k] = carry[k-1] ⊕ total[k-1]`,
+ *   for the blocks `[start, start + WALK_CHUNK)` (uniform); bindings totals, carries.
+ * - `apply`: one invocation per block folds it from its carry (block 0: from its first element)
+ *   into the output; bindings src, carries, dst.
+ */
+export type ScanPass = "serial" | "totals" | "carries" | "apply";
+
 /** What a scan kernel is generated from (structure only). */
 export interface ScanSpec {
+  readonly pass: ScanPass;
   readonly op: ScanOp;
   readonly input: StridedLayout;
   readonly dtype: DType;
@@ -37,7 +58,7 @@ export interface ScanSpec {
 /** Canonical key of a scan kernel. */
 export function scanKey(spec: ScanSpec, profile: DeviceProfile): string {
   const l = spec.input;
-  return `scan:${spec.op}:${spec.dtype}:${spec.axis}(${l.shape}:${l.strides}:${l.offset})#${profile.key}`;
+  return `scan:${spec.pass}:${spec.op}:${spec.dtype}:${spec.axis}(${l.shape}:${l.strides}:${l.offset})#${profile.key}`;
 }
 
 function rowsOf(shape: readonly number[], axis: number): number {
@@ -52,33 +73,73 @@ function contiguous(shape: readonly number[]): number[] {
 
 const START = ["struct Walk { start: u32 }"];
 
-/** Generates the scan kernel: bindings src, dst (dense), uniforms `{ start }`. */
+/** Generates one pass of the scan (see {@link ScanPass}). */
 export function scanKernel(spec: ScanSpec, profile: DeviceProfile): KernelLaunchPlan {
   checkDType(spec.dtype, profile, "scan");
   const shape = spec.input.shape;
   checkIndexRange(shape.reduce((a, b) => a * b, 1), "scan");
   const rows = rowsOf(shape, spec.axis);
   const n = shape[spec.axis] ?? 0;
+  const blocks = Math.ceil(n / SCAN_BLOCK);
   const wg = profile.workgroupSize;
   const t = storageElement(spec.dtype, 1);
+  const op = spec.op === "sum" ? "+" : "*";
   const w = new WgslBuilder();
   if (spec.dtype === "f16") w.line("enable f16;", "");
-  w.line(storageBinding(0, "src", t), storageBinding(1, "dst", t), ...START, "@group(0) @binding(2) var<uniform> walk: Walk;", "", `@compute @workgroup_size(${wg})`);
+  const pass = spec.pass;
+  let threads: number;
+  switch (pass) {
+    case "serial":
+      w.line(storageBinding(0, "src", t), storageBinding(1, "dst", t));
+      threads = rows;
+      break;
+    case "totals":
+      w.line(storageBinding(0, "src", t), storageBinding(1, "totals", t));
+      threads = rows * blocks;
+      break;
+    case "carries":
+      w.line(storageBinding(0, "totals", t), storageBinding(1, "carries", t), ...START, "@group(0) @binding(2) var<uniform> walk: Walk;");
+      threads = rows;
+      break;
+    case "apply":
+      w.line(storageBinding(0, "src", t), storageBinding(1, "carries", t), storageBinding(2, "dst", t));
+      threads = rows * blocks;
+      break;
+    default:
+      return pass satisfies never;
+  }
+  w.line("", `@compute @workgroup_size(${wg})`);
   w.block(`fn main(${ENTRY_PARAMS})`, (b) => {
-    b.line(`let row = ${LINEAR_GROUP} * ${wg}u + lid;`, `if (row >= ${rows}u) { return; }`);
+    b.line(`let q = ${LINEAR_GROUP} * ${wg}u + lid;`, `if (q >= ${threads}u) { return; }`);
+    if (pass === "carries") {
+      b.line(`let at = q * ${blocks}u;`, `let end = min(walk.start + ${WALK_CHUNK}u, ${blocks}u);`);
+      b.block("for (var k = max(walk.start, 1u); k < end; k = k + 1u)", (c) => {
+        c.line(`carries[at + k] = select(carries[at + k - 1u] ${op} totals[at + k - 1u], totals[at], k == 1u);`);
+      });
+      return;
+    }
+    const perRow = pass === "serial" ? 1 : blocks;
+    b.line(`let row = q / ${perRow}u;`, `let block = q % ${perRow}u;`);
     const outer = shape.map((d, i) => (i === spec.axis ? 1 : d));
     const coords = emitCoords(b, "row", outer, "c");
     const sa = spec.input.strides[spec.axis] ?? 0;
     const so = contiguous(shape)[spec.axis] ?? 0;
-    b.line(`let base = ${offsetExpr(coords, spec.input.strides, spec.input.offset)};`, `let obase = ${offsetExpr(coords, contiguous(shape), 0)};`);
-    const identity = spec.op === "sum" ? `${t}(0)` : `${t}(1)`;
-    b.line(`var acc = ${identity};`, `if (walk.start > 0u) { acc = dst[obase + (walk.start - 1u) * ${so}u]; }`);
-    b.line(`let end = min(walk.start + ${WALK_CHUNK}u, ${n}u);`);
-    b.block("for (var i = walk.start; i < end; i = i + 1u)", (c) => {
-      c.line(`acc = acc ${spec.op === "sum" ? "+" : "*"} src[base + i * ${sa}u];`, `dst[obase + i * ${so}u] = acc;`);
+    b.line(
+      `let base = ${offsetExpr(coords, spec.input.strides, spec.input.offset)};`,
+      `let obase = ${offsetExpr(coords, contiguous(shape), 0)};`,
+      `let start = block * ${SCAN_BLOCK}u;`,
+      `let end = min(start + ${SCAN_BLOCK}u, ${n}u);`,
+      `var acc = src[base + start * ${sa}u];`,
+    );
+    if (pass === "apply") b.line(`if (block > 0u) { acc = carries[row * ${blocks}u + block] ${op} acc; }`);
+    if (pass !== "totals") b.line(`dst[obase + start * ${so}u] = acc;`);
+    b.block("for (var i = start + 1u; i < end; i = i + 1u)", (c) => {
+      c.line(`acc = acc ${op} src[base + i * ${sa}u];`);
+      if (pass !== "totals") c.line(`dst[obase + i * ${so}u] = acc;`);
     });
+    if (pass === "totals") b.line(`totals[q] = acc;`);
   });
-  return { kernel: { key: scanKey(spec, profile), source: w.toString(), entryPoint: "main", label: `scan ${spec.op}` }, count: dispatch1d(Math.ceil(rows / wg), profile, "scan") };
+  return { kernel: { key: scanKey(spec, profile), source: w.toString(), entryPoint: "main", label: `scan ${spec.op} ${pass}` }, count: dispatch1d(Math.ceil(threads / wg), profile, "scan") };
 }
 
 /** What a scatter kernel is generated from (structure only). */

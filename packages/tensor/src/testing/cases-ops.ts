@@ -291,7 +291,18 @@ export function opsConformanceCases(): ConformanceCase[] {
     { name: "sort/argsort of rows past the workgroup block: i32 ties on [2, 5000], f32 on [9000], both directions", inputs: [{ shape: [2, 5000], kind: "int", dtype: "i32" }, { shape: [9000], kind: "special" }], run: (xs) => [x0(xs).argsort(), x0(xs).sort(-1, { descending: true }), x1(xs).sort(), x1(xs).argsort(0, { descending: true })], tolerance: EXACT },
     { name: "argsort along axis 0 of a transposed [300, 37] (many strided rows); sort of u32 and bool", inputs: [{ shape: [300, 37], kind: "normal" }, { shape: [1000], kind: "bool" }], run: (xs) => [x0(xs).transpose().argsort(0), x0(xs).transpose().sort(1, { descending: true }), x1(xs).argsort(), x1(xs).cast("u32").sort(0, { descending: true })], tolerance: EXACT },
     { name: "topk 10 of [3, 5000] (a long row, k < n) and topk 0", inputs: [{ shape: [3, 5000], kind: "normal" }], run: (xs) => { const t = x0(xs).topk(10); const s = x0(xs).topk(3, { largest: false }); return [t.values, t.indices, s.values, s.indices, x0(xs).topk(0).values]; }, tolerance: EXACT },
-    { name: "cumsum/cumprod past the walk chunk (4096) and of a transposed input: the same serial order on every backend", inputs: [{ shape: [3, 9000], kind: "unit" }, { shape: [70, 40], kind: "int", dtype: "i32" }], run: (xs) => [x0(xs).cumsum(1), x0(xs).mul(0.001).add(1).cumprod(1), x1(xs).transpose().cumsum(1), x1(xs).cumprod(0)], tolerance: EXACT },
+    { name: "cumsum/cumprod of [3, 9000] (18 scan blocks) and of a transposed input: the same order on every backend", inputs: [{ shape: [3, 9000], kind: "unit" }, { shape: [70, 40], kind: "int", dtype: "i32" }], run: (xs) => [x0(xs).cumsum(1), x0(xs).mul(0.001).add(1).cumprod(1), x1(xs).transpose().cumsum(1), x1(xs).cumprod(0)], tolerance: EXACT },
+    {
+      // The scan's thresholds: one block (512, serial), a block ± 1, many blocks; strided rows.
+      name: "cumsum/cumprod of rows 1, 511, 512, 513, 1025 wide (the scan block, 512) from sliced views: the same blocked order on every backend",
+      inputs: [{ shape: [4, 1025], kind: "unit" }],
+      run: (xs) => [1, 511, 512, 513, 1025].flatMap((w) => {
+        const x = x0(xs).slice([null, [0, w]]);
+        return [x.cumsum(1), x.mul(0.01).add(1).cumprod(1), x.transpose().cumsum(0)];
+      }),
+      tolerance: EXACT,
+    },
+    { name: "cumsum of one row of 2,200,000 (more scan blocks than one carry walk, 4096)", inputs: [{ shape: [2200000], kind: "unit" }], run: (xs) => x0(xs).cumsum(0), tolerance: EXACT },
     { name: "scatter and scatterAdd of 5000 sources per row into [2, 100] (past the walk chunk), in order", inputs: [{ shape: [2, 100], kind: "normal" }, { shape: [2, 5000], kind: "index", max: 100, dtype: "i32" }, { shape: [2, 5000], kind: "normal" }], run: (xs) => [x0(xs).scatter(x1(xs), xs[2] as Tensor, 1), x0(xs).scatterAdd(x1(xs), xs[2] as Tensor, 1), x0(xs).transpose().scatterAdd(x1(xs).transpose().slice([[0, 7]]), (xs[2] as Tensor).transpose().slice([[0, 7]]), 0)], tolerance: EXACT },
     { name: "topk 7 of [9, 130]", inputs: [{ shape: [9, 130], kind: "normal" }], run: (xs) => { const t = x0(xs).topk(7); return [t.values, t.indices]; }, tolerance: EXACT },
     { name: "scatter and scatterAdd of [40, 33] with repeated indices along both axes", inputs: [{ shape: [40, 33], kind: "normal" }, { shape: [40, 50], kind: "index", max: 33, dtype: "i32" }, { shape: [40, 50], kind: "normal" }], run: (xs) => [x0(xs).scatter(x1(xs), xs[2] as Tensor, 1), x0(xs).scatterAdd(x1(xs), xs[2] as Tensor, 1)], tolerance: EXACT },
