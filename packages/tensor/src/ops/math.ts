@@ -8,7 +8,8 @@
  * @remarks
  * **Numerics** (`docs/semantics.md`, "Composed elementwise ops"):
  * - `softplus(x) = max(x, 0) + log1p(exp(-|x|))`: no overflow for large `x` (it is `x` there), no
- *   cancellation for very negative `x` (it is `exp(x)` there);
+ *   cancellation for very negative `x` (it is `exp(x)` there); with `beta` it is
+ *   `softplus(beta·x) / beta`, and `x` itself where `beta·x > threshold` (PyTorch);
  * - `elu`/`selu` take `expm1` of `min(x, 0)`, so the branch not taken never overflows (its
  *   gradient stays finite);
  * - `floorDiv` on floats is the `q` with `fl(q·b) ≤ a < fl((q + 1)·b)` (reversed for `b < 0`),
@@ -154,10 +155,23 @@ export function selu(x: Tensor): Tensor {
   return floatBody(t, (xf) => eluOf(xf, SELU_ALPHA, SELU_SCALE));
 }
 
-/** `log(1 + eˣ)`, computed stably as `max(x, 0) + log1p(e^-|x|)` (module doc). */
-export function softplus(x: Tensor): Tensor {
+/**
+ * `log(1 + e^(beta·x)) / beta`, computed stably as `(max(y, 0) + log1p(e^-|y|)) / beta` with
+ * `y = beta·x`, and `x` itself where `beta·x > threshold` (PyTorch's `softplus(x, beta = 1,
+ * threshold = 20)`; module doc).
+ * @throws ValueError when `beta` is not a positive finite number or `threshold` is NaN or not a number.
+ */
+export function softplus(x: Tensor, beta = 1, threshold = 20): Tensor {
   const t = checked("softplus", x);
-  return floatBody(t, (xf) => binary("add", binary("maximum", xf, 0), unary("log1p", unary("exp", unary("neg", unary("abs", xf))))));
+  checkNumber("softplus", "beta", beta, true);
+  if (!(beta > 0)) throw new ValueError("softplus", `beta must be positive, got ${beta}; pass beta > 0 (PyTorch's default is 1)`);
+  checkNumber("softplus", "threshold", threshold);
+  if (Number.isNaN(threshold)) throw new ValueError("softplus", "threshold is NaN; pass a number (PyTorch's default is 20, Infinity never switches to x)");
+  return floatBody(t, (xf) => {
+    const y = beta === 1 ? xf : binary("mul", xf, beta);
+    const stable = binary("add", binary("maximum", y, 0), unary("log1p", unary("exp", unary("neg", unary("abs", y)))));
+    return where(binary("gt", y, threshold), xf, beta === 1 ? stable : binary("div", stable, beta));
+  });
 }
 
 /** The base-2 logarithm. */

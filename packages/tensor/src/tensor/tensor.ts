@@ -342,7 +342,7 @@ export class Tensor {
   /** Scaled ELU with SELU's fixed constants. */
   selu(): Tensor { return selu(this); }
   /** `log(1 + eˣ)`, stable for large `|x|`. */
-  softplus(): Tensor { return softplus(this); }
+  softplus(beta?: number, threshold?: number): Tensor { return softplus(this, beta, threshold); }
   /** `true` where NaN (bool). */
   isNaN(): Tensor { return isNaN(this); }
   /** `true` where ±Inf (bool). */

@@ -24,7 +24,7 @@ import { cumprod, cumsum } from "../ops/scan.js";
 import { scatter, scatterAdd } from "../ops/scatter.js";
 import { argsort, sort, topk } from "../ops/sort.js";
 import { einsum } from "../ops/einsum.js";
-import { floorDiv } from "../ops/math.js";
+import { floorDiv, softplus } from "../ops/math.js";
 import type { Tensor } from "../tensor/tensor.js";
 import type { ConformanceCase } from "./cases.js";
 import type { ExactCase, ExactOutput } from "./cases-api.js";
@@ -76,6 +76,10 @@ export function opsExactCases(): ExactCase[] {
     ], { dtype: "u32", values: [3, 2147483647, 0] }, i32(3, -4, 0)),
     // ── activations with exact answers ──
     c("leakyRelu: negatives scaled by alpha, NaN kept, ±Inf", (d) => tensor([-2, 3, NaN, -Infinity, Infinity, 0], { device: d }).leakyRelu(0.5), f32(-1, 3, NaN, -Infinity, Infinity, 0)),
+    c("softplus(x, beta = 1, threshold = 2): x itself past the threshold (PyTorch); ±Inf, NaN", (d) => [
+      tensor([3, 25, -Infinity, Infinity, NaN, 2.5], { device: d }).softplus(1, 2),
+      softplus(tensor([30, -Infinity], { device: d }), 4),
+    ], f32(3, 25, 0, Infinity, NaN, 2.5), f32(30, 0)),
     c("elu at 0, +Inf, -Inf and NaN; softplus of ±Inf and NaN", (d) => [
       tensor([0, Infinity, -Infinity, NaN, 5], { device: d }).elu(2),
       tensor([Infinity, -Infinity, NaN, 1000], { device: d }).softplus(),
@@ -265,6 +269,7 @@ export function opsConformanceCases(): ConformanceCase[] {
   return [
     { name: "isNaN/isInf/isFinite of special values on [37, 5]", inputs: [{ shape: [37, 5], kind: "special" }], run: (xs) => [x0(xs).isNaN(), x0(xs).isInf(), x0(xs).isFinite()], tolerance: EXACT },
     { name: "elu, selu, softplus, log2, leakyRelu on [37, 5]", inputs: [{ shape: [37, 5], kind: "normal" }], run: (xs) => [x0(xs).elu(), x0(xs).selu(), x0(xs).softplus(), x0(xs).abs().log2(), x0(xs).leakyRelu(0.2)], tolerance: TRANSCENDENTAL },
+    { name: "softplus with beta 2 and 0.5, threshold 1 and 20, on [37, 5]", inputs: [{ shape: [37, 5], kind: "normal" }], run: (xs) => [x0(xs).softplus(2, 1), x0(xs).softplus(0.5), x0(xs).softplus(3, Infinity)], tolerance: TRANSCENDENTAL },
     { name: "activations of special values (NaN, ±Inf, ±0)", inputs: [{ shape: [64], kind: "special" }], run: (xs) => [x0(xs).elu(), x0(xs).softplus(), x0(xs).leakyRelu()], tolerance: TRANSCENDENTAL },
     { name: "floorDiv of i32 with negative divisors and zeros on [300]", inputs: [{ shape: [300], kind: "int", dtype: "i32" }, { shape: [300], kind: "int", dtype: "i32" }], run: (xs) => x0(xs).floorDiv(x1(xs)), tolerance: EXACT },
     { name: "floorDiv of f32 on [37, 5]", inputs: [{ shape: [37, 5], kind: "normal" }, { shape: [5], kind: "positive" }], run: (xs) => x0(xs).floorDiv(x1(xs)).add(x0(xs).floorDiv(-0.75)), tolerance: EXACT },
