@@ -29,7 +29,7 @@ import type { KernelLaunchPlan } from "./elementwise.js";
  *   `j ≥ T` as one global compare-and-swap dispatch each and its strides `j < T` in workgroup
  *   memory in one dispatch; a last dispatch writes the output. `k` and `j` are uniforms, so a
  *   row length compiles four pipelines whatever its number of levels: `O(n log² n)` work in
- *   `O(log² (n / T))` dispatches (55 for `n = 2^20` with `T = 2048`).
+ *   `O(log² (n / T))` dispatches (56 for `n = 2^20` with `T = 2048`: the block sort, 45 global and 9 in-workgroup merge passes, the write).
  * **Keys.** Shapes, strides and `T` are structure, baked into the text (the existing rule for
  * layout kernels); no value of the data is.
  */
