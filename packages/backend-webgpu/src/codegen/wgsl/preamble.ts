@@ -223,21 +223,16 @@ function ieeeNanLines(op: "+" | "-" | "*" | "/", t: ValueType): string[] {
 }
 
 /**
- * `addIeee`/`subIeee`: the operator, with its NaN cases decided on the operands' bits
- * ({@link ieeeNanLines}).
+ * `addIeee`/`subIeee`/`mulIeee` (and `divIeee` for `f16`): the operator, with its NaN cases
+ * decided on the operands' bits ({@link ieeeNanLines}).
  */
-function ieeeSum(fn: string, ty: string, t: ValueType, op: "+" | "-"): string {
-  return [`fn ${fn}(a: ${ty}, b: ${ty}) -> ${ty} {`, ...ieeeNanLines(op, t), `  return select(a ${op} b, ${special("0x7fc00000", t)}, nan);`, `}`].join("\n");
-}
-
-/** `mulIeee`/`divIeee`: the operator, with its NaN cases decided on the operands' bits ({@link ieeeNanLines}). */
-function ieeeProduct(fn: string, ty: string, t: ValueType, op: "*" | "/"): string {
+function ieeeOperator(fn: string, ty: string, t: ValueType, op: "+" | "-" | "*" | "/"): string {
   return [`fn ${fn}(a: ${ty}, b: ${ty}) -> ${ty} {`, ...ieeeNanLines(op, t), `  return select(a ${op} b, ${special("0x7fc00000", t)}, nan);`, `}`].join("\n");
 }
 
 /**
  * `divIeee` for `f32`: the quotient rounded as the oracle rounds it, with the NaN cases of
- * {@link ieeeProduct}.
+ * {@link ieeeOperator}.
  *
  * @remarks
  * WGSL (and Vulkan) allow `a / b` an error of 2.5 ULP, and NVIDIA uses it: `255 / 255` is
@@ -616,13 +611,13 @@ const HELPERS: Record<HelperName, (fn: string, ty: string, t: ValueType) => stri
       `}`,
     ].join("\n"),
   /** `a + b`, NaN when an operand is NaN or the operands are opposite infinities (decided on the bits). */
-  addIeee: (fn, ty, t) => ieeeSum(fn, ty, t, "+"),
+  addIeee: (fn, ty, t) => ieeeOperator(fn, ty, t, "+"),
   /** `a - b`, NaN when an operand is NaN or the operands are equal infinities (decided on the bits). */
-  subIeee: (fn, ty, t) => ieeeSum(fn, ty, t, "-"),
+  subIeee: (fn, ty, t) => ieeeOperator(fn, ty, t, "-"),
   /** `a * b`, NaN when an operand is NaN or one is 0 and the other ±Inf (decided on the bits). */
-  mulIeee: (fn, ty, t) => ieeeProduct(fn, ty, t, "*"),
+  mulIeee: (fn, ty, t) => ieeeOperator(fn, ty, t, "*"),
   /** `a / b`, NaN when an operand is NaN, or for `0 / 0` and `±Inf / ±Inf` (decided on the bits). */
-  divIeee: (fn, ty, t) => (t.dtype === "f32" ? ieeeQuotient(fn, ty, t) : ieeeProduct(fn, ty, t, "/")),
+  divIeee: (fn, ty, t) => (t.dtype === "f32" ? ieeeQuotient(fn, ty, t) : ieeeOperator(fn, ty, t, "/")),
   /** `x`, but `+0` for either zero (decided and built on the bits). */
   plusZero: (fn, ty, t) =>
     fn1(fn, ty, [`return ${fromBits(`select(${bitsOf("x", t)}, ${u("0", t)}, ${helperName("isZero", t)}(x))`, t)};`]),
