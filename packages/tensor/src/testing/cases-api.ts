@@ -449,9 +449,17 @@ export function divisionCases(): ExactCase[] {
   ];
 }
 
-/** Every exact case of this file. */
+/**
+ * The exact cases of this file's families (the semantics table's answers), without issue 7's op
+ * cases (`cases-ops.ts`): what a run too slow for the op compositions (the Chromium page) takes.
+ */
+export function apiExactCases(): ExactCase[] {
+  return [...integerScalarCases(), ...typedArrayCases(), ...mixedEmptyCases(), ...issueCases(), ...signedZeroCases(), ...trigCases(), ...divisionCases(), ...indexErrorCases()];
+}
+
+/** Every exact case: {@link apiExactCases} and issue 7's op cases. */
 export function exactCases(): ExactCase[] {
-  return [...integerScalarCases(), ...typedArrayCases(), ...mixedEmptyCases(), ...issueCases(), ...signedZeroCases(), ...trigCases(), ...divisionCases(), ...indexErrorCases(), ...opsExactCases()];
+  return [...apiExactCases(), ...opsExactCases()];
 }
 
 /**

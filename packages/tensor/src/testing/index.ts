@@ -20,6 +20,6 @@ export { generateProgram, runProgram, compareRuns, minimize, formatProgram, runD
 export type { Program, Step, Facts, ProgramOptions, ProgramRun, ReadResult, Closeness, InputData, BinaryName, ReduceName, DifferentialOptions, DifferentialTarget, DifferentialFailure, DifferentialReport } from "./random-programs.js";
 export { badInputCases, environmentBadInputCases, runBadInputCase, createBadInputEnv, disposeBadInputEnv, FIX_WORDS } from "./bad-input.js";
 export type { BadInputCase, BadInputEnv, BadInputVerdict } from "./bad-input.js";
-export { exactCases, integerScalarCases, typedArrayCases, mixedEmptyCases, issueCases, signedZeroCases, trigCases, divisionCases, indexErrorCases, runExactCase } from "./cases-api.js";
+export { exactCases, apiExactCases, integerScalarCases, typedArrayCases, mixedEmptyCases, issueCases, signedZeroCases, trigCases, divisionCases, indexErrorCases, runExactCase } from "./cases-api.js";
 export type { ExactCase, ExactOutput } from "./cases-api.js";
 export { opsExactCases, opsConformanceCases } from "./cases-ops.js";

@@ -5,18 +5,7 @@
  *
  * @module
  */
-import {
-  type ConformanceCatalogueOptions,
-  type ExactCase,
-  divisionCases,
-  indexErrorCases,
-  integerScalarCases,
-  issueCases,
-  mixedEmptyCases,
-  signedZeroCases,
-  trigCases,
-  typedArrayCases,
-} from "@weft/tensor/testing/core";
+import { type ConformanceCatalogueOptions, type ExactCase, apiExactCases } from "@weft/tensor/testing/core";
 
 /**
  * The catalogue of the browser run: every case Node runs except the threshold cases (see
@@ -38,16 +27,7 @@ export const BROWSER_CATALOGUE: ConformanceCatalogueOptions = { thresholds: fals
  * SwiftShader).
  */
 export function browserExactCases(): ExactCase[] {
-  return [
-    ...integerScalarCases(),
-    ...typedArrayCases(),
-    ...mixedEmptyCases(),
-    ...issueCases(),
-    ...signedZeroCases(),
-    ...trigCases(),
-    ...divisionCases(),
-    ...indexErrorCases(),
-  ];
+  return apiExactCases();
 }
 
 /** The page's name for the exact case `c`. */
