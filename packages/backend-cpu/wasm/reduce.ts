@@ -37,42 +37,49 @@ export function sumBlock(ptr: usize, count: i32): f64 {
   return l0 + l1 + (l2 + l3) + (l4 + l5 + (l6 + l7));
 }
 
-/** The maximum of `count ≥ 1` f32 at `ptr` (NaN if any is NaN; +0 above -0). */
-export function maxBlock(ptr: usize, count: i32): f32 {
+/** The larger (`isMax`) or smaller of two f32x4, per lane (NaN wins, +0 above -0). */
+// @ts-ignore: decorator
+@inline function pick4(isMax: bool, a: v128, b: v128): v128 {
+  return isMax ? f32x4.max(a, b) : f32x4.min(a, b);
+}
+
+/** The larger (`isMax`) or smaller of two f32 (NaN wins, +0 above -0). */
+// @ts-ignore: decorator
+@inline function pick(isMax: bool, a: f32, b: f32): f32 {
+  return isMax ? max(a, b) : min(a, b);
+}
+
+/**
+ * The maximum (`isMax`) or minimum of `count ≥ 1` f32 at `ptr`: four f32x4 accumulators over
+ * blocks of 16, then the lanes, then the tail. Inlined with a constant `isMax`, so each export
+ * compiles to its own straight loop.
+ */
+// @ts-ignore: decorator
+@inline function extremeBlock(isMax: bool, ptr: usize, count: i32): f32 {
   let m0 = v128.load(ptr);
   if (count < 4) m0 = f32x4.splat(load<f32>(ptr));
   let m1 = m0, m2 = m0, m3 = m0;
   const end16 = ptr + (<usize>(count & ~15) << 2);
   let p = ptr;
   for (; p < end16; p += 64) {
-    m0 = f32x4.max(m0, v128.load(p));
-    m1 = f32x4.max(m1, v128.load(p, 16));
-    m2 = f32x4.max(m2, v128.load(p, 32));
-    m3 = f32x4.max(m3, v128.load(p, 48));
+    m0 = pick4(isMax, m0, v128.load(p));
+    m1 = pick4(isMax, m1, v128.load(p, 16));
+    m2 = pick4(isMax, m2, v128.load(p, 32));
+    m3 = pick4(isMax, m3, v128.load(p, 48));
   }
-  m0 = f32x4.max(f32x4.max(m0, m1), f32x4.max(m2, m3));
-  let m = max(max(f32x4.extract_lane(m0, 0), f32x4.extract_lane(m0, 1)), max(f32x4.extract_lane(m0, 2), f32x4.extract_lane(m0, 3)));
+  m0 = pick4(isMax, pick4(isMax, m0, m1), pick4(isMax, m2, m3));
+  let m = pick(isMax, pick(isMax, f32x4.extract_lane(m0, 0), f32x4.extract_lane(m0, 1)), pick(isMax, f32x4.extract_lane(m0, 2), f32x4.extract_lane(m0, 3)));
   const end = ptr + (<usize>count << 2);
-  for (; p < end; p += 4) m = max(m, load<f32>(p));
+  for (; p < end; p += 4) m = pick(isMax, m, load<f32>(p));
   return m;
+}
+
+/** The maximum of `count ≥ 1` f32 at `ptr` (NaN if any is NaN; +0 above -0). */
+export function maxBlock(ptr: usize, count: i32): f32 {
+  return extremeBlock(true, ptr, count);
 }
 
 /** The minimum of `count ≥ 1` f32 at `ptr` (NaN if any is NaN; -0 below +0). */
 export function minBlock(ptr: usize, count: i32): f32 {
-  let m0 = v128.load(ptr);
-  if (count < 4) m0 = f32x4.splat(load<f32>(ptr));
-  let m1 = m0, m2 = m0, m3 = m0;
-  const end16 = ptr + (<usize>(count & ~15) << 2);
-  let p = ptr;
-  for (; p < end16; p += 64) {
-    m0 = f32x4.min(m0, v128.load(p));
-    m1 = f32x4.min(m1, v128.load(p, 16));
-    m2 = f32x4.min(m2, v128.load(p, 32));
-    m3 = f32x4.min(m3, v128.load(p, 48));
-  }
-  m0 = f32x4.min(f32x4.min(m0, m1), f32x4.min(m2, m3));
-  let m = min(min(f32x4.extract_lane(m0, 0), f32x4.extract_lane(m0, 1)), min(f32x4.extract_lane(m0, 2), f32x4.extract_lane(m0, 3)));
-  const end = ptr + (<usize>count << 2);
-  for (; p < end; p += 4) m = min(m, load<f32>(p));
-  return m;
+  return extremeBlock(false, ptr, count);
 }
