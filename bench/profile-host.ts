@@ -21,13 +21,25 @@ import { weftChain } from "./workloads/chain.js";
 
 const [mode = "record", backend = "cpu", a, b] = process.argv.slice(2);
 
-async function device(): Promise<{ device: Device; settle: () => Promise<void>; stats: () => WebGpuServerStats | undefined }> {
-  if (backend === "cpu") return { device: createCpuDevice(), settle: async () => {}, stats: () => undefined };
+async function device(): Promise<{ device: Device; settle: () => Promise<void>; stats: () => WebGpuServerStats | undefined; blocks: () => string }> {
+  if (backend === "cpu") return { device: createCpuDevice(), settle: async () => {}, stats: () => undefined, blocks: () => "" };
   const w = await createWeftVariant(await requestWebGpuDevice({ backend: "auto" }), true);
-  return { device: w.device, settle: w.settle, stats: () => w.server.stats() };
+  const blocks = (): string => {
+    const log = w.fusion.inspector.executedBlocks;
+    const sizes = new Map<string, number>();
+    for (const b of log) {
+      const k = `${b.name}:${b.kinds.length}(${b.kinds.filter((x) => x === "drop").length} drops)`;
+      sizes.set(k, (sizes.get(k) ?? 0) + 1);
+    }
+    w.fusion.inspector.clearLog();
+    return [...sizes].map(([k, n]) => `${n}× ${k}`).join(", ");
+  };
+  return { device: w.device, settle: w.settle, stats: () => w.server.stats(), blocks };
 }
 
-const { device: d, settle, stats } = await device();
+const { device: d, settle, stats, blocks } = await device();
+/** `PROFILE_BLOCKS=1`: print the executed blocks (name:ops) after each loop. */
+const showBlocks = process.env["PROFILE_BLOCKS"] === "1";
 
 /** The server's submits, dispatches, read batches and maps since `before`, per `per` (WebGPU only). */
 function counters(before: WebGpuServerStats | undefined, per: number, unit: string): string {
@@ -54,12 +66,14 @@ async function record(ops: number): Promise<void> {
   once();
   await d.sync();
   const times: number[] = [];
+  const before = stats();
   for (let k = 0; k < 5; k++) {
     times.push(once());
     await d.sync();
   }
   times.sort((p, q) => p - q);
-  console.log(`record on ${d.label}: ${((times[2]! / ops) * 1000).toFixed(2)} µs/op (median of 5 × ${ops} ops)`);
+  console.log(`record on ${d.label}: ${((times[2]! / ops) * 1000).toFixed(2)} µs/op (median of 5 × ${ops} ops)${counters(before, 5 * ops, "op")}`);
+  if (showBlocks) console.log(`  blocks (last logged): ${blocks()}`);
   x.dispose();
 }
 
@@ -129,6 +143,7 @@ async function dependent(ops: number): Promise<void> {
     y.dispose();
     if (v[0] !== 0.5 + ops) throw new Error(`dependent adds gave ${v[0]}, want ${0.5 + ops}`);
     console.log(`dependent on ${d.label}: ${ms.toFixed(1)} ms for ${ops} adds + read (${((ms / ops) * 1000).toFixed(2)} µs/op)${counters(before, 1, "loop")}`);
+    if (showBlocks) console.log(`  blocks (last logged): ${blocks()}`);
   }
   x.dispose();
 }

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import type { OperationIr, TensorId, TensorIr, TensorStatus } from "@weft/fusion";
 import { OperationConverter } from "@weft/fusion/internal";
-import { ReduceFuser, type FuserKit } from "./fusers.js";
+import { ElementwiseFuser, ReduceFuser, type FuserKit } from "./fusers.js";
 import { planReduceBlock } from "./run-reduce.js";
 
 const t = (id: number, shape: number[], status: TensorStatus = "ReadOnly"): TensorIr => ({ id: id as TensorId, shape, dtype: "f32", status });
@@ -56,5 +56,64 @@ describe("ReduceFuser decides at fuse time what the reduce kernel can run", () =
     const fuser = fuse(ops);
     expect(fuser.status(), "the reduce kernel cannot give the epilogue a prologue tensor").toBe("closed");
     expect(fuser.len(), "the block stops before that operation").toBe(2);
+  });
+});
+
+describe("the trace fusers count the bindings a block's kernel needs, not every tensor it touched", () => {
+  const v = (id: number, status: TensorStatus = "ReadOnly"): TensorIr => t(id, [16], status);
+  const add = (input: TensorIr, out: number): OperationIr => ({ kind: "binary-scalar", op: "add", lhs: input, scalar: 1, scalarFirst: false, out: v(out, "NotInit") });
+  const drop = (id: number): OperationIr => ({ kind: "drop", tensor: v(id, "ReadWrite") });
+  /** One `tidy` step: `x + 1 + 1 …` (`adds` adds, every result alive), then the drops of its results. */
+  const step = (x: number, first: number, adds: number): OperationIr[] => {
+    const ops: OperationIr[] = [];
+    for (let k = 0; k < adds; k++) ops.push(add(v(k === 0 ? x : first + k - 1), first + k));
+    for (let k = 0; k < adds; k++) ops.push(drop(first + k));
+    return ops;
+  };
+  function feed(ops: OperationIr[]): ElementwiseFuser {
+    const converter = new OperationConverter();
+    const fuser = new ElementwiseFuser(kit);
+    for (const op of ops) fuser.fuse(converter.toRelative(op).op);
+    return fuser;
+  }
+
+  it("results dropped inside the block take no binding: steps of a tidy loop fuse past the limit", () => {
+    // Each step touches 1 + 5 tensors; four steps touch 21 distinct tensors, never more than 6 live.
+    const ops = [...step(1, 10, 5), ...step(1, 20, 5), ...step(1, 30, 5), ...step(1, 40, 5)];
+    const fuser = feed(ops);
+    expect(fuser.status(), "never more than 6 bindings (limit 8)").toBe("open");
+    expect(fuser.len()).toBe(ops.length);
+  });
+
+  it("results alive after the block take a binding each: a chain of live results closes at the limit", () => {
+    const ops: OperationIr[] = [];
+    for (let k = 0; k < 12; k++) ops.push(add(v(k === 0 ? 1 : 100 + k - 1), 100 + k));
+    const fuser = feed(ops);
+    expect(fuser.status()).toBe("closed");
+    expect(fuser.len(), "1 input + 7 written outputs = 8 bindings").toBe(7);
+  });
+
+  it("a consuming use frees its binding, and an op reading one tensor twice binds it once", () => {
+    const ops: OperationIr[] = [
+      { kind: "binary", op: "mul", lhs: v(1), rhs: v(1), out: v(2, "NotInit") },
+      ...Array.from({ length: 20 }, (_, k): OperationIr => add(v(2 + k, "ReadWrite"), 3 + k)),
+    ];
+    const fuser = feed(ops);
+    expect(fuser.status(), "1 input + 1 live output throughout").toBe("open");
+    expect(fuser.len()).toBe(ops.length);
+  });
+
+  it("a closed fuser offers its longest prefix that writes nothing (dead code: no kernel)", () => {
+    // Two whole steps (clean), then half a step whose results are still alive, then a reduction.
+    const ops: OperationIr[] = [...step(1, 10, 3), ...step(1, 20, 3), add(v(1), 30), add(v(30), 31), { kind: "reduce", op: "sum", input: v(31), axes: [0], keepDims: true, out: t(32, [1], "NotInit") }];
+    const fuser = feed(ops);
+    expect(fuser.status(), "the reduction closes it").toBe("closed");
+    expect(fuser.len(), "cut after the two steps; the half step goes to the next block").toBe(12);
+    expect(fuser.properties(), "the cut block is ready, scored by its own compute ops").toEqual({ ready: true, score: 60 });
+  });
+
+  it("an open fuser is never cut (the segment may still end cleanly)", () => {
+    const ops: OperationIr[] = [...step(1, 10, 3), add(v(1), 30)];
+    expect(feed(ops).len()).toBe(ops.length);
   });
 });

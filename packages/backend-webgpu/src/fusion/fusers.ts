@@ -1,5 +1,5 @@
 import type { BlockFallbackPort, FuserProperties, FuserStatus, OperationFuser, OperationIr, TensorId } from "@weft/fusion";
-import { broadcastsInto, forEachTensor, operationInputs, readsIndex, sameShape } from "@weft/fusion";
+import { broadcastsInto, operationInputs, readsIndex, sameShape, tensorAt } from "@weft/fusion";
 import type { WebGpuHandle } from "../handle/webgpu-handle.js";
 import { isExpression } from "./elementwise-ops.js";
 import type { Launcher } from "./launcher.js";
@@ -28,22 +28,48 @@ export interface FuserKit {
   readonly fallback: BlockFallbackPort<WebGpuHandle>;
 }
 
+/** Whether an input of `op` before position `pos` is the tensor `id` (an op reading a tensor twice binds it once). */
+function seenBefore(op: OperationIr, pos: number, id: TensorId): boolean {
+  for (let p = 0; p < pos; p++) if (tensorAt(op, p)?.id === id) return true;
+  return false;
+}
+
 /**
  * The shared trace logic of the three fusers: phases of elementwise ops over one reference shape,
  * bounded bindings, `drop`s accepted once something was fused.
  *
  * @remarks
- * **Bounded by** {@link MAX_FUSED_OPS} operations and `maxBindings` distinct tensors
- * (`maxStorageBuffersPerShaderStage - 1`, an upper bound on the kernel's storage bindings).
+ * **Bounded by** {@link MAX_FUSED_OPS} operations and `maxBindings` storage bindings
+ * (`maxStorageBuffersPerShaderStage - 1`). The bindings a block's kernel needs are its inputs
+ * (tensors read from outside the block) plus its *written* outputs: a tensor produced in the block
+ * whose last use (a `ReadWrite` use or a `drop`) lies inside the block is never written
+ * (`BlockGraph`'s write elision) and takes no binding. The fuser counts exactly that after
+ * every accepted operation, so every prefix it accepts fits the device: a `tidy` loop whose
+ * intermediates are dropped at the end of each step fuses step after step instead of closing once
+ * 15 distinct tensors were touched.
  * **Invariant.** `len()` counts exactly the accepted prefix; once closed, `fuse` ignores ops.
+ * **No allocation per operation**: the two sets are updated in place (`tensorAt` walks the op).
  */
 abstract class TraceFuser implements OperationFuser<WebGpuOptimization> {
   protected readonly kit: FuserKit;
   protected count = 0;
   protected computeOps = 0;
   protected closed = false;
-  /** Distinct tensors the block touches (inputs and outputs); bounded by `maxBindings`. */
-  protected tensors = new Set<TensorId>();
+  /** Tensors the block reads from outside it (input bindings); bounded by `maxBindings`. */
+  protected inputs = new Set<TensorId>();
+  /**
+   * Tensors produced in the block whose last use is not in it yet (they would be written: output
+   * bindings). Added with their producer, removed by a consuming use or a `drop` in the block;
+   * `inputs.size + live.size` never exceeds `maxBindings`.
+   */
+  protected live = new Set<TensorId>();
+  /**
+   * The longest accepted prefix that writes nothing (every tensor it produced died in it), and its
+   * compute operations; 0 when there is none. Such a prefix launches no kernel at all. Only the
+   * elementwise fuser cuts its block there (see {@link ElementwiseFuser}).
+   */
+  protected clean = 0;
+  protected cleanComputeOps = 0;
 
   constructor(kit: FuserKit) {
     this.kit = kit;
@@ -65,19 +91,47 @@ abstract class TraceFuser implements OperationFuser<WebGpuOptimization> {
       if (this.count === 0) this.closed = true;
       else {
         this.count++;
+        this.live.delete(op.tensor.id);
         this.dropped(op.tensor.id);
+        this.markClean();
       }
       return;
     }
-    const touched = new Set(this.tensors);
-    forEachTensor(op, (t) => touched.add(t.id));
-    if (touched.size > this.kit.maxBindings || !this.accept(op)) {
+    if (this.bindingsWith(op) > this.kit.maxBindings || !this.accept(op)) {
       this.closed = true;
       return;
     }
-    this.tensors = touched;
+    for (let pos = 0; ; pos++) {
+      const t = tensorAt(op, pos);
+      if (t === undefined || t === op.out) break;
+      if (this.live.has(t.id)) {
+        if (t.status === "ReadWrite") this.live.delete(t.id);
+      } else this.inputs.add(t.id);
+    }
+    this.live.add(op.out.id);
     this.count++;
     this.computeOps++;
+  }
+
+  /** Records the accepted prefix as clean when it writes nothing. */
+  protected markClean(): void {
+    if (this.live.size !== 0 || this.computeOps === 0) return;
+    this.clean = this.count;
+    this.cleanComputeOps = this.computeOps;
+  }
+
+  /** The bindings of the block extended by `op` (counted without changing anything). */
+  protected bindingsWith(op: Exclude<OperationIr, { kind: "drop" }>): number {
+    let n = this.inputs.size + this.live.size + 1;
+    for (let pos = 0; ; pos++) {
+      const t = tensorAt(op, pos);
+      if (t === undefined || t === op.out) break;
+      if (this.live.has(t.id)) {
+        // A consuming use of a block output: it is no longer written (once, even if read twice).
+        if (t.status === "ReadWrite" && !seenBefore(op, pos, t.id)) n--;
+      } else if (!this.inputs.has(t.id) && !seenBefore(op, pos, t.id)) n++;
+    }
+    return n;
   }
 
   abstract finish(): WebGpuOptimization;
@@ -89,7 +143,10 @@ abstract class TraceFuser implements OperationFuser<WebGpuOptimization> {
     this.count = 0;
     this.computeOps = 0;
     this.closed = false;
-    this.tensors = new Set();
+    this.inputs.clear();
+    this.live.clear();
+    this.clean = 0;
+    this.cleanComputeOps = 0;
     this.resetPhase();
   }
 
@@ -116,7 +173,10 @@ abstract class TraceFuser implements OperationFuser<WebGpuOptimization> {
     copy.count = this.count;
     copy.computeOps = this.computeOps;
     copy.closed = this.closed;
-    copy.tensors = new Set(this.tensors);
+    copy.inputs = new Set(this.inputs);
+    copy.live = new Set(this.live);
+    copy.clean = this.clean;
+    copy.cleanComputeOps = this.cleanComputeOps;
     this.copyPhase(copy);
     return copy;
   }
@@ -126,17 +186,43 @@ abstract class TraceFuser implements OperationFuser<WebGpuOptimization> {
 
 /** Whether `op` is an expression (elementwise or creation) that fits a block whose outputs all have shape `ref`. */
 function fitsShape(op: Exclude<OperationIr, { kind: "drop" }>, ref: readonly number[]): boolean {
-  return isExpression(op) && sameShape(op.out.shape, ref) && operationInputs(op).every((t) => broadcastsInto(t.shape, ref, SIZE_ONE));
+  if (!isExpression(op) || !sameShape(op.out.shape, ref)) return false;
+  for (let pos = 0; ; pos++) {
+    const t = tensorAt(op, pos);
+    if (t === undefined || t === op.out) return true;
+    if (!broadcastsInto(t.shape, ref, SIZE_ONE)) return false;
+  }
 }
 
 /**
  * Fuses a chain of elementwise operations (with broadcast inputs) whose outputs share one shape
  * into ONE kernel; `drop`s make write elision and in-place writes possible. Burn's
  * `ElemwiseFuser`.
+ *
+ * @remarks
+ * **Cut at a clean prefix.** Once closed, the block offered is the longest accepted prefix that
+ * writes nothing, when there is one (every tensor it produced died in it: dead code, so it
+ * launches no kernel), instead of the whole accepted run. The operations after the cut start the
+ * next block, where they fuse with what follows. A `tidy` loop whose steps drop their
+ * intermediates then runs no kernel at all, where the whole run would have written the outputs
+ * of the step the limit cut in half. Never worse in kernels: the cut prefix launches nothing, and
+ * the rest needed a kernel in any case.
  */
 export class ElementwiseFuser extends TraceFuser {
   readonly kind = "elementwise" as const;
   #ref: readonly number[] | undefined;
+
+  /** Whether the block is cut at its clean prefix (closed, with a clean prefix shorter than the run). */
+  #cut(): boolean {
+    return this.closed && this.clean > 0 && this.clean < this.count;
+  }
+  override len(): number {
+    return this.#cut() ? this.clean : this.count;
+  }
+  override properties(): FuserProperties {
+    if (!this.#cut()) return super.properties();
+    return { ready: true, score: this.cleanComputeOps * 10 };
+  }
 
   protected accept(op: Exclude<OperationIr, { kind: "drop" }>): boolean {
     const ref = this.#ref ?? op.out.shape;
@@ -148,7 +234,7 @@ export class ElementwiseFuser extends TraceFuser {
     return this.computeOps > 0;
   }
   finish(): WebGpuOptimization {
-    return new ElementwiseOptimization(this.kit.launcher, this.count, this.kit.fallback);
+    return new ElementwiseOptimization(this.kit.launcher, this.len(), this.kit.fallback);
   }
   protected fresh(): TraceFuser {
     return new ElementwiseFuser(this.kit);
