@@ -237,6 +237,14 @@ export interface ComputeServer<K extends KernelDefinition = KernelDefinition> {
    * @throws InvalidBindingError when a binding names memory that is not live.
    */
   pendingOf?(bindings: readonly BufferBinding[]): boolean;
+  /**
+   * Whether any byte of any live memory may be claimed by a failure or a deferred check now.
+   * `false` promises that {@link ComputeServer.failureOf} answers `undefined` and
+   * {@link ComputeServer.pendingOf} `false` for every binding, so a caller about to ask per
+   * binding (the fusion engine, before every fused block) can skip asking. Synchronous, free of
+   * side effects, O(1); optional (callers treat a server without it as one that may have claims).
+   */
+  hasClaims?(): boolean;
   /** Compiles `kernel` ahead of its first launch (pipeline creation); throws `ValidationError`. */
   compile(kernel: K): void;
   /** Records a launch on `stream` (see the error contract). `uniforms` are small scalar params. */

@@ -83,6 +83,21 @@ export class ElementwiseLaunchCache {
     return this.#entries.length;
   }
 
+  /**
+   * Runs `ops` when they write nothing (every tensor they produce dies in them: dead code) and
+   * returns true; returns false, doing nothing, otherwise. Such a block launches no kernel: the
+   * full path would only free the inputs that die and the dropped tensors, and count the elided
+   * writes, which is all this does — without a launch group, a fallback or a layout signature.
+   */
+  runDead(launcher: Launcher, ctx: ExecutionContext<WebGpuHandle>, ops: readonly OperationIr[], fused: boolean): boolean {
+    const structure = this.#structureOf(ops);
+    if (structure === undefined || structure.written.length !== 0) return false;
+    if (fused) launcher.counters.elidedWrites += structure.elided;
+    for (const input of structure.inputs) if (input.dies) ctx.handles.removeHandle(tensorAt(ops, input).id);
+    for (const op of ops) if (op.kind === "drop") ctx.handles.removeHandle(op.tensor.id);
+    return true;
+  }
+
   /** Runs the block: replays a matching earlier execution, else runs it in full and remembers it. */
   run(launcher: Launcher, ctx: ExecutionContext<WebGpuHandle>, ops: readonly OperationIr[], fused: boolean): void {
     const structure = this.#structureOf(ops);

@@ -160,4 +160,24 @@ describe("elementwise launch cache", () => {
       }
     }
   });
+
+  it("a block that writes nothing (every product dies in it) launches nothing and frees what died", async () => {
+    const ctx = newContext();
+    const xs = [1, 2, 3, 4];
+    const x = upload(ctx, xs, [4]);
+    const dying = upload(ctx, xs, [4]);
+    const { ops: live, out } = chain(x, 1, false);
+    const ops: OperationIr[] = [...live, { kind: "binary", op: "mul", lhs: as(out, "ReadWrite"), rhs: as(dying, "ReadWrite"), out: t([4]) }];
+    const last = ops[ops.length - 1];
+    if (last === undefined || last.kind === "drop") throw new Error("the block ends with the mul");
+    ops.push({ kind: "drop", tensor: as(last.out, "ReadWrite") });
+    const opt = optimize(ops);
+    runtime.resetCounters();
+    const handlesBefore = ctx.handles.size;
+    opt.execute(ctx, ops);
+    expect(runtime.counters.launches, "dead code: no kernel").toBe(0);
+    expect(runtime.counters.elidedWrites, "all four products are elided").toBe(4);
+    expect(ctx.handles.size, "the input that died in the block was freed").toBe(handlesBefore - 1);
+    close(await read(ctx, x), xs, "the input that lives on is untouched");
+  });
 });

@@ -63,11 +63,21 @@ export abstract class WebGpuOptimization implements Optimization<WebGpuHandle> {
  * @remarks
  * **Launch cache.** Its executions with inputs of an already-seen layout reuse the derived kernel,
  * key and binding pattern (bounded; see {@link ElementwiseLaunchCache}).
+ * **Dead blocks.** A block whose every product dies in it (a `tidy` step nobody read, cut whole by
+ * the fuser) launches nothing: it only frees its dying inputs and dropped tensors
+ * (`ElementwiseLaunchCache.runDead`).
  */
 export class ElementwiseOptimization extends WebGpuOptimization {
   readonly name = "elementwise" as const;
   /** Replayable launches of this block (bounded by the cache). */
   readonly #launches = new ElementwiseLaunchCache();
+
+  /** A block that writes nothing runs without a launch group (it launches nothing to fall back from). */
+  override execute(ctx: ExecutionContext<WebGpuHandle>, operations: readonly OperationIr[]): void {
+    const ops = operations.length === this.len ? operations : operations.slice(0, this.len);
+    if (this.#launches.runDead(this.launcher, ctx, ops, true)) return;
+    super.execute(ctx, ops);
+  }
 
   protected run(ctx: ExecutionContext<WebGpuHandle>, ops: readonly OperationIr[]): void {
     runElementwiseBlock(this.launcher, ctx, ops, true, this.#launches);

@@ -418,6 +418,11 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
     return this.client.pendingOf([bindingOf(handle, "read").binding]);
   }
 
+  /** Whether a failure or a check may claim some bytes (the `FusionRuntime.deviceClaims` hook: `Client.hasClaims`). */
+  deviceClaims(): boolean {
+    return this.client.hasClaims();
+  }
+
   upload(data: TensorData, stream: StreamId): WebGpuHandle {
     let bytes: Uint8Array;
     if (data.dtype === "bool") {

@@ -482,6 +482,15 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
   }
 
   /**
+   * Whether a failure or a check may claim some byte now (`ComputeServer.hasClaims`): a live entry
+   * in the failure graph or a check still queued behind a pipeline's compilation. True once the
+   * device is lost (`failureOf` then throws, and callers must keep asking it).
+   */
+  hasClaims(): boolean {
+    return this.#lost !== undefined || this.#queuedChecks.size > 0 || this.#failures.hasClaims;
+  }
+
+  /**
    * Whether a deferred check not settled yet claims a byte of `bindings`
    * (`ComputeServer.pendingOf`), counting checks still queued behind a pipeline's compilation.
    * Synchronous and side-effect free.

@@ -205,6 +205,18 @@ export interface FusionRuntime<H, O extends Optimization<H> = Optimization<H>> {
    * **Contract.** Synchronous, no side effect.
    */
   handlePending?(handle: H): boolean;
+  /**
+   * Whether {@link FusionRuntime.handleError} or {@link FusionRuntime.handlePending} could answer
+   * anything but "clean" for some handle now (a failure or a deferred check is live on the
+   * device). Optional: absent means "maybe", and the engine asks per handle.
+   *
+   * @remarks
+   * **Why.** The engine asks both hooks for every external input of every fused block; with no
+   * failure anywhere (the common case) that is pure host cost per operation. One O(1) answer per
+   * block replaces them. **Contract.** Synchronous, no side effect; `false` only when both hooks
+   * would answer clean for every handle.
+   */
+  deviceClaims?(): boolean;
   /** The device memory report. */
   memoryUsage(): MemoryUsage;
   /** What the backend holds and did (`weft.stats()`). Optional; a runtime without it reports zeros. */

@@ -104,9 +104,18 @@ export class TestRuntime extends BaseFusionRuntime<TestHandle> {
     this.#deviceFailures.set(handle.memory, error);
   }
 
+  /** Calls of {@link TestRuntime.handleError} so far (tests of when the engine asks). */
+  handleErrorCalls = 0;
+
   /** The device-side failure claiming `handle`'s memory (the engine's `handleError` hook). */
   handleError(handle: TestHandle): Error | undefined {
+    this.handleErrorCalls++;
     return this.#deviceFailures.get(handle.memory);
+  }
+
+  /** Whether some memory is claimed device-side (the engine's `deviceClaims` hook). */
+  deviceClaims(): boolean {
+    return this.#deviceFailures.size > 0;
   }
 
   /** The first device-side failure among `handles`, if any (what a server's `checkReads` finds). */

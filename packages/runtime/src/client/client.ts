@@ -188,6 +188,17 @@ export class Client<K extends KernelDefinition = KernelDefinition> {
     return this.#call(() => server.pendingOf?.(bindings) ?? false);
   }
 
+  /**
+   * Whether a failure or a deferred check may claim some byte now (`ComputeServer.hasClaims`);
+   * `true` for a server that cannot tell. When `false`, {@link Client.failureOf} and
+   * {@link Client.pendingOf} answer clean for every binding.
+   */
+  hasClaims(): boolean {
+    const server = this.server;
+    if (server.hasClaims === undefined) return true;
+    return this.#call(() => server.hasClaims?.() ?? true);
+  }
+
   /** Compiles `kernel` now (pipeline creation ahead of its first launch). */
   compile(kernel: K): void {
     this.#call(() => this.server.compile(kernel));

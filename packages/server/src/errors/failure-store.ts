@@ -46,6 +46,14 @@ export class FailureStore<S extends StreamMemory> {
     readonly graph: ErrorGraph = new ErrorGraph(),
   ) {}
 
+  /**
+   * Whether some failure or check is live (`ComputeServer.hasClaims`): false means no byte is
+   * claimed, since a failure no byte and no dependent holds is pruned from the graph.
+   */
+  get hasClaims(): boolean {
+    return this.graph.size > 0;
+  }
+
   /** Accepts a claim whose failure has failed (not pending, not passed). */
   readonly #failed = (id: FailureId): boolean => this.graph.state(id) === "failed";
 

@@ -125,3 +125,29 @@ describe("HostComputeServer.failureOf", () => {
     expect(() => server.failureOf([live.binding(4, 8)]), "bytes past the allocation's end").toThrow(/outside allocation/);
   });
 });
+
+describe("HostComputeServer.hasClaims", () => {
+  it("is false exactly while no failure is live: then failureOf and pendingOf answer clean for every binding", () => {
+    const server = new DummyServer();
+    const out = server.empty(16, S0);
+    expect(server.hasClaims(), "a fresh server claims nothing").toBe(false);
+    server.injectFault({ launch: 1 });
+    server.fill(out.binding(), 2, S0);
+    expect(server.hasClaims(), "the failed fill claims out").toBe(true);
+    server.write(out.binding(0, 8), f32Bytes([3, 4]), S0);
+    expect(server.hasClaims(), "half of out is still claimed").toBe(true);
+    server.write(out.binding(8, 8), f32Bytes([5, 6]), S0);
+    expect(server.failureOf([out.binding()]), "every byte written again").toBeUndefined();
+    expect(server.hasClaims(), "the pruned failure claims nothing: false again").toBe(false);
+  });
+
+  it("freeing the only claimed memory ends the claim", () => {
+    const server = new DummyServer();
+    const out = server.empty(8, S0);
+    server.injectFault({ launch: 1 });
+    server.fill(out.binding(), 1, S0);
+    expect(server.hasClaims()).toBe(true);
+    out.release();
+    expect(server.hasClaims(), "no byte holds the failure any more").toBe(false);
+  });
+});

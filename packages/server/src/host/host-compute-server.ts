@@ -245,6 +245,11 @@ export class HostComputeServer implements ComputeServer<HostKernel> {
     });
   }
 
+  /** Whether a failure or a check may claim some byte now (`ComputeServer.hasClaims`). */
+  hasClaims(): boolean {
+    return this.failures.hasClaims;
+  }
+
   /** Whether a pending deferred check claims a byte of `bindings` (`ComputeServer.pendingOf`). */
   pendingOf(bindings: readonly BufferBinding[]): boolean {
     return this.#guard.enter(() => {

@@ -36,7 +36,7 @@ describe("OperationQueue error delivery with device-side failures", () => {
   });
 
   it("the same segment without a failure is fused (the case above really exercises a fused block)", async () => {
-    const { device } = createTestDevice("elementwise");
+    const { device, runtime } = createTestDevice("elementwise");
     const m = fromValues(device, [1, 2]);
     const x = fromValues(device, [3, 4]);
     const y = unary(device, "neg", m);
@@ -44,6 +44,7 @@ describe("OperationQueue error delivery with device-side failures", () => {
     expect(Array.from(await y.read())).toEqual([-1, -2]);
     expect(Array.from(await z.read())).toEqual([6, 8]);
     expect(device.inspector.composition().some((c) => c.startsWith("fused elementwise")), "neg and mul fuse into one block").toBe(true);
+    expect(runtime.handleErrorCalls, "no device-side claim is live (deviceClaims): the engine asks no handle").toBe(0);
     for (const t of [m, x, y, z]) t.dispose();
   });
 });

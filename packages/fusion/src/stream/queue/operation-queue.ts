@@ -186,11 +186,12 @@ export class OperationQueue {
  * The error the first errored input of `ops` (read from outside the block) carries: an error in
  * the container, or a device-side failure claiming the input's handle (`runtime.handleError`).
  * Tensors produced inside the block have neither yet (SSA ids, not executed), so every input can
- * be checked the same way. Free when no error exists anywhere: the common case.
+ * be checked the same way. Free when no error exists anywhere (the common case): no container
+ * error, and the runtime says no device-side claim is live (`deviceClaims`).
  */
 function externalInputError<H>(ops: readonly OperationIr[], env: ExecutionEnv<H>): Error | undefined {
   const { handles, runtime } = env;
-  const deviceSide = runtime.handleError;
+  const deviceSide = runtime.deviceClaims?.() === false ? undefined : runtime.handleError;
   if (handles.errorCount === 0 && deviceSide === undefined) return undefined;
   let found: Error | undefined;
   const check = (t: TensorIr): void => {
@@ -216,7 +217,7 @@ function externalInputError<H>(ops: readonly OperationIr[], env: ExecutionEnv<H>
 function pendingSplitsBlock<H>(ops: readonly OperationIr[], env: ExecutionEnv<H>): boolean {
   const { handles, runtime } = env;
   const pending = runtime.handlePending;
-  if (pending === undefined) return false;
+  if (pending === undefined || runtime.deviceClaims?.() === false) return false;
   // The common case first, without allocating: no input the block reads from outside is claimed.
   // (A tensor produced inside the block has no handle before the block runs.)
   let claimed = false;
