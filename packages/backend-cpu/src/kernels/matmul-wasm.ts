@@ -49,7 +49,7 @@ export function wasmSupport(): WasmSupport {
 
 /**
  * Few-row products (a serving batch) on the WebAssembly core without packing: `A` and `B` are
- * copied as f32 (a `set` per row when a row is contiguous), rows padded to an even count and
+ * copied as f32 (one `set` when the operand is one contiguous run, else an element loop), rows padded to an even count and
  * columns to a multiple of 8, and `gemmRows` promotes and accumulates in f64 in increasing `p`.
  * Returns `false` (having done nothing) under the same conditions as {@link matmulWasm}, or when
  * an operand is not f32.
@@ -75,27 +75,45 @@ export function matmulWasmRows(args: MatmulArgs): boolean {
     const aBase = offsets[3 * q] as number;
     const bBase = offsets[3 * q + 1] as number;
     const cBase = offsets[3 * q + 2] as number;
-    for (let i = 0; i < m; i++) {
-      const from = aBase + i * lm;
-      if (lk === 1) wa.set(a.subarray(from, from + k), i * k);
-      else for (let p = 0; p < k; p++) wa[i * k + p] = a[from + p * lk] as number;
-    }
+    if (lk === 1 && lm === k) wa.set(a.subarray(aBase, aBase + m * k));
+    else copyRows(a, aBase, m, k, lm, lk, wa, k);
     if (bBase !== copiedFrom || q === 0) {
-      for (let p = 0; p < k; p++) {
-        const from = bBase + p * rk;
-        if (rn === 1) wb.set(b.subarray(from, from + n), p * n8);
-        else for (let j = 0; j < n; j++) wb[p * n8 + j] = b[from + j * rn] as number;
-        if (n8 > n) wb.fill(0, p * n8 + n, (p + 1) * n8);
-      }
+      if (rn === 1 && rk === n && n8 === n) wb.set(b.subarray(bBase, bBase + k * n));
+      else copyRows(b, bBase, k, n, rk, rn, wb, n8);
       copiedFrom = bBase;
     }
     exports.gemmRows(cBytes, cBytes + aBytes, 0, m2, n8, k);
-    for (let i = 0; i < m; i++) {
-      const to = cBase + i * n;
-      for (let j = 0; j < n; j++) c[to + j] = store(block[i * n8 + j] as number);
+    if (c instanceof Float32Array) {
+      // A Float32Array store rounds to nearest even: the f32 converter's bits, without its call.
+      for (let i = 0; i < m; i++) {
+        const to = cBase + i * n;
+        const from = i * n8;
+        for (let j = 0; j < n; j++) c[to + j] = block[from + j] as number;
+      }
+    } else {
+      for (let i = 0; i < m; i++) {
+        const to = cBase + i * n;
+        for (let j = 0; j < n; j++) c[to + j] = store(block[i * n8 + j] as number);
+      }
     }
   }
   return true;
+}
+
+/**
+ * Copies a `rows × cols` f32 view (row stride `rs`, column stride `cs`, from `base`) into `out`
+ * with row pitch `pitch`, zero-padding each row to `pitch`. An element loop, not a `subarray` +
+ * `set` per row: a serving product's rows are 10 to 128 elements, where making a view per row
+ * cost more than the copy (and was garbage per launch).
+ */
+function copyRows(src: Float32Array, base: number, rows: number, cols: number, rs: number, cs: number, out: Float32Array, pitch: number): void {
+  for (let r = 0; r < rows; r++) {
+    const from = base + r * rs;
+    const to = r * pitch;
+    if (cs === 1) for (let j = 0; j < cols; j++) out[to + j] = src[from + j] as number;
+    else for (let j = 0; j < cols; j++) out[to + j] = src[from + j * cs] as number;
+    if (pitch > cols) out.fill(0, to + cols, to + pitch);
+  }
 }
 
 /**

@@ -32,9 +32,9 @@ describe("special functions", () => {
       return seed / 2 ** 32;
     };
     const f32 = new Float32Array(2);
-    // Both sides of every piece boundary (c ± 1/32), the centers, and random points out to ±7.
+    // Both sides of every piece boundary (c ± 1/64), the centers, and random points out to ±7.
     const xs: number[] = [];
-    for (let i = 0; i <= 96; i++) for (const d of [0, 1 / 32 - 1e-12, -1 / 32 + 1e-12, 1 / 32, 1e-3]) xs.push(i / 16 + d, -(i / 16 + d));
+    for (let i = 0; i <= 192; i++) for (const d of [0, 1 / 64 - 1e-12, -1 / 64 + 1e-12, 1 / 64, 1e-3]) xs.push(i / 32 + d, -(i / 32 + d));
     for (let k = 0; k < 5000; k++) xs.push((next() - 0.5) * 14);
     for (const x of xs) {
       expect(Math.abs(erf(x) - erfSeries(x)), `erf(${x})`).toBeLessThan(5e-14);
