@@ -63,8 +63,11 @@ export class BindingSet {
 export class KernelMemory {
   readonly #buffers: Uint8Array[];
   readonly #writable: readonly boolean[];
-  /** Aligned copies of misaligned bindings; at most one per binding, dropped with the kernel run. */
-  readonly #copies = new Map<number, Uint8Array>();
+  /**
+   * Aligned copies of misaligned bindings; at most one per binding, dropped with the kernel run.
+   * Created on the first misaligned binding (host pages are aligned: most runs never need it).
+   */
+  #copies: Map<number, Uint8Array> | undefined;
 
   constructor(buffers: Uint8Array[], writable: readonly boolean[]) {
     this.#buffers = buffers;
@@ -77,11 +80,12 @@ export class KernelMemory {
     invariant(raw !== undefined, () => `kernel has no buffer for binding ${binding}`);
     let bytes = raw;
     if (raw.byteOffset % 4 !== 0) {
-      let copy = this.#copies.get(binding);
+      const copies = (this.#copies ??= new Map<number, Uint8Array>());
+      let copy = copies.get(binding);
       if (copy === undefined) {
         copy = new Uint8Array(raw.byteLength);
         copy.set(raw);
-        this.#copies.set(binding, copy);
+        copies.set(binding, copy);
       }
       bytes = copy;
     }
@@ -98,23 +102,35 @@ export class KernelMemory {
 
   /** Writes aligned copies of written bindings back into the server's views. */
   commit(): void {
+    if (this.#copies === undefined) return;
     for (const [binding, copy] of this.#copies) {
       if (this.#writable[binding] === true) this.#buffers[binding]?.set(copy);
     }
   }
 }
 
-/** Decodes the f64 uniforms every CPU kernel uses for scalar values. */
+/** The uniforms of a launch without scalars (read-only: kernels only read their uniforms). */
+const NO_UNIFORMS = new Float64Array(0);
+
+/**
+ * Decodes the f64 uniforms every CPU kernel uses for scalar values: a view of `uniforms` when it
+ * starts on an 8-byte boundary (always, for {@link encodeUniforms}'s bytes and the server's copies
+ * of them), else an aligned copy. Kernels only read it.
+ */
 export function decodeUniforms(uniforms: Uint8Array | undefined): Float64Array {
-  if (uniforms === undefined || uniforms.byteLength === 0) return new Float64Array(0);
-  const copy = new Uint8Array(uniforms.byteLength);
-  copy.set(uniforms);
-  return new Float64Array(copy.buffer, 0, Math.floor(copy.byteLength / 8));
+  if (uniforms === undefined || uniforms.byteLength < 8) return NO_UNIFORMS;
+  const count = Math.floor(uniforms.byteLength / 8);
+  if (uniforms.byteOffset % 8 === 0) return new Float64Array(uniforms.buffer, uniforms.byteOffset, count);
+  const copy = new Uint8Array(count * 8);
+  copy.set(uniforms.subarray(0, count * 8));
+  return new Float64Array(copy.buffer, 0, count);
 }
 
-/** Encodes scalar values as f64 uniforms. */
+/** Encodes scalar values as f64 uniforms (one allocation; no iterator). */
 export function encodeUniforms(values: readonly number[]): Uint8Array {
-  return new Uint8Array(Float64Array.from(values).buffer);
+  const f = new Float64Array(values.length);
+  for (let i = 0; i < values.length; i++) f[i] = values[i] as number;
+  return new Uint8Array(f.buffer);
 }
 
 /** A canonical text for an operand: `dtype[shape]/strides+offset`. */

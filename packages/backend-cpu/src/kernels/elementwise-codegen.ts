@@ -43,11 +43,15 @@ export const ELEMENTWISE_CACHE_CAPACITY = 512;
  * Compiled elementwise functions by structural key, least recently used evicted first.
  *
  * **Bounded.** At most `capacity` entries; counters only grow.
+ * **Recency** is a use stamp per entry, not Map order: a hit (every launch) is one lookup and one
+ * store; only a miss on a full cache scans for the oldest stamp (compiling costs far more).
  */
 export class ElementwiseCache {
   readonly capacity: number;
-  /** Insertion order is recency order: a hit moves its entry to the end. */
-  readonly #entries = new Map<string, ElementwiseBody>();
+  /** Compiled functions and their last use; at most `capacity` entries. */
+  readonly #entries = new Map<string, { readonly body: ElementwiseBody; used: number }>();
+  /** The use stamp of the latest hit or compilation (only grows). */
+  #clock = 0;
   /** Programs compiled (misses). */
   compiled = 0;
   /** Launches served by an already compiled function. */
@@ -69,18 +73,26 @@ export class ElementwiseCache {
     const found = this.#entries.get(key);
     if (found !== undefined) {
       this.hits++;
-      this.#entries.delete(key);
-      this.#entries.set(key, found);
-      return found;
+      found.used = ++this.#clock;
+      return found.body;
     }
     const body = compile();
     this.compiled++;
-    this.#entries.set(key, body);
-    if (this.#entries.size > this.capacity) {
-      const oldest = this.#entries.keys().next().value as string;
-      this.#entries.delete(oldest);
-      this.evictions++;
+    if (this.#entries.size >= this.capacity) {
+      let oldest: string | undefined;
+      let stamp = Infinity;
+      for (const [k, e] of this.#entries) {
+        if (e.used < stamp) {
+          stamp = e.used;
+          oldest = k;
+        }
+      }
+      if (oldest !== undefined) {
+        this.#entries.delete(oldest);
+        this.evictions++;
+      }
     }
+    this.#entries.set(key, { body, used: ++this.#clock });
     return body;
   }
 }

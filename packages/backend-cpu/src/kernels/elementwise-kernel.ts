@@ -139,11 +139,12 @@ function stepKey(s: ElementwiseStep): string {
  * nothing it takes as an argument (shapes, strides, offsets, scalars).
  */
 export function programKey(program: ElementwiseProgram, plan: LoopPlan): string {
-  const operands = [...program.inputs, ...program.outputs];
+  const nIn = program.inputs.length;
+  const count = nIn + program.outputs.length;
   let key = `ew/r${plan.rank}/in`;
-  for (let k = 0; k < operands.length; k++) {
-    const o = operands[k] as ProgramOperand;
-    if (k === program.inputs.length) key += "/out";
+  for (let k = 0; k < count; k++) {
+    const o = (k < nIn ? program.inputs[k] : program.outputs[k - nIn]) as ProgramOperand;
+    if (k === nIn) key += "/out";
     key += `|${o.dtype}${innerStep(plan, k)[0] as string}${o.register}`;
   }
   key += "/";
@@ -245,23 +246,36 @@ export class ElementwiseProgramBuilder {
   build(runner: ElementwiseRunner): BuiltKernel {
     const program = this.program();
     invariant(program.outputs.length > 0, "an elementwise kernel writes at least one output");
-    const operands = [...program.inputs, ...program.outputs];
-    const plan = planLoop(program.shape, operands.map((o) => o.strides));
+    const nIn = program.inputs.length;
+    const count = nIn + program.outputs.length;
+    const strides: (readonly number[])[] = new Array<readonly number[]>(count);
+    const offsets: number[] = new Array<number>(count);
+    const dtypes: DType[] = new Array<DType>(count);
+    const bindingOf: number[] = new Array<number>(count);
+    for (let k = 0; k < count; k++) {
+      const o = (k < nIn ? program.inputs[k] : program.outputs[k - nIn]) as ProgramOperand;
+      strides[k] = o.strides;
+      offsets[k] = o.offset;
+      dtypes[k] = o.dtype;
+      bindingOf[k] = o.binding;
+    }
+    const plan = planLoop(program.shape, strides);
     const key = programKey(program, plan);
-    const offsets = operands.map((o) => o.offset);
-    const dtypes = operands.map((o) => o.dtype);
-    const bindingOf = operands.map((o) => o.binding);
     const writable = this.#bindings.writable();
     const body = runner.path === "generated" ? compiledElementwise(runner.cache, key, program, plan) : interpretElementwise(program, plan);
+    const steps = program.steps;
     const kernel: CpuKernel = {
       key,
-      // What messages name the kernel by (never the key): "elementwise mul+add", "copy".
-      label: program.steps.length === 0 ? "copy" : `elementwise ${program.steps.map((st) => ("op" in st ? st.op : st.kind)).join("+")}`,
+      // What messages name the kernel by (never the key): "elementwise mul+add", "copy". A
+      // getter: only faults and errors read it, so launches do not build the text.
+      get label(): string {
+        return steps.length === 0 ? "copy" : `elementwise ${steps.map((st) => ("op" in st ? st.op : st.kind)).join("+")}`;
+      },
       run(buffers, uniformBytes) {
         if (plan.total === 0) return;
         const memory = new KernelMemory(buffers, writable);
-        const arrays: TypedArray[] = new Array<TypedArray>(operands.length);
-        for (let k = 0; k < arrays.length; k++) arrays[k] = memory.array(bindingOf[k] as number, dtypes[k] as DType);
+        const arrays: TypedArray[] = new Array<TypedArray>(count);
+        for (let k = 0; k < count; k++) arrays[k] = memory.array(bindingOf[k] as number, dtypes[k] as DType);
         body(arrays, offsets, plan.dims, plan.strides, decodeUniforms(uniformBytes));
         memory.commit();
       },

@@ -25,39 +25,54 @@ export interface LoopPlan {
 }
 
 /**
+ * Scratch for {@link planLoop}: collapsed sizes and operand-major steps (`steps[k * shape.length +
+ * d]`) before they are copied into the plan's own arrays. Grows to the largest `operands × rank`
+ * planned (a few dozen numbers); `planLoop` is synchronous and not reentrant, so one suffices.
+ */
+let scratchSizes = new Float64Array(8);
+let scratchSteps = new Float64Array(64);
+
+/**
  * The collapsed loop over `shape` for operands with the given per-dim `strides` (each already
- * broadcast to `shape`: stride 0 where an operand repeats).
+ * broadcast to `shape`: stride 0 where an operand repeats). Allocates only the plan's two arrays:
+ * it runs once per launch.
  */
 export function planLoop(shape: readonly number[], strides: readonly (readonly number[])[]): LoopPlan {
   const operands = strides.length;
-  const sizes: number[] = [];
-  const steps: number[][] = Array.from({ length: operands }, () => []);
+  const rankIn = shape.length;
+  if (scratchSizes.length < rankIn) scratchSizes = new Float64Array(rankIn);
+  if (scratchSteps.length < operands * rankIn) scratchSteps = new Float64Array(operands * rankIn);
+  const sizes = scratchSizes;
+  const steps = scratchSteps; // operand k's step along collapsed dim r at k * rankIn + r
+  let rank = 0;
   let total = 1;
-  for (let d = 0; d < shape.length; d++) {
+  for (let d = 0; d < rankIn; d++) {
     const size = shape[d] ?? 1;
     total *= size;
     if (size === 1) continue;
-    const last = sizes.length - 1;
+    const last = rank - 1;
     // Merge into the previous (outer) dim when every operand steps through both as one run.
     let merge = last >= 0;
     for (let k = 0; k < operands && merge; k++) {
-      const s = strides[k]?.[d] ?? 0;
-      if ((steps[k] as number[])[last] !== s * size) merge = false;
+      const st = strides[k]?.[d] ?? 0;
+      if (steps[k * rankIn + last] !== st * size) merge = false;
     }
     if (merge) {
       sizes[last] = (sizes[last] as number) * size;
-      for (let k = 0; k < operands; k++) (steps[k] as number[])[last] = strides[k]?.[d] ?? 0;
+      for (let k = 0; k < operands; k++) steps[k * rankIn + last] = strides[k]?.[d] ?? 0;
     } else {
-      sizes.push(size);
-      for (let k = 0; k < operands; k++) (steps[k] as number[]).push(strides[k]?.[d] ?? 0);
+      sizes[rank] = size;
+      for (let k = 0; k < operands; k++) steps[k * rankIn + rank] = strides[k]?.[d] ?? 0;
+      rank++;
     }
   }
   if (total === 0) return { rank: 1, dims: Int32Array.of(0), strides: new Int32Array(operands), total: 0 };
-  if (sizes.length === 0) return { rank: 1, dims: Int32Array.of(1), strides: new Int32Array(operands), total: 1 };
-  const rank = sizes.length;
+  if (rank === 0) return { rank: 1, dims: Int32Array.of(1), strides: new Int32Array(operands), total: 1 };
+  const dims = new Int32Array(rank);
+  for (let r = 0; r < rank; r++) dims[r] = sizes[r] as number;
   const flat = new Int32Array(operands * rank);
-  for (let k = 0; k < operands; k++) flat.set(steps[k] as number[], k * rank);
-  return { rank, dims: Int32Array.from(sizes), strides: flat, total };
+  for (let k = 0; k < operands; k++) for (let r = 0; r < rank; r++) flat[k * rank + r] = steps[k * rankIn + r] as number;
+  return { rank, dims, strides: flat, total };
 }
 
 /** How an operand steps along the innermost collapsed dim: the class generated code specializes on. */

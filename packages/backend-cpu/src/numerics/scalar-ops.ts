@@ -208,8 +208,13 @@ function integerPow(base: number, exp: number, dtype: DType): number {
   return result;
 }
 
-const nanMax: BinaryFn = (a, b) => (a !== a || b !== b ? NaN : Math.max(a, b));
-const nanMin: BinaryFn = (a, b) => (a !== a || b !== b ? NaN : Math.min(a, b));
+/**
+ * IEEE 754-2019 `maximum`/`minimum` (NaN propagates, +0 above -0): exactly JavaScript's
+ * `Math.max`/`Math.min` of two arguments. Wrappers that returned the global `NaN` made V8 box
+ * every result of a kernel's loop into a heap number (one allocation per element).
+ */
+const nanMax: BinaryFn = (a, b) => Math.max(a, b);
+const nanMin: BinaryFn = (a, b) => Math.min(a, b);
 
 function sharedBinary(op: BinaryOp): BinaryFn | undefined {
   switch (op) {

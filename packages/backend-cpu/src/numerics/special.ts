@@ -98,7 +98,9 @@ const ERF_TABLE: Float64Array = (() => {
  * its elementwise time.
  */
 export function erf(x: number): number {
-  if (x !== x) return NaN;
+  // `return x`, not `return NaN`: the global `NaN` made V8 box every result of the inlined
+  // function into a heap number (one allocation per element, 2× slower; 2026-11-30, Node 20).
+  if (x !== x) return x;
   if (x === 0) return x; // ±0 keeps its sign
   const ax = x < 0 ? -x : x;
   if (ax >= ERF_LIMIT) return x > 0 ? 1 : -1;
