@@ -13,7 +13,7 @@
  *   the same, as `maximum(minimum(x, hi), lo)` would (JAX's `jnp.clip`);
  * - `max`/`min` reductions with ties → the cotangent is split evenly among the tied elements
  *   (JAX's reduce-chooser rule);
- * - `floor`, `ceil`, `round`, `sign` → 0 everywhere (JAX: zero derivative);
+ * - `floor`, `ceil`, `round`, `sign`, `floorDiv` → 0 everywhere (JAX: zero derivative);
  * - `pow(x, y)`: ∂/∂x is 0 where `y == 0` (also at `x == 0`); ∂/∂y uses `log(x)` with `x == 0`
  *   replaced by 1, so it is 0 there (JAX's `_pow_jvp_lhs/rhs`); `x < 0` gives NaN for ∂/∂y;
  * - `sqrt`, `rsqrt`, `log`, `reciprocal` at 0 → ±Inf as the formula gives (JAX does the same);
@@ -199,6 +199,7 @@ export const GRADIENTS: GradientTable = {
       needs[1] ? sumTo(g.mul(need(inputs[0]).div(need(inputs[1])).floor()).neg(), op.rhs.shape) : undefined,
     ],
   },
+  "binary:floorDiv": { zero: ZERO },
   "binary:atan2": {
     // atan2(a, b): ∂/∂a = b / (a² + b²), ∂/∂b = -a / (a² + b²)
     saves: BOTH_INPUTS,
@@ -246,6 +247,7 @@ export const GRADIENTS: GradientTable = {
     saves: (op) => (op.scalarFirst ? INPUT : {}),
     backward: ({ g, op, inputs }) => [op.scalarFirst ? g.mul(div(op.scalar, need(inputs[0])).floor()).neg() : g.clone()],
   },
+  "binary-scalar:floorDiv": { zero: ZERO },
   "binary-scalar:atan2": {
     // atan2(x, c) → g·c/(x² + c²);  atan2(c, x) → -g·c/(c² + x²)
     saves: INPUT,

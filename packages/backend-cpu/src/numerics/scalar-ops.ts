@@ -15,10 +15,11 @@
  * C99 Annex F / NumPy: `pow(x, ±0) = 1` and `pow(1, y) = 1` even for NaN, `pow(-1, ±Inf) = 1`);
  * float `mod` is floored (NumPy's `np.mod`: the sign of the divisor; NaN for a zero divisor or an
  * infinite dividend; `a mod ±Inf` is `a` when `a` has the divisor's sign, else `±Inf`; a zero
- * result has the divisor's sign).
+ * result has the divisor's sign); float `floorDiv` is NumPy's `npy_floor_divide`, step by step in
+ * f32 ({@link numpyFloorDiv}).
  * **Integer arithmetic wraps** (two's complement, like WGSL): `add`/`sub`/`mul`/`neg`/`pow`.
- * Integer `div` truncates toward zero and integer `mod` is floored; both give 0 for a zero
- * divisor (NumPy's answer for `//` and `%`), and `MIN / -1` wraps to `MIN`.
+ * Integer `div` truncates toward zero, integer `mod` and `floorDiv` are floored; all three give 0
+ * for a zero divisor (NumPy's answer for `//` and `%`), and `MIN / -1` wraps to `MIN`.
  * **Conversions** (`cast`, and float results stored into an integer dtype) truncate toward zero and
  * saturate (NaN → 0); integer-to-integer casts wrap; anything to `bool` is `!= 0` (NaN → true).
  *
@@ -195,6 +196,32 @@ function flooredMod(a: number, b: number): number {
   return r < 0 !== b < 0 ? r + b : r;
 }
 
+/**
+ * NumPy's float `floor_divide` (`npy_floor_divide` → `npy_divmod` in `npymath`), every step
+ * rounded to f32 as NumPy's `float32` loop rounds it, for f32 operands `a`, `b`:
+ * `b == 0` gives `a / b`; else `mod = fmod(a, b)`, `div = (a − mod) / b`, minus 1 when `mod ≠ 0`
+ * has the other sign than `b`; then `floor(div)`, plus 1 when `div − floor(div) > 0.5`; a zero
+ * quotient is `copysign(0, a / b)`. So `1 // 0.1` is 9 (the exact remainder is `0.09999999`),
+ * `±Inf // x` is NaN and `-3 // Inf` is -1.
+ *
+ * @remarks
+ * **Why it is exact in JavaScript.** `a % b` on two f32 values is the exact `fmod` (the remainder
+ * is always representable), and every other step is one `+`, `−` or `/` of two f32 values
+ * computed in f64 and then rounded to f32, which equals the correctly rounded f32 operation
+ * (double rounding is innocuous for `+ − × ÷` when 53 ≥ 2·24 + 2, Figueroa 1995).
+ */
+export function numpyFloorDiv(a: number, b: number): number {
+  if (b === 0 || a !== a || b !== b) return a / b;
+  const f = Math.fround;
+  const mod = a % b;
+  let div = f(f(a - mod) / b);
+  if (mod !== 0 && (b < 0) !== (mod < 0)) div = f(div - 1);
+  if (div === 0) return (a < 0 || Object.is(a, -0)) !== (b < 0) ? -0 : 0;
+  let floored = Math.floor(div);
+  if (f(div - floored) > 0.5) floored = f(floored + 1);
+  return floored;
+}
+
 function integerPow(base: number, exp: number, dtype: DType): number {
   if (exp < 0) return base === 1 ? 1 : base === -1 ? (exp % 2 === 0 ? 1 : -1) : 0;
   let result = 1;
@@ -247,6 +274,7 @@ export function binaryFn(op: BinaryOp, dtype: DType): BinaryFn {
       case "maximum": return nanMax;
       case "minimum": return nanMin;
       case "mod": return flooredMod;
+      case "floorDiv": return numpyFloorDiv;
       default: throw new UnsupportedError(`binary ${op} on f32`);
     }
   }
@@ -259,6 +287,8 @@ export function binaryFn(op: BinaryOp, dtype: DType): BinaryFn {
     case "maximum": return Math.max;
     case "minimum": return Math.min;
     case "mod": return (a, b) => (b === 0 ? 0 : wrap(flooredMod(a, b), dtype));
+    // Exact: |a / b| < 2^32, so the f64 quotient never rounds across an integer.
+    case "floorDiv": return (a, b) => (b === 0 ? 0 : wrap(Math.floor(a / b), dtype));
     default: throw new UnsupportedError(`binary ${op} on ${dtype}`);
   }
 }

@@ -6,9 +6,13 @@ export type UnaryOp =
   | "sin" | "cos" | "tan" | "tanh" | "sigmoid" | "relu" | "gelu" | "silu" | "erf"
   | "floor" | "ceil" | "round" | "sign" | "reciprocal" | "square" | "not";
 
-/** Elementwise functions of two tensors, broadcast. Compare and logical ops produce `bool`. */
+/**
+ * Elementwise functions of two tensors, broadcast. Compare and logical ops produce `bool`.
+ * `floorDiv` is NumPy's `floor_divide` (`docs/semantics.md`): one op, not a composition, because
+ * NumPy's float answer needs the exact remainder, which only a backend can compute.
+ */
 export type BinaryOp =
-  | "add" | "sub" | "mul" | "div" | "pow" | "maximum" | "minimum" | "mod" | "atan2"
+  | "add" | "sub" | "mul" | "div" | "pow" | "maximum" | "minimum" | "mod" | "floorDiv" | "atan2"
   | "eq" | "ne" | "lt" | "le" | "gt" | "ge"
   | "and" | "or" | "xor";
 

@@ -45,7 +45,7 @@ const UNARY: Readonly<Record<UnaryOp, true>> = {
 
 /** Binary ops and whether they produce `bool` (compares) rather than their operands' dtype. */
 const BINARY: Readonly<Record<BinaryOp, "same" | "bool">> = {
-  add: "same", sub: "same", mul: "same", div: "same", pow: "same", maximum: "same", minimum: "same", mod: "same", atan2: "same",
+  add: "same", sub: "same", mul: "same", div: "same", pow: "same", maximum: "same", minimum: "same", mod: "same", floorDiv: "same", atan2: "same",
   eq: "bool", ne: "bool", lt: "bool", le: "bool", gt: "bool", ge: "bool",
   and: "same", or: "same", xor: "same",
 };

@@ -100,7 +100,7 @@ type BinaryFamily = "arithmetic" | "float" | "compare" | "logical";
 /** Every binary function and its family: the one table `binary` validates names against. */
 const FAMILY: Readonly<Record<BinaryOp, BinaryFamily>> = {
   add: "arithmetic", sub: "arithmetic", mul: "arithmetic", maximum: "arithmetic", minimum: "arithmetic",
-  mod: "arithmetic", div: "float", pow: "float", atan2: "float",
+  mod: "arithmetic", floorDiv: "arithmetic", div: "float", pow: "float", atan2: "float",
   eq: "compare", ne: "compare", lt: "compare", le: "compare", gt: "compare", ge: "compare",
   and: "logical", or: "logical", xor: "logical",
 };

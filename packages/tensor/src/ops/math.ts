@@ -1,9 +1,9 @@
 /**
- * Elementwise functions composed of the fusable elementwise ops: `isNaN`, `isFinite`, `isInf`,
- * `floorDiv`, `leakyRelu`, `elu`, `selu`, `softplus`, `log2`. Each records only elementwise ops
- * (unary, binary, binary-scalar, where, cast), so a chain of them fuses into one kernel on every
- * backend that fuses elementwise work; no new kernel is needed and every backend computes them the
- * same way.
+ * Elementwise functions of issue 7: `isNaN`, `isFinite`, `isInf`, `floorDiv`, `leakyRelu`, `elu`,
+ * `selu`, `softplus`, `log2`. Each records only elementwise ops (unary, binary, binary-scalar,
+ * where, cast), so a chain of them fuses into one kernel on every backend that fuses elementwise
+ * work; all but `floorDiv` (an IR op of its own, below) are compositions, computed the same way by
+ * every backend.
  *
  * @remarks
  * **Numerics** (`docs/semantics.md`, "Composed elementwise ops"):
@@ -12,16 +12,12 @@
  *   `softplus(beta·x) / beta`, and `x` itself where `beta·x > threshold` (PyTorch);
  * - `elu`/`selu` take `expm1` of `min(x, 0)`, so the branch not taken never overflows (its
  *   gradient stays finite);
- * - `floorDiv` on floats is the `q` with `fl(q·b) ≤ a < fl((q + 1)·b)` (reversed for `b < 0`),
- *   `fl` the f32 product: `floor(a / b)` corrected by one where the division rounded across an
- *   integer (WGSL's division is only within 2.5 ULP, f32 products are correctly rounded on every
- *   backend, so every backend gets the same answer). It is NumPy's answer except where `a` lies
- *   within rounding of a multiple of `b`: `1 // 0.1` is `10` here (`10 · 0.1f` rounds to `1`),
- *   `9` in NumPy (which uses the exact `fmod`). A zero divisor gives `a / b` (±Inf, NaN for
- *   `0 // 0`); NaN gives NaN; `±Inf // finite` is ±Inf (PyTorch's answer; NumPy's is NaN).
- *   On integers it is exact: the truncating integer division corrected by one where the
- *   remainder is non-zero and the signs differ; `x // 0` is `0` (NumPy's answer) and
- *   `MIN // -1` wraps to `MIN`;
+ * - `floorDiv` is not composed: it records the IR's `floorDiv` op (one fusable elementwise op),
+ *   because NumPy's float answer is built on the exact remainder `fmod(a, b)`, which a composition
+ *   of rounded ops cannot give (`a - b·floor(a/b)` made `1 // 0.1` 10; NumPy says 9). Each backend
+ *   computes NumPy's `npy_floor_divide` exactly (`docs/semantics.md`, "Issue 7's ops"): `x // 0`
+ *   is `x / 0` (±Inf, NaN for `0 // 0`), `±Inf // x` is NaN, `-3 // Inf` is -1. On integers it is
+ *   the exact floored quotient; `x // 0` is `0` (NumPy's answer) and `MIN // -1` wraps to `MIN`;
  * - `log2(x) = log(x) · log2(e)`: within the `log` tolerance of the exact value (powers of two are
  *   not guaranteed exact on WebGPU);
  * - `isNaN`/`isInf`/`isFinite` decide on the value (the backends' comparisons test NaN on the
@@ -30,16 +26,13 @@
  * @module
  */
 import { checkNumber } from "@weft/environment";
-import type { DType } from "@weft/fusion";
-import { fitsDType, floatTypeFor, isFloat, promoteTypes, promoteWithScalar } from "../dtype/dtype.js";
-import { DTypeError, ValueError } from "../errors/tensor-errors.js";
-import { broadcastShapes } from "../shape/shape.js";
-import { checkOperandValue, checkTensor } from "../tensor/arguments.js";
-import { castUnchecked, checkOperands, output, register, use } from "../tensor/record.js";
-import { Tensor } from "../tensor/tensor.js";
+import { floatTypeFor, isFloat } from "../dtype/dtype.js";
+import { ValueError } from "../errors/tensor-errors.js";
+import { checkTensor } from "../tensor/arguments.js";
+import { castUnchecked, checkOperands } from "../tensor/record.js";
+import type { Tensor } from "../tensor/tensor.js";
 import { tidy } from "../lifetime/lifetime.js";
 import { type Operand, binary, unary, where } from "./elementwise.js";
-import { full } from "./creation.js";
 
 /** `checkTensor` plus liveness: the common first line of every op here. */
 function checked(op: string, x: unknown): Tensor {
@@ -75,55 +68,14 @@ export function isFinite(x: Tensor): Tensor {
 
 /**
  * Floor division `a // b` (NumPy `floor_divide`, PyTorch `floor_divide`), broadcast; either side
- * may be a scalar. Integers stay integers (exact); floats follow Python (module doc).
- * @throws DTypeError for bool operands; ShapeError when the shapes do not broadcast.
+ * may be a scalar (weak, as for `mod`). Integers stay integers (exact); floats are NumPy's answer
+ * exactly (module doc).
+ * @throws DTypeError for two bool operands or an integer scalar the dtype cannot hold; ShapeError
+ *   when the shapes do not broadcast; ValueError for two scalars or an operand that is not a
+ *   Tensor, number or boolean.
  */
 export function floorDiv(a: Operand, b: Operand): Tensor {
-  checkOperandValue("floorDiv", "the left operand", a);
-  checkOperandValue("floorDiv", "the right operand", b);
-  const tensors = [a, b].filter((v): v is Tensor => v instanceof Tensor);
-  if (tensors.length === 0) throw new ValueError("floorDiv", "needs at least one tensor operand; wrap a scalar with weft.tensor(x)");
-  const device = checkOperands("floorDiv", tensors);
-  let dtype: DType;
-  if (a instanceof Tensor && b instanceof Tensor) {
-    broadcastShapes("floorDiv", a.shape, b.shape);
-    dtype = promoteTypes(a.dtype, b.dtype);
-  } else {
-    const t = (a instanceof Tensor ? a : b) as Tensor;
-    const s = (a instanceof Tensor ? b : a) as number | boolean;
-    const value = typeof s === "boolean" ? Number(s) : s;
-    dtype = promoteWithScalar(t.dtype, value, true);
-    if (!fitsDType(value, dtype)) {
-      throw new DTypeError("floorDiv", `the scalar ${value} is not a value of ${dtype}; cast the tensor to "f32" first, or pass an in-range scalar`);
-    }
-  }
-  if (dtype === "bool") throw new DTypeError("floorDiv", `bool operands have no division; cast first, e.g. \`x.cast("i32")\``);
-  return tidy(() => {
-    const lift = (v: Operand): Tensor => {
-      if (v instanceof Tensor) return v.dtype === dtype ? v : castUnchecked(v, dtype);
-      return full([], typeof v === "boolean" ? Number(v) : v, { dtype, device });
-    };
-    const x = lift(a);
-    const y = lift(b);
-    if (isFloat(dtype)) {
-      // q0 = floor(a / b) is within one of the answer (WGSL's division is only ≤ 2.5 ULP); the
-      // f32 products decide it: the q with fl(q·b) ≤ a < fl((q + 1)·b) (reversed for b < 0).
-      const q0 = unary("floor", binary("div", x, y));
-      const p0 = binary("mul", q0, y);
-      const p1 = binary("mul", binary("add", q0, 1), y);
-      const positive = binary("gt", y, 0);
-      const over = where(positive, binary("gt", p0, x), binary("lt", p0, x));
-      const under = where(positive, binary("le", p1, x), binary("ge", p1, x));
-      return binary("add", binary("sub", q0, castUnchecked(over, dtype)), castUnchecked(under, dtype));
-    }
-    // Integers: the IR's integer `div` truncates toward zero (0 for a zero divisor, MIN / -1 wraps).
-    const shape = broadcastShapes("floorDiv", x.shape, y.shape);
-    const truncated = register(device, { kind: "binary", op: "div", lhs: use("floorDiv", x), rhs: use("floorDiv", y), out: output(device, shape, dtype) });
-    if (dtype === "u32") return truncated;
-    const inexact = binary("ne", binary("mod", x, y), 0);
-    const signsDiffer = binary("xor", binary("lt", x, 0), binary("lt", y, 0));
-    return binary("sub", truncated, castUnchecked(binary("and", inexact, signsDiffer), dtype));
-  });
+  return binary("floorDiv", a, b);
 }
 
 /** `x` where `x > 0`, else `alpha · x` (PyTorch's default `alpha = 0.01`). Floats; integers compute in f32. */

@@ -28,7 +28,7 @@ import { floorDiv, softplus } from "../ops/math.js";
 import type { Tensor } from "../tensor/tensor.js";
 import type { ConformanceCase } from "./cases.js";
 import type { ExactCase, ExactOutput } from "./cases-api.js";
-import { EXACT, TRANSCENDENTAL, reductionTolerance } from "./host-data.js";
+import { EXACT, TRANSCENDENTAL, hashName, prng, reductionTolerance } from "./host-data.js";
 
 const T = true;
 const F = false;
@@ -47,6 +47,70 @@ function c(name: string, run: (d: Device) => Tensor | readonly Tensor[], ...expe
   };
 }
 
+/**
+ * NumPy's float `floor_divide` (`npy_floor_divide` → `npy_divmod`, `npymath`), an f64 transcription
+ * with every step rounded to f32 as NumPy's `float32` loop rounds it: the reference of the random
+ * floorDiv case, independent of every backend. `a % b` on f32 values is the exact `fmod`; one
+ * `+ − ÷` of f32 values in f64, then rounded to f32, is the correctly rounded f32 operation.
+ */
+export function numpyFloorDivide(a: number, b: number): number {
+  const f = Math.fround;
+  if (b === 0) return a / b;
+  const mod = a % b;
+  let div = f(f(a - mod) / b);
+  if (mod !== 0 && (b < 0) !== (mod < 0)) div = f(div - 1);
+  if (div === 0) {
+    const q = a / b;
+    return q < 0 || Object.is(q, -0) ? -0 : 0;
+  }
+  let floordiv = Math.floor(div);
+  if (f(div - floordiv) > 0.5) floordiv = f(floordiv + 1);
+  return floordiv;
+}
+
+/** NumPy's float `remainder` (`npy_remainder` → `npy_divmod`), like {@link numpyFloorDivide}. */
+export function numpyRemainder(a: number, b: number): number {
+  const f = Math.fround;
+  if (b === 0) return NaN;
+  let mod = a % b;
+  if (mod !== 0) {
+    if ((b < 0) !== (mod < 0) && !Number.isNaN(mod)) mod = f(mod + b);
+  } else {
+    mod = b < 0 || Object.is(b, -0) ? -0 : 0;
+  }
+  return mod;
+}
+
+/**
+ * `n` seeded f32 pairs for the random floorDiv case: a quarter each of random bit patterns (every
+ * exponent, subnormals, NaN), small integers and tenths (near-multiples like `1 // 0.1`), values
+ * spread over 2^-30…2^30, and specials (±0, ±Inf, NaN, tiny, huge).
+ */
+function randomF32Pairs(n: number): { a: Float32Array; b: Float32Array } {
+  const next = prng(hashName("floorDiv random pairs"));
+  const specials = [0, -0, Infinity, -Infinity, NaN, 1e-45, -1e-45, 3.4e38, -3.4e38, 1, -1, 0.1];
+  const one = (): number => {
+    const r = next();
+    if (r < 0.25) return new Float32Array(new Uint32Array([Math.floor(next() * 2 ** 32)]).buffer)[0] as number;
+    if (r < 0.5) return Math.round((next() - 0.5) * 200) / (next() < 0.5 ? 1 : 10);
+    if (r < 0.9) return (next() - 0.5) * 2 ** Math.floor(next() * 60 - 30);
+    return specials[Math.floor(next() * specials.length)] as number;
+  };
+  const a = new Float32Array(n);
+  const b = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    a[i] = one();
+    b[i] = one();
+  }
+  return { a, b };
+}
+
+/** The random floorDiv case's answers: {@link numpyFloorDivide} and {@link numpyRemainder} of its pairs. */
+function numpyExpected(n: number): ExactOutput[] {
+  const { a, b } = randomF32Pairs(n);
+  return [f32(...Array.from(a, (x, i) => numpyFloorDivide(x, b[i] as number))), f32(...Array.from(a, (x, i) => numpyRemainder(x, b[i] as number)))];
+}
+
 /** The exact-answer cases (hand-computed or NumPy's answers). */
 export function opsExactCases(): ExactCase[] {
   const special = (d: Device): Tensor => tensor([1, -2, NaN, Infinity, -Infinity, 0, -0], { device: d });
@@ -62,10 +126,32 @@ export function opsExactCases(): ExactCase[] {
     }, bools(F, F, F), bools(F, F, F), bools(T, T, T), bools(F, F), bools(T, T)),
     c("isNaN of a rank-0 and an empty tensor", (d) => [tensor(NaN, { device: d }).isNaN(), tensor([], { device: d }).isNaN()], bools(T), bools()),
     // ── floorDiv ──
-    c("floorDiv of floats: signs, exact multiples, a zero divisor, 1 // 0.1 = 10 and 0.3 // 0.1 = 3 (f32 products, see ops/math.ts)", (d) =>
-      tensor([1, 7, -7, 7, -7, 5, -5, 0, 6, 49, 0.3], { device: d }).floorDiv(tensor([0.1, 2, 2, -2, -2, 0, 0, 0, 3, 7, 0.1], { device: d })),
-      f32(10, 3, -4, -4, 3, Infinity, -Infinity, NaN, 2, 7, 3)),
-    c("floorDiv of floats with NaN and ±Inf dividends", (d) => tensor([NaN, Infinity, -Infinity, -7.5, 3], { device: d }).floorDiv(2), f32(NaN, Infinity, -Infinity, -4, 1)),
+    c("floorDiv of floats is NumPy's: 1 // 0.1 = 9 (the exact fmod is 0.09999999), 0.3 // 0.1 = 3, signs, b < 0, halves", (d) =>
+      tensor([1, 0.3, 7, -7, 7, -7, 6, 49, -1, 1, 5.5, -5.5, -0.3], { device: d }).floorDiv(tensor([0.1, 0.1, 2, 2, -2, -2, 3, 7, 0.1, -0.1, 0.5, -0.5, 0.1], { device: d })),
+      f32(9, 3, 3, -4, -4, 3, 2, 7, -10, -10, 11, 11, -4)),
+    c("floorDiv of floats with huge quotients, tiny and subnormal divisors, overflow to Inf (NumPy's answers)", (d) =>
+      tensor([1e30, -1e30, 3.4e38, 1e30, 123456789, 1, 1e-40, 1e10, -1e10, 1e38, 16777217, -2.5e-45], { device: d })
+        .floorDiv(tensor([3, 3, 1e-38, 1e-10, 7, 1e-45, 3e-41, 0.3, 0.3, -3.4e38, 3, 1e-45], { device: d })),
+      f32(3.333333383491554e29, -3.333333383491554e29, Infinity, Infinity, 17636684, Infinity, 3, 33333331968, -33333331968, -1, 5592405, -2)),
+    c("floorDiv of floats with zero divisors, ±Inf and NaN (NumPy: x // 0 = x / 0, ±Inf // x = NaN, -3 // Inf = -1)", (d) =>
+      tensor([5, -5, 0, -0, Infinity, -Infinity, NaN, 3, -3, 0, -0, 3, Infinity, 5, Infinity], { device: d })
+        .floorDiv(tensor([0, 0, 0, 0, 3, 3, 3, NaN, Infinity, Infinity, -Infinity, -Infinity, Infinity, -0, -0], { device: d })),
+      f32(Infinity, -Infinity, NaN, NaN, NaN, NaN, NaN, NaN, -1, 0, 0, -1, NaN, -Infinity, -Infinity)),
+    c("a zero floorDiv has the quotient's sign (NumPy's copysign(0, a / b)); seen through 1/x", (d) =>
+      tensor([0, -0, 0, 1, -1, 3, -3, 0.5], { device: d }).floorDiv(tensor([3, 3, -3, 5, -5, -Infinity, -Infinity, -Infinity], { device: d })).reciprocal(),
+      f32(Infinity, -Infinity, -Infinity, Infinity, Infinity, -1, Infinity, -1)),
+    c("floorDiv with a float scalar on either side", (d) => [
+      tensor([1, 2.5, -2.5, 0.7], { device: d }).floorDiv(0.1),
+      floorDiv(1, tensor([0.1, 0.3, -0.3, 1e-20], { device: d })),
+    ], f32(9, 24, -25, 6), f32(9, 3, -4, 1.0000000200408773e20)),
+    c("float mod is NumPy's remainder exactly: -1e-10 mod 1 = 1, 1 mod 0.1 = 0.09999999, subnormals, huge quotients", (d) =>
+      tensor([-1e-10, 1, 1e30, 1e-40, -7, 3.4e38, -1e30, 5.5, -5.5, 1e-45], { device: d }).mod(tensor([1, 0.1, 3, 3e-41, 0.1, 1e-38, 3, -0.5, 0.5, -3], { device: d })),
+      f32(1, 0.09999998658895493, 0, 9.99826454295757e-42, 1.043081283569336e-7, 2.1024914002913836e-39, 0, -0, 0, -3)),
+    c("floorDiv and mod of 2048 random f32 pairs (all exponents, subnormals, ±0, ±Inf, NaN) equal NumPy's algorithm in f64", (d) => {
+      const { a, b } = randomF32Pairs(2048);
+      return [tensor(a, { device: d }).floorDiv(tensor(b, { device: d })), tensor(a, { device: d }).mod(tensor(b, { device: d }))];
+    }, ...numpyExpected(2048)),
+    c("floorDiv of floats with NaN and ±Inf dividends (NumPy: fmod(±Inf, b) is NaN, so the quotient is)", (d) => tensor([NaN, Infinity, -Infinity, -7.5, 3], { device: d }).floorDiv(2), f32(NaN, NaN, NaN, -4, 1)),
     c("floorDiv of i32: floored, x // 0 = 0, MIN // -1 wraps, MIN // 3 exact", (d) =>
       tensor([7, -7, 7, -7, 5, -2147483648, -2147483648, 2147483647], { dtype: "i32", device: d })
         .floorDiv(tensor([2, 2, -2, -2, 0, -1, 3, -2], { dtype: "i32", device: d })),

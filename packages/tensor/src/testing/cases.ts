@@ -5,7 +5,8 @@
  * @remarks
  * **Tolerances** (`|got - oracle| ≤ atol + rtol·|oracle|`, NaN matches NaN, ±Inf exactly):
  * - exact: layout ops, casts, compares, logical ops, `where`, integer arithmetic, `max`/`min`,
- *   `argmax`/`argmin`, `floor`/`ceil`/`round`/`sign`/`relu`/`abs`/`neg`, creation ops;
+ *   `argmax`/`argmin`, `floor`/`ceil`/`round`/`sign`/`relu`/`abs`/`neg`, float `mod` and
+ *   `floorDiv` (NumPy's answers from the exact remainder, `docs/semantics.md`), creation ops;
  * - `ELEMENTWISE` (rtol 1e-6, atol 1e-6): float `add`/`sub`/`mul` chains, where different
  *   operation orders inside a fused kernel may round differently;
  * - `TRANSCENDENTAL` (rtol 1e-4, atol 1e-5): `exp`, `log`, `sqrt`, `div`, `pow`, `tanh`, … —
@@ -125,7 +126,7 @@ function unaryCases(): ConformanceCase[] {
   }));
 }
 
-const BINARY: readonly { op: "add" | "sub" | "mul" | "div" | "pow" | "maximum" | "minimum" | "mod" | "atan2"; lhs: InputKind; rhs: InputKind; tol: Tolerance }[] = [
+const BINARY: readonly { op: "add" | "sub" | "mul" | "div" | "pow" | "maximum" | "minimum" | "mod" | "floorDiv" | "atan2"; lhs: InputKind; rhs: InputKind; tol: Tolerance }[] = [
   { op: "add", lhs: "normal", rhs: "normal", tol: ELEMENTWISE },
   { op: "sub", lhs: "normal", rhs: "normal", tol: ELEMENTWISE },
   { op: "mul", lhs: "normal", rhs: "normal", tol: ELEMENTWISE },
@@ -133,7 +134,8 @@ const BINARY: readonly { op: "add" | "sub" | "mul" | "div" | "pow" | "maximum" |
   { op: "pow", lhs: "positive", rhs: "unit", tol: TRANSCENDENTAL },
   { op: "maximum", lhs: "normal", rhs: "normal", tol: EXACT },
   { op: "minimum", lhs: "normal", rhs: "normal", tol: EXACT },
-  { op: "mod", lhs: "normal", rhs: "positive", tol: TRANSCENDENTAL },
+  { op: "mod", lhs: "normal", rhs: "positive", tol: EXACT },
+  { op: "floorDiv", lhs: "normal", rhs: "normal", tol: EXACT },
   { op: "atan2", lhs: "normal", rhs: "normal", tol: TRIG },
 ];
 
@@ -149,7 +151,7 @@ function binaryCases(): ConformanceCase[] {
     out.push({
       name: `binary ${op} with a scalar on either side matches the oracle`,
       inputs: [{ shape: [19], kind: lhs === "positive" && rhs === "positive" ? "positive" : lhs }],
-      run: (xs) => [binary(op, x0(xs), op === "pow" ? 0.5 : 1.5), binary(op, op === "pow" || op === "div" || op === "mod" ? 2.5 : -1.5, op === "div" || op === "mod" ? x0(xs).abs().add(0.5) : x0(xs))],
+      run: (xs) => [binary(op, x0(xs), op === "pow" ? 0.5 : 1.5), binary(op, op === "pow" || op === "div" || op === "mod" || op === "floorDiv" ? 2.5 : -1.5, op === "div" || op === "mod" || op === "floorDiv" ? x0(xs).abs().add(0.5) : x0(xs))],
       tolerance: tol,
     });
   }

@@ -125,14 +125,22 @@ function compare(op: string): OpEntry {
 
 /**
  * Integer division and modulo with the semantics table's answers (`docs/semantics.md`): division
- * truncates toward zero, modulo is floored (the divisor's sign), both give 0 for a zero divisor
+ * truncates toward zero, floor division floors, modulo is floored (the divisor's sign), all give 0
+ * for a zero divisor
  * (NumPy's answer), and `MIN / -1` wraps. The divisor is made non-zero before WGSL's operator, so
  * no kernel divides by zero whatever the implementation does there.
  */
-function integerDivMod(op: "div" | "mod", a: string, b: string, t: ValueType): string {
+function integerDivMod(op: "div" | "mod" | "floorDiv", a: string, b: string, t: ValueType): string {
   const z = lit(0, t);
   const safe = `select(${b}, ${lit(1, t)}, ${b} == ${z})`;
-  if (op === "div") return `select(${a} / ${safe}, ${z}, ${b} == ${z})`;
+  if (op === "div" || (op === "floorDiv" && t.dtype === "u32")) return `select(${a} / ${safe}, ${z}, ${b} == ${z})`;
+  if (op === "floorDiv") {
+    // The truncated quotient, one less where the remainder is non-zero and the signs differ
+    // (WGSL's `MIN / -1` is `MIN` and `MIN % -1` is 0, so it wraps like the oracle).
+    const q = `(${a} / ${safe})`;
+    const r = `(${a} % ${safe})`;
+    return `select(select(${q}, ${q} - ${lit(1, t)}, (${r} != ${z}) & ((${r} < ${z}) != (${b} < ${z}))), ${z}, ${b} == ${z})`;
+  }
   if (t.dtype === "u32") return `select(${a} % ${safe}, ${z}, ${b} == ${z})`;
   const r = `(${a} % ${safe})`;
   return `select(select(${r}, ${r} + ${b}, (${r} != ${z}) & ((${r} < ${z}) != (${b} < ${z}))), ${z}, ${b} == ${z})`;
@@ -165,6 +173,12 @@ export const BINARY: Record<BinaryOp, OpEntry> = {
     repeats: true,
     emit: ([a = "", b = ""], t, h) => (isFloat(t.dtype) ? `${h.use("fmod", t)}(${a}, ${b})` : integerDivMod("mod", a, b, t)),
     same: (x, t, h) => (isFloat(t.dtype) ? `${h.use("modSelf", t)}(${x})` : lit(0, t)),
+  },
+  // Floats: NumPy's floor_divide exactly (the preamble's `floorDivF32`); `x // x` is `x / x`.
+  floorDiv: {
+    repeats: true,
+    emit: ([a = "", b = ""], t, h) => (isFloat(t.dtype) ? `${h.use("floorDiv", t)}(${a}, ${b})` : integerDivMod("floorDiv", a, b, t)),
+    same: (x, t, h) => (isFloat(t.dtype) ? `${h.use("divSelf", t)}(${x})` : `select(${lit(1, t)}, ${lit(0, t)}, ${x} == ${lit(0, t)})`),
   },
   atan2: {
     emit: ([a = "", b = ""], t, h) => {

@@ -1,5 +1,5 @@
 import type { WgslBuilder } from "./builder.js";
-import { wgslType, type ValueType } from "./types.js";
+import { NONFINITE, wgslType, type ValueType } from "./types.js";
 
 /**
  * The helper functions codegen can call; each is emitted only when an expression uses it.
@@ -23,7 +23,10 @@ import { wgslType, type ValueType } from "./types.js";
  *   into `fmin` even through bitcasts), so the built-in runs and a tie of zeros is then decided
  *   on the bits (`docs/semantics.md`, "Signed zeros");
  * - domain guards with IEEE answers: `exp`, `log`, `log1p`, `expm1`, `sqrt`, `rsqrt`, `pow`
- *   (C99 Annex F), `fmod` (floored), `atan2` (all signed zeros and infinities);
+ *   (C99 Annex F), `atan2` (all signed zeros and infinities);
+ * - `fmod` (floored, NumPy's `remainder`) and `floorDiv` (NumPy's `floor_divide`): exact, from
+ *   the exact remainder computed in integers (`divmodBits`, `packMag`) and a correctly rounded
+ *   integer quotient (`divRound`), each lane through the scalar `modF32`/`floorDivF32`;
  * - `sin`/`cos`/`tan`: NaN for NaN and ±Inf, `-0` kept, and the argument reduced first
  *   (`trigReduce`, on `f32` scalars: Cody–Waite below 8192, Payne–Hanek with `mulWide` above),
  *   because WGSL's built-ins are accurate on `[-π, π]` only and drivers reduce large arguments
@@ -44,7 +47,8 @@ export type HelperName =
   | "erf" | "pow" | "pcg" | "random"
   | "isNan" | "isInf" | "isZero" | "signBit" | "ordered" | "keepNan" | "maxNan" | "minNan" | "clampNan"
   | "exp" | "log" | "log1p" | "expm1" | "sqrt" | "rsqrt" | "sin" | "cos" | "tan" | "trigReduce" | "mulWide" | "fmod" | "atan2"
-  | "subSelf" | "divSelf" | "modSelf" | "toI32" | "toU32" | "plusZero" | "signOf" | "addIeee" | "subIeee" | "mulIeee" | "divIeee";
+  | "subSelf" | "divSelf" | "modSelf" | "toI32" | "toU32" | "plusZero" | "signOf" | "addIeee" | "subIeee" | "mulIeee" | "divIeee"
+  | "floorDiv" | "floorDivF32" | "modF32" | "divmodBits" | "packMag" | "divRound";
 
 /** The helpers each helper calls (requested with it, for the same value type unless noted). */
 const DEPENDS: Partial<Record<HelperName, readonly HelperName[]>> = {
@@ -65,7 +69,6 @@ const DEPENDS: Partial<Record<HelperName, readonly HelperName[]>> = {
   sin: ["isNan", "isInf"],
   cos: ["isNan", "isInf"],
   tan: ["isNan", "isInf"],
-  fmod: ["isNan", "isInf", "isZero", "signBit"],
   atan2: ["isNan", "isInf", "isZero", "signBit"],
   subSelf: ["isNan", "isInf"],
   divSelf: ["isNan", "isInf", "isZero"],
@@ -74,6 +77,9 @@ const DEPENDS: Partial<Record<HelperName, readonly HelperName[]>> = {
   toU32: ["isNan"],
 };
 
+/** The scalar `f32` type: the type of the helpers that work on one lane's bits. */
+const F32: ValueType = { dtype: "f32", width: 1 };
+
 /** The helpers each helper calls at a fixed type (whatever type it is requested for). */
 const FIXED_DEPENDS: Partial<Record<HelperName, readonly (readonly [HelperName, ValueType])[]>> = {
   random: [["pcg", { dtype: "u32", width: 1 }]],
@@ -81,6 +87,10 @@ const FIXED_DEPENDS: Partial<Record<HelperName, readonly (readonly [HelperName, 
   cos: [["trigReduce", { dtype: "f32", width: 1 }]],
   tan: [["trigReduce", { dtype: "f32", width: 1 }]],
   trigReduce: [["mulWide", { dtype: "u32", width: 1 }]],
+  fmod: [["modF32", F32]],
+  floorDiv: [["floorDivF32", F32]],
+  modF32: [["divmodBits", F32], ["packMag", F32]],
+  floorDivF32: [["divmodBits", F32], ["packMag", F32], ["divRound", F32]],
 };
 
 /**
@@ -337,6 +347,96 @@ function trigOf(op: "sin" | "cos" | "tan", fn: string, ty: string, t: ValueType)
   ].join("\n");
 }
 
+/**
+ * A helper of type `t` that applies the scalar `f32` helper `core(a, b)` to each lane (an `f16`
+ * lane widened to `f32` and the result rounded back once). The cores branch and loop on the
+ * lanes' bits, which vector code cannot.
+ */
+function perLane(fn: string, ty: string, t: ValueType, core: string): string {
+  const lanes = t.width === 1 ? [`${core}(${asF32("a", t)}, ${asF32("b", t)})`] : [0, 1, 2, 3].map((i) => `${core}(f32(a[${i}]), f32(b[${i}]))`);
+  const value = t.width === 1 ? (lanes[0] ?? "") : `vec4<f32>(${lanes.join(", ")})`;
+  return [`fn ${fn}(a: ${ty}, b: ${ty}) -> ${ty} {`, `  return ${t.dtype === "f32" ? value : `${ty}(${value})`};`, `}`].join("\n");
+}
+
+/**
+ * NumPy's float remainder on one `f32` lane (`npy_remainder`): `fmod(a, b)`, plus `b` when it is
+ * non-zero and its sign differs from `b`'s; a zero has `b`'s sign. Exact: when `|a| ≥ |b|` the
+ * remainder `r·2^(eb−150)` lies on `b`'s grid, so `|b| − |fmod|` is `(mb − r)·2^(eb−150)`, built
+ * from integers; when `|a| < |b|` it is `a`, or `a + b` rounded once (NumPy's `mod += b`: `-1e-10
+ * mod 1` is `1`).
+ */
+function modF32Helper(fn: string): string {
+  const [divmod, pack] = [helperName("divmodBits", F32), helperName("packMag", F32)];
+  return [
+    `fn ${fn}(a: f32, b: f32) -> f32 {`,
+    `  let aw = bitcast<u32>(a);`,
+    `  let bw = bitcast<u32>(b);`,
+    `  let ua = aw & 0x7fffffffu;`,
+    `  let ub = bw & 0x7fffffffu;`,
+    `  if ((ua >= 0x7f800000u) | (ub > 0x7f800000u) | (ub == 0u)) { return ${NONFINITE}(0x7fc00000u); }`,
+    `  let differ = ((aw ^ bw) & 0x80000000u) != 0u;`,
+    `  let zero = bitcast<f32>(bw & 0x80000000u);`,
+    `  if (ua == 0u) { return zero; }`,
+    `  if (ub == 0x7f800000u) { return select(a, b, differ); }`,
+    `  if (ua < ub) { return select(a, a + b, differ); }`,
+    `  let r = ${divmod}(ua, ub).x;`,
+    `  if (r == 0u) { return zero; }`,
+    `  let mb = select((ub & 0x7fffffu) | 0x800000u, ub, ub < 0x800000u);`,
+    `  return bitcast<f32>(${pack}(select(r, mb - r, differ), max(ub >> 23u, 1u)) | (bw & 0x80000000u));`,
+    `}`,
+  ].join("\n");
+}
+
+/**
+ * NumPy's float `floor_divide` on one `f32` lane (`npy_floor_divide` → `npy_divmod`), exactly:
+ * - NaN in, NaN out; `b = ±0` gives `a / b` (±Inf with the quotient's sign, NaN for `0 // 0`);
+ *   `±Inf // b` is NaN (NumPy's `fmod(Inf, b)` is NaN);
+ * - the exact integer quotient `q = ⌊|a| / |b|⌋` and remainder from {@link divmodBits}; below
+ *   2^21 NumPy's answer *is* the floored quotient (`q`, or `−(q + 1)` for a non-zero remainder
+ *   and opposite signs; a zero is `copysign(0, a / b)`): NumPy's `(a − mod) / b` rounds twice
+ *   (relative 2^-23, under 1/4 there), its `div − 1` at most 1/8 more, and its snap to the nearest
+ *   integer removes both; `b = ±Inf` is this case (`q = 0`: `-3 // Inf = -1`);
+ * - from 2^21 on, NumPy's own steps in `f32`: `x = a − mod` (WGSL's `-` is correctly rounded and
+ *   `mod` is built from integers, so nothing folds it; subnormal only for `|b| < 2^-147`, where a
+ *   device that flushes subnormals may differ), `div = x / b` correctly rounded ({@link divRound}),
+ *   `div − 1` for a remainder of the other sign, then `floor(dv)` plus 1 when `div − floor(dv) >
+ *   0.5` (exact, `|div| ≥ 2^20`), ±Inf kept: `1e30 // 3 = 3.3333334e29`.
+ */
+function floorDivF32Helper(fn: string): string {
+  const [divmod, pack, divRound] = [helperName("divmodBits", F32), helperName("packMag", F32), helperName("divRound", F32)];
+  return [
+    `fn ${fn}(a: f32, b: f32) -> f32 {`,
+    `  let aw = bitcast<u32>(a);`,
+    `  let bw = bitcast<u32>(b);`,
+    `  let ua = aw & 0x7fffffffu;`,
+    `  let ub = bw & 0x7fffffffu;`,
+    `  let sg = (aw ^ bw) & 0x80000000u;`,
+    `  let qnan = ${NONFINITE}(0x7fc00000u);`,
+    `  if ((ua > 0x7f800000u) | (ub > 0x7f800000u)) { return qnan; }`,
+    `  if (ub == 0u) { return select(bitcast<f32>(sg | 0x7f800000u), qnan, ua == 0u); }`,
+    `  if (ua == 0x7f800000u) { return qnan; }`,
+    `  var r = ua;`,
+    `  var q = 0u;`,
+    `  if (ua >= ub) {`,
+    `    let dm = ${divmod}(ua, ub);`,
+    `    r = dm.x;`,
+    `    q = dm.y;`,
+    `  }`,
+    `  let below = (r != 0u) & (sg != 0u);`,
+    `  if (q < 0x200000u) {`,
+    `    let n = q + select(0u, 1u, below);`,
+    `    return bitcast<f32>(select(bitcast<u32>(f32(n)), 0u, n == 0u) | sg);`,
+    `  }`,
+    `  let fm = bitcast<f32>(${pack}(r, max(ub >> 23u, 1u)) | (aw & 0x80000000u));`,
+    `  var dv = ${divRound}(a - fm, b);`,
+    `  if (below) { dv = dv - 1.0; }`,
+    `  if ((bitcast<u32>(dv) & 0x7fffffffu) == 0x7f800000u) { return dv; }`,
+    `  let fd = floor(dv);`,
+    `  return select(fd, fd + 1.0, dv - fd > 0.5);`,
+    `}`,
+  ].join("\n");
+}
+
 /** Each helper's WGSL, given its function name and value type. */
 const HELPERS: Record<HelperName, (fn: string, ty: string, t: ValueType) => string> = {
   /**
@@ -499,19 +599,106 @@ const HELPERS: Record<HelperName, (fn: string, ty: string, t: ValueType) => stri
       `}`,
     ].join("\n"),
   /**
-   * Floored float modulo (the sign of the divisor, NumPy's `np.mod`): `a - b·floor(a/b)`; NaN when
-   * either is NaN, `a` is ±Inf or `b` is ±0; with `b = ±Inf` and `a` finite the result is `a` when
-   * `a` has `b`'s sign, else `b`; a zero result has the divisor's sign (`-7 mod 7 = +0`,
-   * `7 mod -7 = -0`, `0 mod -Inf = -0`, as NumPy's `npy_divmod`).
+   * Floored float modulo, NumPy's `remainder` (`npy_remainder` → `npy_divmod`) exactly: the
+   * divisor's sign; NaN when either is NaN, `a` is ±Inf or `b` is ±0; a zero result has the
+   * divisor's sign (`-7 mod 7 = +0`, `7 mod -7 = -0`, `0 mod -Inf = -0`); `a mod ±Inf` is `a` when
+   * `a` has `b`'s sign, else `b`. Each lane through {@link modF32Helper} (`f16` in `f32`, as NumPy).
    */
-  fmod: (fn, ty, t) => {
-    const [isNan, isInf, isZero, signBit] = (["isNan", "isInf", "isZero", "signBit"] as const).map((h) => helperName(h, t));
+  fmod: (fn, ty, t) => perLane(fn, ty, t, helperName("modF32", F32)),
+  /**
+   * NumPy's float `floor_divide` (`npy_floor_divide`) exactly, each lane through
+   * {@link floorDivF32Helper} (`f16` computes in `f32` and rounds once, as NumPy's `npy_half`).
+   */
+  floorDiv: (fn, ty, t) => perLane(fn, ty, t, helperName("floorDivF32", F32)),
+  modF32: (fn) => modF32Helper(fn),
+  floorDivF32: (fn) => floorDivF32Helper(fn),
+  /**
+   * `vec2(r, q)` for finite magnitudes' bits `ua ≥ ub > 0` (`|a| = ma·2^(ea−150)`, `|b| =
+   * mb·2^(eb−150)`, `ea = 1` for subnormals): `r = ma·2^(ea−eb) mod mb`, so the exact `fmod(|a|,
+   * |b|)` is `r·2^(eb−150)` ({@link packMag}), and `q` the integer quotient `⌊|a| / |b|⌋`, exact
+   * below 2^21 and at least 2^21 otherwise (capped so it never wraps). Long division on the
+   * integer mantissas, 8 bits a step (`r < 2^24`, so `r << 8` fits 32 bits): at most 32 steps for
+   * the widest exponent gap (2^127 mod 2^-149), none when the exponents are equal. Integer
+   * operations only, so no compiler can reassociate it and a subnormal operand is exact.
+   */
+  divmodBits: (fn) =>
+    [
+      `fn ${fn}(ua: u32, ub: u32) -> vec2<u32> {`,
+      `  let ma = select((ua & 0x7fffffu) | 0x800000u, ua, ua < 0x800000u);`,
+      `  let mb = select((ub & 0x7fffffu) | 0x800000u, ub, ub < 0x800000u);`,
+      `  var d = max(ua >> 23u, 1u) - max(ub >> 23u, 1u);`,
+      `  var q = ma / mb;`,
+      `  var r = ma % mb;`,
+      `  loop {`,
+      `    if (d == 0u) { break; }`,
+      `    let s = min(d, 8u);`,
+      `    let w = r << s;`,
+      `    q = (min(q, 0x200000u) << s) + w / mb;`,
+      `    r = w % mb;`,
+      `    d = d - s;`,
+      `  }`,
+      `  return vec2<u32>(r, q);`,
+      `}`,
+    ].join("\n"),
+  /**
+   * The bits of the magnitude `r·2^(e−150)` for `r < 2^24` and a biased exponent `e ≥ 1` (a
+   * remainder on `b`'s grid): normalised with `countLeadingZeros`, subnormal when it falls below
+   * 2^-126. Exact (such a value is always representable), built from integers.
+   */
+  packMag: (fn) =>
+    [
+      `fn ${fn}(r: u32, e: u32) -> u32 {`,
+      `  if (r == 0u) { return 0u; }`,
+      `  let sh = countLeadingZeros(r) - 8u;`,
+      `  if (e > sh) { return ((e - sh) << 23u) | ((r << sh) & 0x7fffffu); }`,
+      `  return r << (e - 1u);`,
+      `}`,
+    ].join("\n"),
+  /**
+   * `x / b` correctly rounded (to nearest, ties to even), for finite non-zero `x`, `b` whose
+   * quotient is at least 2^-126 in magnitude (it overflows to ±Inf): the mantissas normalised to
+   * `[2^23, 2^24)`, 26 quotient bits by integer long division (a bit, three 8-bit steps, a bit)
+   * and the remainder as the sticky bit. WGSL's `/` is only within 2.5 ULP and `ieeeQuotient`'s
+   * correction within 2^-12 ULP of a tie; `floorDiv` needs the exact rounding NumPy's `(a − mod) / b`
+   * gets, for quotients of any size.
+   */
+  divRound: (fn) => {
+    const unpack = (v: string, u: string): string[] => [
+      `  let ${v}s = countLeadingZeros(${u}) - 8u;`,
+      `  let ${v}m = select((${u} & 0x7fffffu) | 0x800000u, ${u} << ${v}s, ${u} < 0x800000u);`,
+      `  let ${v}e = select(i32(${u} >> 23u), 1 - i32(${v}s), ${u} < 0x800000u);`,
+    ];
     return [
-      `fn ${fn}(a: ${ty}, b: ${ty}) -> ${ty} {`,
-      `  var r = a - b * floor(a / b);`,
-      `  r = select(r, select(a, b, !${isZero}(a) & (${signBit}(a) != ${signBit}(b))), ${isInf}(b));`,
-      `  r = select(r, ${signedZeroOf("b", t)}, ${isZero}(r));`,
-      `  return select(r, ${special("0x7fc00000", t)}, ${isNan}(a) | ${isNan}(b) | ${isInf}(a) | ${isZero}(b));`,
+      `fn ${fn}(x: f32, b: f32) -> f32 {`,
+      `  let xw = bitcast<u32>(x);`,
+      `  let bw = bitcast<u32>(b);`,
+      `  let sg = (xw ^ bw) & 0x80000000u;`,
+      `  let ux = xw & 0x7fffffffu;`,
+      `  let ub = bw & 0x7fffffffu;`,
+      ...unpack("x", "ux"),
+      ...unpack("b", "ub"),
+      `  var r = xm;`,
+      `  var q = 0u;`,
+      `  if (r >= bm) { q = 1u; r = r - bm; }`,
+      `  for (var i = 0u; i < 3u; i = i + 1u) {`,
+      `    r = r << 8u;`,
+      `    q = (q << 8u) | (r / bm);`,
+      `    r = r % bm;`,
+      `  }`,
+      `  r = r << 1u;`,
+      `  let carry = r >= bm;`,
+      `  q = (q << 1u) | select(0u, 1u, carry);`,
+      `  r = select(r, r - bm, carry);`,
+      // q = ⌊2^25·xm / bm⌋ in [2^24, 2^26): keep 24 bits, round on the rest and the sticky r.
+      `  let sh = select(1u, 2u, q >= 0x2000000u);`,
+      `  let hf = 1u << (sh - 1u);`,
+      `  let rest = q & ((1u << sh) - 1u);`,
+      `  var m = q >> sh;`,
+      `  m = m + select(0u, 1u, (rest > hf) | ((rest == hf) & ((r != 0u) | ((m & 1u) != 0u))));`,
+      `  var e = xe - be + i32(sh) + 125;`,
+      `  if (m == 0x1000000u) { m = 0x800000u; e = e + 1; }`,
+      `  if (e >= 255) { return bitcast<f32>(sg | 0x7f800000u); }`,
+      `  return bitcast<f32>(sg | (u32(e) << 23u) | (m & 0x7fffffu));`,
       `}`,
     ].join("\n");
   },
