@@ -233,6 +233,41 @@ export function opsExactCases(): ExactCase[] {
       einsum("ij,j->i", tensor([[1, 2], [3, 4]], { dtype: "i32", device: d }), tensor([1, -1], { dtype: "i32", device: d })),
       einsum("ik,kj->ij", tensor([], { device: d }).reshape([2, 0]), tensor([], { device: d }).reshape([0, 3])),
     ], f32(-1, -1), f32(0, 0, 0, 0, 0, 0)),
+    c("einsum diagonals and traces (NumPy): ii->i, ii->, implicit ii, iij->j, iii->i, iji->ij, ii,ij->j, an empty diagonal", (d) => {
+      const m = (shape: number[]): Tensor => arange(shape.reduce((a, b) => a * b, 1), undefined, 1, { device: d }).reshape(shape);
+      return [
+        einsum("ii->i", m([3, 3])),
+        einsum("ii->", m([3, 3])),
+        einsum("ii", m([3, 3])),
+        einsum("iij->j", m([2, 2, 3])),
+        einsum("iii->i", m([2, 2, 2])),
+        einsum("iji->ij", m([2, 3, 2])),
+        einsum("ii,ij->j", m([3, 3]), m([3, 2])),
+        einsum("ii->i", m([0, 0])),
+      ];
+    }, f32(0, 4, 8), f32(12), f32(12), f32(9, 11, 13), f32(0, 7), f32(0, 2, 4, 7, 9, 11), f32(40, 52), f32()),
+    c("einsum with an ellipsis (NumPy): broadcast batch dims, implicit output, ...ii->...i, a scalar operand; the shapes after the values", (d) => {
+      const m = (shape: number[]): Tensor => arange(shape.reduce((a, b) => a * b, 1), undefined, 1, { device: d }).reshape(shape);
+      const withShape = (t: Tensor): Tensor[] => [t, tensor(t.shape, { dtype: "i32", device: d })];
+      return [
+        ...withShape(einsum("...ij,...jk->...ik", m([2, 1, 2, 3]), m([5, 3, 2]))),
+        ...withShape(einsum("...ij->...ji", m([2, 2, 3]))),
+        ...withShape(einsum("...ii->...i", m([2, 3, 3]))),
+        ...withShape(einsum("...ij,...jk", m([2, 2, 3]), m([3, 2]))),
+        ...withShape(einsum("i...->...", m([2, 3]))),
+        ...withShape(einsum("...,...", m([2]), tensor(3, { device: d }))),
+      ];
+    },
+    f32(10, 13, 28, 40, 28, 31, 100, 112, 46, 49, 172, 184, 64, 67, 244, 256, 82, 85, 316, 328, 46, 67, 64, 94, 172, 193, 244, 274, 298, 319, 424, 454, 424, 445, 604, 634, 550, 571, 784, 814), i32(2, 5, 2, 2),
+    f32(0, 3, 1, 4, 2, 5, 6, 9, 7, 10, 8, 11), i32(2, 3, 2),
+    f32(0, 4, 8, 9, 13, 17), i32(2, 3),
+    f32(10, 13, 28, 40, 46, 67, 64, 94), i32(2, 2, 2),
+    f32(3, 5, 7), i32(3),
+    f32(0, 3), i32(2)),
+    c("einsum broadcasts a size-1 letter as NumPy does: ij,jk->ik with j of 1 and 3, i,i of [1] and [3]; mixed-case implicit output ba,ab", (d) => {
+      const m = (shape: number[]): Tensor => arange(shape.reduce((a, b) => a * b, 1), undefined, 1, { device: d }).reshape(shape);
+      return [einsum("ij,jk->ik", m([2, 1]), m([3, 4])), einsum("i,i", m([1]), m([3])), einsum("i,i", tensor([2], { device: d }), m([3])), einsum("ba,ab", m([2, 3]), m([3, 2]))];
+    }, f32(0, 0, 0, 0, 12, 15, 18, 21), f32(0), f32(6), f32(50)),
     // ── scans ──
     c("cumsum along each axis, of the flattened tensor, with NaN and ±Inf", (d) => {
       const y = tensor([[1, 2], [3, 4]], { device: d });
@@ -401,5 +436,6 @@ export function opsConformanceCases(): ConformanceCase[] {
     { name: "conv1d [3, 5, 130] with a [4, 5, 5] kernel, dilation 2, padding same", inputs: [{ shape: [3, 5, 130], kind: "normal" }, { shape: [4, 5, 5], kind: "normal" }], run: (xs) => conv1d(x0(xs), x1(xs), { dilation: 2, padding: "same" }), tolerance: reductionTolerance(25) },
     { name: "maxPool2d and avgPool2d of [2, 3, 33, 35] with special values", inputs: [{ shape: [2, 3, 33, 35], kind: "special" }], run: (xs) => [maxPool2d(x0(xs), 3, { stride: 2, padding: 1 }), avgPool2d(x0(xs), [2, 3])], tolerance: reductionTolerance(9) },
     { name: "einsum attention scores bhqd,bhkd->bhqk", inputs: [{ shape: [2, 3, 17, 8], kind: "normal" }, { shape: [2, 3, 19, 8], kind: "normal" }], run: (xs) => einsum("bhqd,bhkd->bhqk", x0(xs), x1(xs)), tolerance: reductionTolerance(8) },
+    { name: "einsum diagonal, trace and broadcast ellipsis matmul on [3, 70, 70] and [70, 33]", inputs: [{ shape: [3, 70, 70], kind: "normal" }, { shape: [70, 33], kind: "normal" }], run: (xs) => [einsum("...ii->...i", x0(xs)), einsum("bii->b", x0(xs)), einsum("...ij,...jk->...ik", x0(xs), x1(xs)), einsum("bij,bjj->bi", x0(xs), x0(xs))], tolerance: reductionTolerance(70) },
   ];
 }
