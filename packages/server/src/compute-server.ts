@@ -71,6 +71,14 @@ export type BindingAccess = "read" | "write" | "read-write";
 export interface KernelBinding {
   readonly binding: BufferBinding;
   readonly access: BindingAccess;
+  /**
+   * For a `write` binding: the bytes of `binding` the launch writes, when it writes fewer than all
+   * of them (one element of a packed allocation). Taint, claim release and readback ordering then
+   * account exactly those bytes; it must cover every byte the launch writes. Absent: all of
+   * `binding`. A server may ignore it and account all of `binding` (a broader taint, never a
+   * narrower one).
+   */
+  readonly writes?: BufferBinding;
 }
 
 /**

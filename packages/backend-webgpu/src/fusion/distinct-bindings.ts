@@ -41,6 +41,29 @@ export function copyInto(launcher: Launcher, src: WebGpuHandle, dst: WebGpuHandl
   launcher.launch(plan, [{ binding: src.memory.binding(), access: "read" }, { binding: dst.memory.binding(), access: partial ? "read-write" : "write" }], stream);
 }
 
+/**
+ * Copies `src` into `dst`, a dense tensor at an offset inside a larger allocation (a packed output,
+ * see `planPacks`), writing exactly `dst`'s bytes: the launch binds the allocation but declares
+ * only `dst`'s range written (`KernelBinding.writes`), so a failure claiming `src` reaches `dst`
+ * and not the other tensors of the allocation, and their claims stay theirs.
+ */
+export function copyIntoSlot(launcher: Launcher, src: WebGpuHandle, dst: WebGpuHandle, stream: StreamId, label: string): void {
+  const bpe = deviceBytesPerElement(dst.dtype);
+  const writes = dst.memory.binding(dst.offset * bpe, numElements(dst.shape) * bpe);
+  const graph = new ExprGraph();
+  const node = graph.add({ kind: "input", slot: 0, dtype: src.dtype });
+  const spec: ElementwiseSpec = {
+    shape: src.shape,
+    graph,
+    label,
+    inputs: [{ dtype: src.dtype, access: "read", layout: { shape: src.shape, strides: src.strides, offset: src.offset } }],
+    outputs: [{ node, dtype: dst.dtype, layout: { shape: dst.shape, strides: dst.strides, offset: dst.offset } }],
+  };
+  const key = elementwiseKey(spec, launcher.profile);
+  const plan = launcher.plan(key, () => elementwiseKernel(spec, launcher.profile, key));
+  launcher.launch(plan, [{ binding: src.memory.binding(), access: "read" }, { binding: dst.memory.binding(), access: "write", writes }], stream);
+}
+
 /** A dense copy of `handle` in a new allocation (the caller releases it). */
 export function denseCopy(launcher: Launcher, handle: WebGpuHandle, stream: StreamId, label = "copy"): WebGpuHandle {
   const out = contiguousHandle(launcher.empty(numElements(handle.shape) * deviceBytesPerElement(handle.dtype), stream), handle.shape, handle.dtype);

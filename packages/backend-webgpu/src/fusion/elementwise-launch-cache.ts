@@ -5,6 +5,7 @@ import type { KernelBinding } from "@weft/server";
 import { encodeParamValues } from "../codegen/wgsl/params.js";
 import { contiguousHandle, type WebGpuHandle } from "../handle/webgpu-handle.js";
 import { BlockGraph } from "./block-graph.js";
+import { outputHandle } from "./pack-outputs.js";
 import { pushParams } from "./elementwise-ops.js";
 import type { Launcher } from "./launcher.js";
 import { bindingOf, bytesOf, runElementwiseBlockUncached, type ElementwiseDecision } from "./run-elementwise.js";
@@ -260,16 +261,9 @@ function replay(
     for (let j = 0; j < written.length; j++) {
       const t = producedAt(ops, written[j] as number);
       const slot = decision.inPlace[j];
-      const source = slot === undefined ? undefined : handles[slot];
-      if (source !== undefined) {
-        source.memory.retain();
-        launcher.counters.inPlaceWrites++;
-        outs.push(contiguousHandle(source.memory, t.shape, t.dtype));
-      } else {
-        const h = contiguousHandle(launcher.empty(bytesOf(t.shape, t.dtype), ctx.stream), t.shape, t.dtype);
-        outs.push(h);
-        bindings.push(bindingOf(h, "write"));
-      }
+      const made = outputHandle(launcher, ctx.stream, t, j, slot === undefined ? undefined : handles[slot], decision.packs?.[j], outs);
+      outs.push(made.handle);
+      if (made.bound) bindings.push(bindingOf(made.handle, "write"));
     }
     launcher.launch(plan, bindings, ctx.stream, encodeParamValues(params, decision.paramDtypes));
     if (fused && structure.producing > 1) launcher.counters.fusedLaunches++;

@@ -117,3 +117,35 @@ describe("the trace fusers count the bindings a block's kernel needs, not every 
     expect(feed(ops).len()).toBe(ops.length);
   });
 });
+
+describe("the elementwise fuser packs one-element products: one binding per storage type", () => {
+  const one = (id: number, status: TensorStatus = "ReadOnly", dtype: TensorIr["dtype"] = "f32"): TensorIr => ({ id: id as TensorId, shape: [1], dtype, status });
+  /** `n` dependent `+ 1` on a one-element tensor of `dtype`, every result alive after the block. */
+  const chain = (n: number, dtype: TensorIr["dtype"] = "f32"): OperationIr[] =>
+    Array.from({ length: n }, (_, k): OperationIr => ({ kind: "binary-scalar", op: "add", lhs: one(k === 0 ? 1 : 100 + k - 1, "ReadOnly", dtype), scalar: 1, scalarFirst: false, out: one(100 + k, "NotInit", dtype) }));
+  function feed(fuser: ElementwiseFuser, ops: OperationIr[]): ElementwiseFuser {
+    const converter = new OperationConverter();
+    for (const op of ops) fuser.fuse(converter.toRelative(op).op);
+    return fuser;
+  }
+
+  it("a chain of live one-element f32 results fuses past the binding limit (input + one pack)", () => {
+    const fuser = feed(new ElementwiseFuser(kit), chain(40));
+    expect(fuser.status()).toBe("open");
+    expect(fuser.len()).toBe(40);
+  });
+
+  it("f16 results do not pack: the chain closes at the limit", () => {
+    const fuser = feed(new ElementwiseFuser(kit), chain(12, "f16"));
+    expect(fuser.status()).toBe("closed");
+    expect(fuser.len(), "1 input + 7 written outputs = 8 bindings").toBe(7);
+  });
+
+  it("each storage type is one pack: f32 and i32 results of one block take two bindings", () => {
+    const ops: OperationIr[] = [...chain(10)];
+    for (let k = 0; k < 10; k++) ops.push({ kind: "cast", input: one(100 + k), out: one(200 + k, "NotInit", "i32") });
+    const fuser = feed(new ElementwiseFuser(kit), ops);
+    expect(fuser.status(), "1 input + an f32 pack + an i32 pack").toBe("open");
+    expect(fuser.len()).toBe(20);
+  });
+});

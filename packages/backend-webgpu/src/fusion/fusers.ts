@@ -1,4 +1,4 @@
-import type { BlockFallbackPort, FuserProperties, FuserStatus, OperationFuser, OperationIr, TensorId } from "@weft/fusion";
+import type { BlockFallbackPort, FuserProperties, FuserStatus, OperationFuser, OperationIr, TensorId, TensorIr } from "@weft/fusion";
 import { broadcastsInto, operationInputs, readsIndex, sameShape, tensorAt } from "@weft/fusion";
 import type { WebGpuHandle } from "../handle/webgpu-handle.js";
 import { isExpression } from "./elementwise-ops.js";
@@ -26,6 +26,31 @@ export interface FuserKit {
   readonly maxBindings: number;
   /** What a block whose kernel the device rejects re-runs op by op with (see `WebGpuOptimization`). */
   readonly fallback: BlockFallbackPort<WebGpuHandle>;
+}
+
+/** Packing classes: single-element outputs of one class share one allocation (and binding). */
+const PACK_CLASSES = 3;
+
+/**
+ * The packing class of a product (relative form) whose outputs a packing kernel may share with
+ * others: `f32` 0, `i32` 1, `u32` and `bool` (stored as `u32`) 2; `undefined` unless it has exactly
+ * one element (every relative dim is the size-1 id) and a 4-byte storage type.
+ */
+function packClass(t: TensorIr): number | undefined {
+  for (const d of t.shape) if (d !== SIZE_ONE) return undefined;
+  switch (t.dtype) {
+    case "f32":
+      return 0;
+    case "i32":
+      return 1;
+    case "u32":
+    case "bool":
+      return 2;
+    case "f16":
+      return undefined;
+    default:
+      return t.dtype satisfies never;
+  }
 }
 
 /** Whether an input of `op` before position `pos` is the tensor `id` (an op reading a tensor twice binds it once). */
@@ -64,6 +89,22 @@ abstract class TraceFuser implements OperationFuser<WebGpuOptimization> {
    */
   protected live = new Set<TensorId>();
   /**
+   * Per packing class (see {@link packClass}: f32, i32, u32/bool), the live products of that
+   * class whose outputs are packed into one allocation and so share one binding; always zero
+   * unless {@link TraceFuser.packsScalars}. Changed with `live`.
+   */
+  readonly #packed = new Int32Array(PACK_CLASSES);
+  /** The class of each live packed product (a subset of `live`, same bound). */
+  #packClass = new Map<TensorId, number>();
+  /** Scratch copy of `#packed` for {@link TraceFuser.bindingsWith} (no allocation per op). */
+  readonly #scratch = new Int32Array(PACK_CLASSES);
+  /**
+   * Whether the kernel this fuser's block runs as packs single-element outputs of one storage
+   * type into one allocation (one binding: the elementwise kernel does, `runElementwiseBlock`).
+   */
+  protected readonly packsScalars: boolean = false;
+
+  /**
    * The longest accepted prefix that writes nothing (every tensor it produced died in it), and its
    * compute operations; 0 when there is none. Such a prefix launches no kernel at all. Only the
    * elementwise fuser cuts its block there (see {@link ElementwiseFuser}).
@@ -91,7 +132,7 @@ abstract class TraceFuser implements OperationFuser<WebGpuOptimization> {
       if (this.count === 0) this.closed = true;
       else {
         this.count++;
-        this.live.delete(op.tensor.id);
+        this.#kill(op.tensor.id);
         this.dropped(op.tensor.id);
         this.markClean();
       }
@@ -105,10 +146,15 @@ abstract class TraceFuser implements OperationFuser<WebGpuOptimization> {
       const t = tensorAt(op, pos);
       if (t === undefined || t === op.out) break;
       if (this.live.has(t.id)) {
-        if (t.status === "ReadWrite") this.live.delete(t.id);
+        if (t.status === "ReadWrite") this.#kill(t.id);
       } else this.inputs.add(t.id);
     }
     this.live.add(op.out.id);
+    const cls = this.packsScalars ? packClass(op.out) : undefined;
+    if (cls !== undefined) {
+      this.#packClass.set(op.out.id, cls);
+      this.#packed[cls] = (this.#packed[cls] ?? 0) + 1;
+    }
     this.count++;
     this.computeOps++;
   }
@@ -120,17 +166,41 @@ abstract class TraceFuser implements OperationFuser<WebGpuOptimization> {
     this.cleanComputeOps = this.computeOps;
   }
 
-  /** The bindings of the block extended by `op` (counted without changing anything). */
+  /** A product of the block died in it (a consuming use or a `drop`): it is not written. */
+  #kill(id: TensorId): void {
+    if (!this.live.delete(id)) return;
+    const cls = this.#packClass.get(id);
+    if (cls === undefined) return;
+    this.#packClass.delete(id);
+    this.#packed[cls] = (this.#packed[cls] ?? 0) - 1;
+  }
+
+  /**
+   * The bindings of the block extended by `op` (counted without changing anything): inputs, plus
+   * one per written product not packed, plus one per packing class in use.
+   */
   protected bindingsWith(op: Exclude<OperationIr, { kind: "drop" }>): number {
-    let n = this.inputs.size + this.live.size + 1;
+    const packed = this.#scratch;
+    packed.set(this.#packed);
+    let plain = this.live.size - this.#packClass.size;
+    let n = this.inputs.size;
     for (let pos = 0; ; pos++) {
       const t = tensorAt(op, pos);
       if (t === undefined || t === op.out) break;
       if (this.live.has(t.id)) {
         // A consuming use of a block output: it is no longer written (once, even if read twice).
-        if (t.status === "ReadWrite" && !seenBefore(op, pos, t.id)) n--;
+        if (t.status === "ReadWrite" && !seenBefore(op, pos, t.id)) {
+          const cls = this.#packClass.get(t.id);
+          if (cls === undefined) plain--;
+          else packed[cls] = (packed[cls] ?? 0) - 1;
+        }
       } else if (!this.inputs.has(t.id) && !seenBefore(op, pos, t.id)) n++;
     }
+    const cls = this.packsScalars ? packClass(op.out) : undefined;
+    if (cls === undefined) plain++;
+    else packed[cls] = (packed[cls] ?? 0) + 1;
+    n += plain;
+    for (let c = 0; c < PACK_CLASSES; c++) if ((packed[c] ?? 0) > 0) n++;
     return n;
   }
 
@@ -145,6 +215,8 @@ abstract class TraceFuser implements OperationFuser<WebGpuOptimization> {
     this.closed = false;
     this.inputs.clear();
     this.live.clear();
+    this.#packClass.clear();
+    this.#packed.fill(0);
     this.clean = 0;
     this.cleanComputeOps = 0;
     this.resetPhase();
@@ -175,6 +247,8 @@ abstract class TraceFuser implements OperationFuser<WebGpuOptimization> {
     copy.closed = this.closed;
     copy.inputs = new Set(this.inputs);
     copy.live = new Set(this.live);
+    copy.#packClass = new Map(this.#packClass);
+    copy.#packed.set(this.#packed);
     copy.clean = this.clean;
     copy.cleanComputeOps = this.cleanComputeOps;
     this.copyPhase(copy);
@@ -210,6 +284,7 @@ function fitsShape(op: Exclude<OperationIr, { kind: "drop" }>, ref: readonly num
  */
 export class ElementwiseFuser extends TraceFuser {
   readonly kind = "elementwise" as const;
+  protected override readonly packsScalars = true;
   #ref: readonly number[] | undefined;
 
   /** Whether the block is cut at its clean prefix (closed, with a clean prefix shorter than the run). */

@@ -1,5 +1,6 @@
 import { StreamId } from "@weft/environment";
 import { type OperationIr, type TensorId, type TensorIr, type TensorStatus } from "@weft/fusion";
+import { OperationConverter } from "@weft/fusion/internal";
 import { beforeAll, describe, expect, it } from "vitest";
 import { fusionContext, type FusionTestContext } from "../testing/gpu-test-support.js";
 import { createWebGpuRuntime } from "./create-runtime.js";
@@ -179,5 +180,48 @@ describe("elementwise launch cache", () => {
     expect(runtime.counters.elidedWrites, "all four products are elided").toBe(4);
     expect(ctx.handles.size, "the input that died in the block was freed").toBe(handlesBefore - 1);
     close(await read(ctx, x), xs, "the input that lives on is untouched");
+  });
+});
+
+describe("packed one-element outputs", () => {
+  /** `n` dependent `+ 1` from `x` (shape [1]), every result alive after the block. */
+  function dependent(x: TensorIr, n: number): { ops: OperationIr[]; outs: TensorIr[] } {
+    const outs: TensorIr[] = [];
+    const ops: OperationIr[] = [];
+    let prev = x;
+    for (let k = 0; k < n; k++) {
+      const out = t([1]);
+      ops.push({ kind: "binary-scalar", op: "add", lhs: as(prev, "ReadOnly"), scalar: 1, scalarFirst: false, out });
+      outs.push(out);
+      prev = out;
+    }
+    return { ops, outs };
+  }
+
+  it("a chain of 40 live results past the device's binding limit is one kernel, and every result reads back", async () => {
+    const ctx = newContext();
+    const x = upload(ctx, [0.5], [1]);
+    // Fusers see the engine's relative form (a size-1 dim is shape id 0): fed through its converter.
+    const [fuser] = runtime.fusers();
+    if (fuser === undefined) throw new Error("the runtime offers an elementwise fuser");
+    const converter = new OperationConverter();
+    for (const op of dependent(x, 40).ops) fuser.fuse(converter.toRelative(op).op);
+    const opt = fuser.finish();
+    expect(opt.len, "40 live results fit one block: the input and one pack").toBe(40);
+    for (let round = 0; round < 2; round++) {
+      const before = ctx.handles.size;
+      runtime.resetCounters();
+      const { ops, outs } = dependent(x, 40);
+      opt.execute(ctx, ops);
+      expect(runtime.counters.launches, `round ${round}: one launch writes all 40 results`).toBe(1);
+      for (const k of [0, 1, 17, 39]) {
+        const out = outs[k];
+        if (out === undefined) throw new Error("40 outputs");
+        expect(await read(ctx, out), `round ${round}: result ${k} at its offset in the pack`).toEqual([0.5 + k + 1]);
+      }
+      // The results die one by one; the pack's memory goes with the last of them.
+      for (const out of outs) ctx.handles.removeHandle(out.id);
+      expect(ctx.handles.size, "every result's handle is gone").toBe(before);
+    }
   });
 });

@@ -9,6 +9,7 @@ import { BlockGraph } from "./block-graph.js";
 import { distinctBindings } from "./distinct-bindings.js";
 import type { ElementwiseLaunchCache } from "./elementwise-launch-cache.js";
 import type { Launcher } from "./launcher.js";
+import { outputHandle, packedOutputs, planPacks, type PackSlot } from "./pack-outputs.js";
 
 /** The binding of a handle's whole memory. */
 export function bindingOf(handle: WebGpuHandle, access: KernelBinding["access"]): KernelBinding {
@@ -59,6 +60,8 @@ export interface ElementwiseDecision {
   readonly plan: KernelLaunchPlan | undefined;
   /** Per written output (in production order), the input slot it is written in place into. */
   readonly inPlace: readonly (number | undefined)[];
+  /** Per written output, where its pack puts it (`undefined` for all when nothing is packed; see {@link planPacks}). */
+  readonly packs: readonly (PackSlot | undefined)[] | undefined;
   /** Whether some input was replaced by a temporary copy (such a launch is never replayed). */
   readonly copied: boolean;
   /**
@@ -77,7 +80,8 @@ export interface ElementwiseDecision {
  * **In place** only when the input dies in the block and {@link canWriteInPlace} holds (same
  * storage element type, dense, sole reference).
  * **Bindings.** No allocation is bound twice in the dispatch ({@link distinctBindings}): a second
- * view of an already-bound allocation is read from a temporary dense copy.
+ * view of an already-bound allocation is read from a temporary dense copy. The single-element
+ * outputs of a block share one allocation per storage type ({@link planPacks}).
  * **Replays.** With a `cache` (one per fused optimization), an execution whose inputs have the
  * layouts of an earlier one replays that execution's decisions ({@link ElementwiseLaunchCache}).
  */
@@ -126,6 +130,8 @@ export function runElementwiseBlockUncached(
   });
 
   if (computes) {
+    const packs = planPacks(outputs, elementCount(shape));
+    const specOutputs = packedOutputs(outputs, packs, shape);
     const spec: ElementwiseSpec = {
       shape,
       graph: block.graph,
@@ -138,24 +144,18 @@ export function runElementwiseBlockUncached(
           layout: { shape: h?.shape ?? [], strides: h?.strides ?? [], offset: h?.offset ?? 0 },
         };
       }),
-      outputs,
+      outputs: specOutputs,
     };
     const key = elementwiseKey(spec, launcher.profile);
     const plan = launcher.plan(key, () => elementwiseKernel(spec, launcher.profile, key));
-    const outHandles = written.map((o, k) => {
+    const outHandles: WebGpuHandle[] = [];
+    const bindings: KernelBinding[] = handles.map((h, k) => bindingOf(h, usedInPlace.has(k) ? "read-write" : "read"));
+    written.forEach((o, k) => {
       const slot = outputs[k]?.inPlaceSlot;
-      const source = slot === undefined ? undefined : handles[slot];
-      if (source !== undefined) {
-        source.memory.retain();
-        launcher.counters.inPlaceWrites++;
-        return contiguousHandle(source.memory, o.tensor.shape, o.tensor.dtype);
-      }
-      return contiguousHandle(launcher.empty(bytesOf(o.tensor.shape, o.tensor.dtype), ctx.stream), o.tensor.shape, o.tensor.dtype);
+      const made = outputHandle(launcher, ctx.stream, o.tensor, k, slot === undefined ? undefined : handles[slot], packs?.[k], outHandles);
+      outHandles.push(made.handle);
+      if (made.bound) bindings.push(bindingOf(made.handle, "write"));
     });
-    const bindings: KernelBinding[] = [
-      ...handles.map((h, k) => bindingOf(h, usedInPlace.has(k) ? "read-write" : "read")),
-      ...outHandles.filter((_, k) => outputs[k]?.inPlaceSlot === undefined).map((h) => bindingOf(h, "write")),
-    ];
     launcher.launch(plan, bindings, ctx.stream, elementwiseUniforms(spec));
     const copied = bound.copied.size > 0;
     bound.release();
@@ -165,7 +165,7 @@ export function runElementwiseBlockUncached(
       if (h !== undefined) ctx.handles.registerHandle(o.tensor.id, h);
     });
     finishBlock(ctx, block, ops);
-    return { key, plan, inPlace: outputs.map((o) => o.inPlaceSlot), copied, paramDtypes: block.graph.params.map((p) => p.dtype) };
+    return { key, plan, inPlace: outputs.map((o) => o.inPlaceSlot), packs, copied, paramDtypes: block.graph.params.map((p) => p.dtype) };
   } else {
     bound.release();
     // Nothing to compute (all results die, or an empty shape): outputs still need handles, and
@@ -178,7 +178,7 @@ export function runElementwiseBlockUncached(
     });
   }
   finishBlock(ctx, block, ops);
-  return { key: undefined, plan: undefined, inPlace: outputs.map((o) => o.inPlaceSlot), copied: false, paramDtypes: [] };
+  return { key: undefined, plan: undefined, inPlace: outputs.map((o) => o.inPlaceSlot), packs: undefined, copied: false, paramDtypes: [] };
 }
 
 /** Frees the inputs that died in the block and the dropped tensors. */

@@ -3,6 +3,7 @@ import { UnsupportedError, invariant, type StreamId } from "@weft/environment";
 import {
   BaseFusionRuntime,
   contiguousStrides,
+  deviceBytesPerElement,
   isContiguous,
   type BlockFallbackPort,
   numElements,
@@ -36,7 +37,7 @@ import type { WgslKernel } from "../kernel.js";
 import { elementwiseKernel, elementwiseKey, elementwiseUniforms, type ElementwiseSpec } from "../kernels/elementwise.js";
 import { newCounters, resetCounters, type RuntimeCounters } from "./counters.js";
 import { ElementwiseFuser, MatmulFuser, ReduceFuser, type FuserKit } from "./fusers.js";
-import { copyInto, denseCopy } from "./distinct-bindings.js";
+import { copyInto, copyIntoSlot, denseCopy } from "./distinct-bindings.js";
 import { MAX_LAUNCH_ENTRIES } from "./elementwise-launch-cache.js";
 import { Launcher } from "./launcher.js";
 import { bindingOf, bytesOf, runElementwiseBlock } from "./run-elementwise.js";
@@ -305,8 +306,12 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
     // Holds, not references: a group waiting for its pipelines must not take in-place writes
     // away from the blocks recorded after it (see `BlockFallback`).
     hold: (handle) => handle.memory.hold(),
-    copy: (src, dst, stream) => copyInto(this.#launcher, src, dst, undefined, stream, "fallback copy"),
-    binding: (dst) => bindingOf(dst, "write").binding,
+    // A packed output (a dense view inside its block's pack, see `planPacks`) is copied into, and
+    // named by, its own bytes only: its pack-mates are other tensors.
+    copy: (src, dst, stream) =>
+      ownsAllocation(dst) ? copyInto(this.#launcher, src, dst, undefined, stream, "fallback copy") : copyIntoSlot(this.#launcher, src, dst, stream, "fallback copy"),
+    binding: (dst) =>
+      ownsAllocation(dst) ? bindingOf(dst, "write").binding : dst.memory.binding(dst.offset * deviceBytesPerElement(dst.dtype), bytesOf(dst.shape, dst.dtype)),
   };
 
   executeOperation(op: OperationIr, ctx: ExecutionContext<WebGpuHandle>): void {
@@ -453,14 +458,18 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
       await this.client.read([handle.memory.binding()], stream);
       return fromBytes(new Uint8Array(0), tensor);
     }
-    const dense = handle.offset === 0 && isContiguous(handle) ? undefined : this.#contiguous(handle, stream);
+    // A dense handle at an offset (a packed output, a leading slice) is read in place when its
+    // bytes start on a word (4-byte elements); otherwise from a dense copy.
+    const inPlace = isContiguous(handle) && (handle.offset === 0 || deviceBytesPerElement(handle.dtype) === 4);
+    const dense = inPlace ? undefined : this.#contiguous(handle, stream);
     const source = dense ?? handle;
+    const start = dense === undefined ? handle.offset * deviceBytesPerElement(handle.dtype) : 0;
     try {
       const size = bytesOf(tensor.shape, tensor.dtype);
       // Caller-owned memory: the server copies the mapped bytes straight into it (bool is stored
       // as u32 words and is narrowed by fromBytes instead).
       const dest = into !== undefined && tensor.dtype !== "bool" && into.byteLength >= size ? new Uint8Array(into.buffer, into.byteOffset, size) : undefined;
-      const [bytes] = await this.client.read([source.memory.binding(0, size)], stream, dest === undefined ? undefined : [dest]);
+      const [bytes] = await this.client.read([source.memory.binding(start, size)], stream, dest === undefined ? undefined : [dest]);
       invariant(bytes !== undefined, "a read of one binding returns one array");
       return dest !== undefined && bytes === dest ? (into as TypedArray) : fromBytes(bytes, tensor);
     } finally {
@@ -520,6 +529,11 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
  * mapped staging buffer), so the typed array is a view of those bytes when they are 4-byte aligned;
  * only a misaligned array is copied. For a 64 MB readback this saves a 64 MB host copy.
  */
+/** Whether `handle` is dense at offset 0 over an allocation of exactly its bytes (not a packed output or a view). */
+function ownsAllocation(handle: WebGpuHandle): boolean {
+  return handle.offset === 0 && isContiguous(handle) && handle.memory.size === bytesOf(handle.shape, handle.dtype);
+}
+
 function fromBytes(bytes: Uint8Array, tensor: TensorIr): TypedArray {
   const n = numElements(tensor.shape);
   const aligned = bytes.byteOffset % 4 === 0;

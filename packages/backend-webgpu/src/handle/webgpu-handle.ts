@@ -39,6 +39,14 @@ export function contiguousHandle(memory: MemoryHandle, shape: readonly number[],
 }
 
 /** A new view over `handle.memory` with `layout` (takes a new reference on it). */
+/**
+ * A dense handle at element `offset` of `memory` (a packed output; the caller has taken the
+ * reference it owns).
+ */
+export function offsetHandle(memory: MemoryHandle, shape: readonly number[], dtype: DType, offset: number): WebGpuHandle {
+  return { memory, shape: [...shape], strides: contiguousStrides(shape), offset, dtype };
+}
+
 function view(handle: WebGpuHandle, layout: Layout): WebGpuHandle {
   handle.memory.retain();
   return { memory: handle.memory, shape: [...layout.shape], strides: [...layout.strides], offset: layout.offset, dtype: handle.dtype };

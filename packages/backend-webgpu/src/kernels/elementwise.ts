@@ -27,8 +27,14 @@ export interface ElementwiseOutput {
   readonly dtype: DType;
   /** Writes into input `slot`'s binding (same contiguous layout) instead of an own binding. */
   readonly inPlaceSlot?: number;
-  /** Destination layout (default: contiguous, offset 0) — used by concat and pad. */
+  /** Destination layout (default: contiguous, offset 0) — used by concat, pad and packed outputs. */
   readonly layout?: StridedLayout;
+  /**
+   * Writes through the binding of output `packedWith` (an earlier output of the same storage
+   * type) at `layout.offset`, instead of an own binding: the single-element outputs of a block
+   * packed into one allocation (`runElementwiseBlock`).
+   */
+  readonly packedWith?: number;
 }
 
 /**
@@ -37,7 +43,8 @@ export interface ElementwiseOutput {
  *
  * @remarks
  * **Binding layout.** Inputs at bindings `0..k-1` in order (`read`, or `read_write` for an in-place
- * destination), then each output that is not in place, in order (`read_write`), then — when the
+ * destination), then each output that is neither in place nor packed with an earlier one, in order
+ * (`read_write`), then — when the
  * graph has parameters — the uniform block (`elementwiseUniforms`).
  * **Vectorisation.** `vec4` loads and stores when every input and output is contiguous with the
  * reference shape, offsets are multiples of 4, the element count is a multiple of 4, and no node
@@ -64,7 +71,7 @@ export interface KernelLaunchPlan {
  */
 export function elementwiseKey(spec: ElementwiseSpec, profile: DeviceProfile): string {
   const inputs = spec.inputs.map((i) => `${i.dtype}:${i.access}:${i.layout.shape}:${i.layout.strides}:${i.layout.offset}`).join("|");
-  const outputs = spec.outputs.map((o) => `${o.node}:${o.dtype}:${o.inPlaceSlot ?? "-"}:${o.layout ? `${o.layout.strides}@${o.layout.offset}` : "c"}`).join("|");
+  const outputs = spec.outputs.map((o) => `${o.node}:${o.dtype}:${o.inPlaceSlot ?? "-"}:${o.packedWith ?? "-"}:${o.layout ? `${o.layout.strides}@${o.layout.offset}` : "c"}`).join("|");
   return `ew[${spec.shape}](${inputs})->(${outputs}){${spec.graph.key()}}#${profile.key}`;
 }
 
@@ -102,6 +109,12 @@ export function elementwiseKernel(spec: ElementwiseSpec, profile: DeviceProfile,
   spec.outputs.forEach((o, k) => {
     if (o.inPlaceSlot !== undefined) {
       outNames.push(`in${o.inPlaceSlot}`);
+      return;
+    }
+    if (o.packedWith !== undefined) {
+      const name = outNames[o.packedWith];
+      invariant(name !== undefined && o.packedWith < k && o.layout !== undefined, () => `packed output ${k} names output ${o.packedWith} and a layout`);
+      outNames.push(name);
       return;
     }
     w.line(storageBinding(binding++, `out${k}`, storageElement(o.dtype, width)));

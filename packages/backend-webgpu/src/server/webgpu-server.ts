@@ -893,7 +893,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
       gaps = this.#gate.capture(() => group.fallback.run(failure));
     } catch (error) {
       const cause = error instanceof ServerError ? error : new LaunchError(`a launch group's fallback failed: ${String(error)}`, { cause: error });
-      gaps = group.launches.flatMap((l) => l.bindings.filter((b) => b.access !== "read").map((b) => ({ binding: b.binding, error: cause })));
+      gaps = group.launches.flatMap((l) => l.bindings.filter((b) => b.access !== "read").map((b) => ({ binding: b.writes ?? b.binding, error: cause })));
     }
     for (const l of group.launches) for (const pin of l.pins) pin.unpin();
     for (const gap of gaps) this.#failures.failLaunch(gap.error, [gap.binding]);
@@ -925,7 +925,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     uniforms: Uint8Array | undefined,
   ): void {
     const reads = bindings.filter((kb) => kb.access !== "write").map((kb) => kb.binding);
-    const writes = bindings.filter((kb) => kb.access !== "read").map((kb) => kb.binding);
+    const writes = bindings.filter((kb) => kb.access !== "read").map((kb) => kb.writes ?? kb.binding);
     // Reads issued before this launch must copy their bytes before it may overwrite them.
     this.#readback.sealOverlapping(writes);
     const releaseAll = (): void => {

@@ -151,3 +151,19 @@ describe("HostComputeServer.hasClaims", () => {
     expect(server.hasClaims(), "no byte holds the failure any more").toBe(false);
   });
 });
+
+describe("KernelBinding.writes: a launch that writes part of a binding", () => {
+  it("a skipped launch taints only the bytes it declares written, not the rest of the allocation", () => {
+    const server = new DummyServer();
+    const src = server.empty(4, S0);
+    const pack = server.createF32([1, 2, 3, 4], S0);
+    server.injectFault({ launch: 1 });
+    server.fill(src.binding(), 9, S0); // fails: taints src
+    // Reads src (tainted): skipped, and taints what it declares written: bytes 4..8 of the pack.
+    server.launch(DummyKernels.fill(5), [1, 1, 1], [reads(src.binding()), { ...writes(pack.binding()), writes: pack.binding(4, 4) }], S0, "execute");
+    expect(server.failureOf([pack.binding(4, 4)]), "the declared bytes carry the failure").toBeInstanceOf(TaintedReadError);
+    expect(server.failureOf([pack.binding(0, 4)]), "the other elements of the allocation stay clean").toBeUndefined();
+    expect(server.failureOf([pack.binding(8, 8)])).toBeUndefined();
+  });
+});
+

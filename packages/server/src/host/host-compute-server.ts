@@ -422,7 +422,7 @@ export class HostComputeServer implements ComputeServer<HostKernel> {
     // Misuse is thrown before anything is recorded: every binding must name live bytes.
     for (const { binding } of bindings) this.#memoryOf("launch", binding).resolve(binding);
     const reads = bindings.filter((b) => b.access !== "write").map((b) => b.binding);
-    const writes = bindings.filter((b) => b.access !== "read").map((b) => b.binding);
+    const writes = bindings.filter((b) => b.access !== "read").map((b) => b.writes ?? b.binding);
 
     if (mode === "discard") {
       this.#stats.discarded++;

@@ -157,4 +157,43 @@ describe.skipIf(!probe.available && process.env["CI"] !== "true")("a fused block
     for (const t of [x, m, y, z]) t.dispose();
     await device.syncAll();
   });
+
+  it("one-element results packed into one allocation: the fallback fills each at its offset, and a failing op taints only its own results", async () => {
+    // x + 1, (x + 1) * 2, … on one element, every result alive: one fused kernel writes them all
+    // into one pack (see backend-webgpu's planPacks). Every kernel with a mul is rejected, the
+    // fused one included, so the block runs op by op: the adds compute, the mul and what is
+    // computed from it fail, and the negation beside them computes.
+    const { device, server } = await fresh(/mul/);
+    const g = (() => {
+      const x = tensor([3]);
+      const a = x.add(1);
+      const b = a.add(1);
+      const c = b.mul(2);
+      const d = c.add(1);
+      const e = x.neg();
+      return { x, a, b, c, d, e };
+    })();
+    expect(await valuesOf(g.a), "a = x + 1, copied into its place in the pack").toEqual([4]);
+    expect(await valuesOf(g.b), "b = a + 1").toEqual([5]);
+    expect((await failureOf(g.c)).root, "c comes from the rejected mul").toBeInstanceOf(ValidationError);
+    expect((await failureOf(g.d)).root, "d is computed from c").toBeInstanceOf(ValidationError);
+    expect(await valuesOf(g.e), "e = -x does not depend on the mul").toEqual([-3]);
+    expect(inspectorOf(device).composition().some((c) => c.startsWith("fused elementwise")), "the ops were fused into one block").toBe(true);
+    expect(server.stats().fallbacks, "the fused kernel was rejected: its group fell back").toBeGreaterThan(0);
+    for (const t of Object.values(g)) t.dispose();
+    expect(await settle(device, server.memoryUsage().bytesInUse).then((p) => p.filter((l) => !l.startsWith("bytesInUse")))).toEqual([]);
+  });
+
+  it("one-element results packed into one allocation compute and read back at their offsets", async () => {
+    const { device, server } = await fresh(/^never$/);
+    const x = tensor([0.5]);
+    const ys: Tensor[] = [];
+    let y = x;
+    for (let k = 0; k < 40; k++) ys.push((y = y.add(1)));
+    const read = await Promise.all(ys.map((t) => valuesOf(t)));
+    expect(read, "every one of 40 live results, each in its pack slot").toEqual(ys.map((_, k) => [0.5 + k + 1]));
+    expect(inspectorOf(device).composition().some((c) => c.startsWith("fused elementwise")), "the chain was fused").toBe(true);
+    for (const t of [x, ...ys]) t.dispose();
+    expect(await settle(device, server.memoryUsage().bytesInUse).then((p) => p.filter((l) => !l.startsWith("bytesInUse")))).toEqual([]);
+  });
 });
