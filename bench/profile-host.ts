@@ -1,18 +1,19 @@
 /**
- * A profiling aid for the host path (issue "Speed at the hardware limit"): one of three loops,
+ * A profiling aid for the host path (issue "Speed at the hardware limit"): one of several loops,
  * timed, on the CPU backend or WebGPU, so that `node --cpu-prof .device/profile-host.mjs …` shows
  * where the host time goes and the printed figures give µs per op, per launch or per request.
  *
  * ```sh
  * node .device/profile-host.mjs record  cpu|webgpu [ops=20000]      # workload 5a: µs per recorded op
  * node .device/profile-host.mjs chain   cpu|webgpu [n=65536] [iterations=2000]   # µs per fused chain (one launch)
+ * node .device/profile-host.mjs sum|rowsum|matmul cpu|webgpu [n] [iterations]  # the same loop: sum of n, row sum of [n/16384, 16384], n×n matmul
  * node .device/profile-host.mjs serving cpu|webgpu [requests=256] [inFlight=32] # req/s, µs per request
  * node .device/profile-host.mjs dependent cpu|webgpu [ops=10000]    # ms per loop of dependent adds + read
  * ```
  *
  * @module
  */
-import { requestWebGpuDevice, type WebGpuServerStats } from "@weft/backend-webgpu";
+import { requestWebGpuDevice, type WebGpuServerOptions, type WebGpuServerStats } from "@weft/backend-webgpu";
 import { type Device, type Tensor, tensor, tidy } from "@weft/tensor";
 import { createCpuDevice } from "@weft/weft";
 import { mlpInputs, mlpWeights, perTaskStreams, weftMlpWeights, weftRequest } from "./harness/mlp.js";
@@ -23,7 +24,9 @@ const [mode = "record", backend = "cpu", a, b] = process.argv.slice(2);
 
 async function device(): Promise<{ device: Device; settle: () => Promise<void>; stats: () => WebGpuServerStats | undefined; blocks: () => string }> {
   if (backend === "cpu") return { device: createCpuDevice(), settle: async () => {}, stats: () => undefined, blocks: () => "" };
-  const w = await createWeftVariant(await requestWebGpuDevice({ backend: "auto" }), true);
+  // WEFT_PROBE_SERVER: the WebGPU server's options as JSON (e.g. '{"maxPendingBytes":1073741824}').
+  const options = process.env["WEFT_PROBE_SERVER"] === undefined ? undefined : (JSON.parse(process.env["WEFT_PROBE_SERVER"]) as WebGpuServerOptions);
+  const w = await createWeftVariant(await requestWebGpuDevice({ backend: "auto" }), true, options);
   const blocks = (): string => {
     const log = w.fusion.inspector.executedBlocks;
     const sizes = new Map<string, number>();
@@ -45,8 +48,8 @@ const showBlocks = process.env["PROFILE_BLOCKS"] === "1";
 function counters(before: WebGpuServerStats | undefined, per: number, unit: string): string {
   const now = stats();
   if (before === undefined || now === undefined) return "";
-  const f = (k: "submits" | "dispatches" | "readBatches" | "readMaps"): string => ((now[k] - before[k]) / per).toFixed(2);
-  return `; per ${unit}: ${f("submits")} submits, ${f("dispatches")} dispatches, ${f("readBatches")} read batches, ${f("readMaps")} maps`;
+  const f = (k: "submits" | "dispatches" | "readBatches" | "readMaps" | "buffersCreated" | "buffersReused" | "bindGroups"): string => ((now[k] - before[k]) / per).toFixed(2);
+  return `; per ${unit}: ${f("submits")} submits, ${f("dispatches")} dispatches, ${f("readBatches")} read batches, ${f("readMaps")} maps, ${f("buffersCreated")} buffers created, ${f("buffersReused")} reused, ${f("bindGroups")} bind groups created`;
 }
 
 /** Workload 5a's loop: `ops` adds on 16 elements, 10 per `tidy`; host time only. */
@@ -77,25 +80,53 @@ async function record(ops: number): Promise<void> {
   x.dispose();
 }
 
-/** The fused chain in a loop (newest output kept, one non-awaited sync per iteration). */
-async function chain(n: number, iterations: number): Promise<void> {
-  const x = tensor(new Float32Array(n).fill(0.25), { device: d, shape: [n] });
+/**
+ * One producer in a loop (newest output kept, one non-awaited sync per iteration), like the
+ * bench's throughput method: the fused chain over `n` elements, `sum` of `n`, the row sum of
+ * `[n / 16384, 16384]`, or the matmul of two `[n, n]`.
+ */
+async function loop(kind: "chain" | "sum" | "rowsum" | "matmul", n: number, iterations: number): Promise<void> {
+  const shape = kind === "rowsum" ? [n / 16384, 16384] : kind === "matmul" ? [n, n] : [n];
+  const count = shape.reduce((p, q) => p * q, 1);
+  const x = tensor(new Float32Array(count).fill(0.25), { device: d, shape });
+  const produce = (): Tensor => (kind === "chain" ? weftChain(x) : kind === "sum" ? x.sum() : kind === "rowsum" ? x.sum(1) : x.matmul(x));
   let outs: Tensor[] = [];
-  const loop = async (count: number): Promise<void> => {
+  // WEFT_PROBE_BATCH=k: record k outputs, keep them, then one awaited sync (host time then includes the waits).
+  const batch = Number(process.env["WEFT_PROBE_BATCH"] ?? 0);
+  const once = async (steps: number): Promise<void> => {
     const before = stats();
     const start = performance.now();
-    for (let i = 0; i < count; i++) {
-      outs.push(weftChain(x));
-      void d.sync();
-      if (outs.length > 1) outs.shift()?.dispose();
+    if (batch > 0) {
+      // The bench's reduction loop: `batch` outputs recorded back to back and kept, one wait.
+      for (let i = 0; i < steps; i += batch) {
+        const kept: Tensor[] = [];
+        for (let j = 0; j < batch; j++) kept.push(produce());
+        await d.sync();
+        for (const o of kept) o.dispose();
+      }
+    } else {
+      for (let i = 0; i < steps; i++) {
+        outs.push(produce());
+        void d.sync();
+        if (outs.length > 1) outs.shift()?.dispose();
+      }
     }
     const host = performance.now() - start;
     await d.sync();
     const total = performance.now() - start;
-    console.log(`chain of ${n} on ${d.label}: ${((total / count) * 1000).toFixed(1)} µs/iteration, host ${((host / count) * 1000).toFixed(1)} µs/iteration${counters(before, count, "iteration")}`);
+    console.log(`${kind} of [${shape}] on ${d.label}: ${((total / steps) * 1000).toFixed(1)} µs/iteration, host ${((host / steps) * 1000).toFixed(1)} µs/iteration${counters(before, steps, "iteration")}`);
   };
-  await loop(Math.min(50, iterations));
-  await loop(iterations);
+  await once(Math.min(50, iterations));
+  await once(iterations);
+  // The latency method: one wait per iteration.
+  const start = performance.now();
+  const steps = Math.max(1, Math.min(iterations, 50));
+  for (let i = 0; i < steps; i++) {
+    const y = produce();
+    await d.sync();
+    y.dispose();
+  }
+  console.log(`${kind} of [${shape}] on ${d.label}, one wait per iteration: ${(((performance.now() - start) / steps) * 1000).toFixed(1)} µs/iteration`);
   for (const o of outs) o.dispose();
   outs = [];
   x.dispose();
@@ -149,9 +180,9 @@ async function dependent(ops: number): Promise<void> {
 }
 
 if (mode === "record") await record(Number(a ?? 20_000));
-else if (mode === "chain") await chain(Number(a ?? 1 << 16), Number(b ?? 2000));
+else if (mode === "chain" || mode === "sum" || mode === "rowsum" || mode === "matmul") await loop(mode, Number(a ?? 1 << 16), Number(b ?? 2000));
 else if (mode === "serving") await serving(Number(a ?? 256), Number(b ?? 32));
 else if (mode === "dependent") await dependent(Number(a ?? 10_000));
-else throw new Error(`unknown mode '${mode}' (record, chain, serving, dependent)`);
+else throw new Error(`unknown mode '${mode}' (record, chain, sum, rowsum, matmul, serving, dependent)`);
 await d.syncAll();
 process.exit(0);

@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { createWebGpuRuntime, WebGpuServer, type WebGpuDevice, type WgslKernel } from "@weft/backend-webgpu";
+import { createWebGpuRuntime, WebGpuServer, type WebGpuDevice, type WebGpuServerOptions, type WgslKernel } from "@weft/backend-webgpu";
 import { FusionDevice, type FusionClient } from "@weft/fusion";
 import type { ComputeServer } from "@weft/server";
 import { Device, type Tensor } from "@weft/tensor";
@@ -100,8 +100,8 @@ export interface WeftVariant {
 }
 
 /** Creates a Weft device on `gpu` (`fusion: false` runs every op alone). */
-export async function createWeftVariant(gpu: WebGpuDevice, fusion: boolean): Promise<WeftVariant> {
-  const server = new WebGpuServer(gpu.device);
+export async function createWeftVariant(gpu: WebGpuDevice, fusion: boolean, options?: WebGpuServerOptions): Promise<WeftVariant> {
+  const server = new WebGpuServer(gpu.device, options);
   const meter = new PeakMeter(server);
   const runtime = await createWebGpuRuntime({ device: gpu.device, fusion, server: meter.wrap() });
   const engine = new FusionDevice(runtime);
