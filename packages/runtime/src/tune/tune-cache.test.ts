@@ -19,7 +19,7 @@ afterEach(() => {
 });
 
 const key = AutotuneKey.of({ shapes: [[64, 64], [64, 64]], dtypes: ["f32", "f32"] });
-const record: TuneRecord = { fastest: "tiled-4x4", candidates: [{ name: "naive", medianMs: 3 }, { name: "tiled-4x4", medianMs: 1 }] };
+const record: TuneRecord = { fastest: "tiled-4x4", candidates: [{ name: "naive", bestMs: 3 }, { name: "tiled-4x4", bestMs: 1 }] };
 
 describe("TuneCache persistence", () => {
   it("round trip: a result written by one cache is read back by a new instance on the same folder", async () => {

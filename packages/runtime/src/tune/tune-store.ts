@@ -17,10 +17,10 @@ import { Mutex, UnsupportedError } from "@weft/environment";
 export interface TuneRecord {
   /** The winning candidate's name (names are stable across releases; indices are not). */
   readonly fastest: string;
-  /** Every candidate's outcome, in the set's order: its median time, or why it was rejected. */
+  /** Every candidate's outcome, in the set's order: its best time (see `Tuner`), or why it was rejected. */
   readonly candidates: ReadonlyArray<{
     readonly name: string;
-    readonly medianMs?: number;
+    readonly bestMs?: number;
     readonly rejected?: string;
   }>;
 }

@@ -76,7 +76,7 @@ function harness(options: { referenceFails?: boolean } = {}) {
   });
   const events: TuneProgress[] = [];
   const cache = new TuneCache({ adapter: "test-adapter", store: new MemoryTuneStore() });
-  const tuner = new Tuner(client, { cache, now: () => clock, warmups: 1, samples: 3, onProgress: (p) => events.push(p) });
+  const tuner = new Tuner(client, { cache, now: () => clock, warmups: 1, warmupMs: 0, samples: 3, sampleMs: 4, onProgress: (p) => events.push(p) });
   const inputs: Inputs = { input: client.create(f32Bytes([1, 2, 3])), length: 3 };
   return { server, client, set, tuner, inputs, events, runs, cache };
 }
@@ -89,8 +89,47 @@ describe("Tuner", () => {
     const byName = new Map(record.candidates.map((c) => [c.name, c]));
     expect(byName.get("wrong-but-fastest")?.rejected, "a wrong result is rejected").toMatch(/wrong result/);
     expect(byName.get("failing")?.rejected, "a throwing candidate is rejected").toMatch(/shader rejected/);
-    expect(byName.get("fast")?.medianMs, "median of the fake clock's per-run cost").toBe(1);
-    expect(byName.get("reference")?.medianMs).toBe(5);
+    expect(byName.get("fast")?.bestMs, "the fake clock's per-run cost").toBe(1);
+    expect(byName.get("reference")?.bestMs).toBe(5);
+  });
+
+  it("a candidate is timed by its fastest run: a slow outlier (the device busy with something else) does not lose it the tuning", async () => {
+    const server = new RecordingServer();
+    const client = new Client(server).withStream(StreamId.allocate());
+    let clock = 0;
+    const candidate = (name: string, costs: (run: number) => number): Tunable<Inputs, MemoryHandle, HostTestKernel> => {
+      let run = 0;
+      return {
+        name,
+        run(inputs, c) {
+          clock += costs(run++);
+          const output = c.empty(inputs.length * 4);
+          c.launch(offsetKernel(1), [1, 1, 1], [
+            { binding: inputs.input.binding(), access: "read" },
+            { binding: output.binding(), access: "write" },
+          ]);
+          return output;
+        },
+      };
+    };
+    // Runs: validation, one warmup (cost 1: samples of 2 runs for sampleMs 2), then three samples.
+    // "spiky" costs 1 per run but its first and last samples met a busy device (a run of 20);
+    // "steady" always costs 3.
+    const set = new TunableSet<Inputs, MemoryHandle, number[], HostTestKernel>({
+      name: "outliers",
+      candidates: [candidate("reference", () => 5), candidate("steady", () => 3), candidate("spiky", (r) => (r === 2 || r === 6 ? 20 : 1))],
+      key: (inputs) => AutotuneKey.of({ shapes: [[inputs.length]], dtypes: ["f32"] }),
+      validation: {
+        read: async (output, c) => f32Values((await c.read([output.binding()]))[0] ?? new Uint8Array()),
+        equal: (a, b) => a.length === b.length && a.every((v, i) => v === b[i]),
+      },
+      releaseOutput: (output) => output.release(),
+    });
+    const cache = new TuneCache({ adapter: "test-adapter", store: new MemoryTuneStore() });
+    const tuner = new Tuner(client, { cache, now: () => clock, warmups: 1, warmupMs: 0, samples: 3, sampleMs: 2 });
+    const record = await tuner.tune(set, { input: client.create(f32Bytes([1, 2, 3])), length: 3 });
+    expect(record.fastest, "the median sample (10.5 per run) would have chosen 'steady'; the fastest (1 per run) is the kernel's time").toBe("spiky");
+    expect(record.candidates.find((c) => c.name === "spiky")?.bestMs).toBe(1);
   });
 
   it("the progress hook hears start, each candidate with done/total, and done", async () => {
@@ -137,7 +176,7 @@ describe("Tuner", () => {
     expect(tuner.choose(set, inputs).name, "still pending: the fallback, and no second tuning").toBe("reference");
     await tuner.idle();
     expect(tuner.choose(set, inputs).name, "tuned: the winner").toBe("fast");
-    expect(runs.get("fast"), "one tuning: 1 validation + 1 warmup + 3 samples").toBe(5);
+    expect(runs.get("fast"), "one tuning: 1 validation + 1 warmup + 3 samples of 4 runs (sampleMs 4 ÷ its warmup run of 1)").toBe(14);
   });
 
   it("a background tuning waits for the idle gate before each candidate; an explicit one does not", async () => {
@@ -148,7 +187,7 @@ describe("Tuner", () => {
       waits++;
       return new Promise<void>((resolve) => (open = resolve));
     };
-    const tuner = new Tuner(client, { cache, now: () => 0, warmups: 0, samples: 1, idle });
+    const tuner = new Tuner(client, { cache, now: () => 0, warmups: 0, warmupMs: 0, samples: 1, idle });
     expect(tuner.choose(set, inputs).name, "the fallback at once").toBe("reference");
     for (let i = 0; i < 5; i++) await Promise.resolve();
     await new Promise((r) => setTimeout(r, 5));
