@@ -1,13 +1,13 @@
 import { invariant } from "@weft/environment";
 import type { DType } from "@weft/fusion";
 import { AutotuneKey, TunableSet, type Client, type Tunable } from "@weft/runtime";
-import type { MemoryHandle } from "@weft/server";
+import type { KernelBinding, MemoryHandle } from "@weft/server";
 import { ExprGraph } from "../codegen/wgsl/expr.js";
 import type { StridedLayout } from "../codegen/wgsl/indexing.js";
 import type { DeviceProfile } from "../codegen/wgsl/types.js";
 import type { WgslKernel } from "../kernel.js";
 import type { KernelLaunchPlan } from "../kernels/elementwise.js";
-import { configFits, configName, MATMUL_CONFIGS, matmulKernel, matmulKey, type MatmulConfig, type MatmulSpec } from "../kernels/matmul.js";
+import { configFits, configName, launchMatmul, MATMUL_CONFIGS, type MatmulConfig, type MatmulSpec } from "../kernels/matmul.js";
 
 /** The name every matmul tuning result is stored under (stable across releases). */
 export const MATMUL_TUNABLE = "webgpu-matmul";
@@ -79,15 +79,14 @@ export function matmulCandidate(config: MatmulConfig, profile: DeviceProfile, pl
         epilogue: { graph, inputs: [], outputs: [{ node: res, dtype: inputs.dtype }] },
         label: `matmul (autotune ${configName(config)})`,
       };
-      const key = matmulKey(spec, profile);
-      const launch = plan(key, () => matmulKernel(spec, profile, key));
       const out = client.empty(Math.max(4, count(inputs.outShape) * bytesPerElement(inputs.dtype)));
       try {
-        client.launch(launch.kernel, launch.count, [
-          { binding: inputs.lhs.memory.binding(), access: "read" },
-          { binding: inputs.rhs.memory.binding(), access: "read" },
-          { binding: out.binding(), access: "write" },
-        ]);
+        const run = {
+          plan,
+          launch: (p: KernelLaunchPlan, bindings: readonly KernelBinding[]) => client.launch(p.kernel, p.count, bindings),
+          empty: (bytes: number) => client.empty(Math.max(4, bytes)),
+        };
+        launchMatmul(spec, profile, run, { binding: inputs.lhs.memory.binding(), access: "read" }, { binding: inputs.rhs.memory.binding(), access: "read" }, [], [{ binding: out.binding(), access: "write" }]);
       } catch (error) {
         out.release();
         throw error;

@@ -2,7 +2,9 @@ import { invariant } from "@weft/environment";
 import type { DType, ExecutionContext, OperationIr } from "@weft/fusion";
 import { elementCount } from "@weft/fusion";
 import { contiguousHandle, type WebGpuHandle } from "../handle/webgpu-handle.js";
-import { configFits, configTile, MATMUL_CONFIGS, matmulKernel, matmulKey, matmulUniforms, type MatmulConfig, type MatmulSpec } from "../kernels/matmul.js";
+import { configFits, configTile, launchMatmul, MATMUL_CONFIGS, splitOf, type MatmulConfig, type MatmulSpec } from "../kernels/matmul.js";
+import type { KernelLaunchPlan } from "../kernels/elementwise.js";
+import type { KernelBinding } from "@weft/server";
 import type { DeviceProfile } from "../codegen/wgsl/types.js";
 import { BlockGraph } from "./block-graph.js";
 import type { Launcher } from "./launcher.js";
@@ -25,7 +27,8 @@ export const MATMUL_MIN_WORKGROUPS = 128;
  *
  * @remarks
  * `bool` products (no `vec4` accumulator) take the scalar `tiled` kernels. Ties in tile area keep
- * the later entry of `MATMUL_CONFIGS` (its order puts the preferred shape last).
+ * the later entry of `MATMUL_CONFIGS` (its order puts the preferred shape last). Split-K configs
+ * are the tuner's to choose: it measures them, the heuristic never takes one.
  */
 export function chooseMatmulConfig(m: number, n: number, profile: DeviceProfile, batches = 1, dtype: DType = "f32"): MatmulConfig {
   const fitting = MATMUL_CONFIGS.filter((c) => configFits(c, profile));
@@ -36,7 +39,7 @@ export function chooseMatmulConfig(m: number, n: number, profile: DeviceProfile,
     const tiled = fitting.filter((c) => c.kind === "tiled" && m >= c.wy * c.rm && n >= c.wx * c.rn);
     return tiled[tiled.length - 1] ?? reference;
   }
-  const vec4 = fitting.filter((c) => c.kind === "vec4");
+  const vec4 = fitting.filter((c) => c.kind === "vec4" && splitOf(c) === 1);
   const groups = (c: MatmulConfig): number => {
     const [tm, tn] = configTile(c);
     return Math.ceil(m / tm) * Math.ceil(n / tn) * batches;
@@ -95,9 +98,12 @@ export function runMatmulBlock(launcher: Launcher, ctx: ExecutionContext<WebGpuH
       epilogue: { graph: epilogue.graph, inputs: blockInputs(epilogue, eHandles), outputs: written.map((o) => ({ node: o.node, dtype: o.tensor.dtype })) },
       label: ops.filter((o) => o.kind !== "drop").map((o) => (o.kind === "unary" || o.kind === "binary" || o.kind === "binary-scalar" ? o.op : o.kind)).join("+"),
     };
-    const key = matmulKey(spec, launcher.profile);
-    const plan = launcher.plan(key, () => matmulKernel(spec, launcher.profile, key));
-    launcher.launch(plan, [bindingOf(lhs, "read"), bindingOf(rhs, "read"), ...eHandles.map((h) => bindingOf(h, "read")), ...outHandles.map((h) => bindingOf(h, "write"))], ctx.stream, matmulUniforms(spec));
+    const run = {
+      plan: (key: string, build: () => KernelLaunchPlan) => launcher.plan(key, build),
+      launch: (plan: KernelLaunchPlan, bindings: readonly KernelBinding[], uniforms: Uint8Array | undefined) => launcher.launch(plan, bindings, ctx.stream, uniforms),
+      empty: (bytes: number) => launcher.empty(bytes, ctx.stream),
+    };
+    launchMatmul(spec, launcher.profile, run, bindingOf(lhs, "read"), bindingOf(rhs, "read"), eHandles.map((h) => bindingOf(h, "read")), outHandles.map((h) => bindingOf(h, "write")));
     if (fused && ops.filter((o) => o.kind !== "drop").length > 1) launcher.counters.fusedLaunches++;
   } else {
     // No output element: the outputs are still computed from the operands (see propagate).

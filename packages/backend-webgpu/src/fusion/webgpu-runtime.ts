@@ -21,7 +21,7 @@ import type { ComputeServer, MemoryUsage } from "@weft/server";
 import type { CacheStats } from "@weft/environment";
 import { WebGpuServer } from "../server/webgpu-server.js";
 import { matmulTunableSet, type MatmulTuneInputs, type MatmulTuneOutput } from "../autotune/matmul-tunable.js";
-import { configName, MATMUL_CONFIGS, type MatmulConfig } from "../kernels/matmul.js";
+import { configName, MATMUL_CONFIGS, splitApplies, type MatmulConfig } from "../kernels/matmul.js";
 import { ExprGraph } from "../codegen/wgsl/expr.js";
 import { deviceProfile, type DeviceProfile, type ProfileLimits } from "../codegen/wgsl/types.js";
 import {
@@ -237,7 +237,9 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
       dtype,
       outShape,
     });
-    return MATMUL_CONFIGS.find((c) => configName(c) === chosen.name) ?? heuristic;
+    // A winner tuned for this key's anchor may split K more ways than this product's K has steps.
+    const config = MATMUL_CONFIGS.find((c) => configName(c) === chosen.name);
+    return config !== undefined && splitApplies(config, k) ? config : heuristic;
   }
 
   /**

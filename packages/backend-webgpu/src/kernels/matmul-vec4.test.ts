@@ -10,11 +10,12 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { StridedLayout } from "../codegen/wgsl/indexing.js";
 import { deviceProfile } from "../codegen/wgsl/types.js";
 import { createWebGpuRuntime } from "../fusion/create-runtime.js";
-import { chooseMatmulConfig } from "../fusion/run-matmul.js";
+import { chooseMatmulConfig, runMatmulBlock } from "../fusion/run-matmul.js";
+import { Launcher } from "../fusion/launcher.js";
 import type { WebGpuRuntime } from "../fusion/webgpu-runtime.js";
 import type { WebGpuHandle } from "../handle/webgpu-handle.js";
 import { operand, plainSpec, product, runMatmulOnGpu, worstRelativeError, type Operand } from "../testing/gpu-test-support.js";
-import { configFits, configName, MATMUL_CONFIGS, matmulKernel, type MatmulConfig } from "./matmul.js";
+import { configFits, configName, MATMUL_CONFIGS, matmulKernel, splitApplies, splitOf, type MatmulConfig } from "./matmul.js";
 import { operandAxes, vec4Access, type Vec4Config } from "./matmul-vec4.js";
 
 process.env["EGL_PLATFORM"] ??= "surfaceless";
@@ -41,13 +42,21 @@ function expectProduct(got: number[], want: number[], what: string, exact: boole
   expect(worst, `${what}: worst relative error at element ${at} (got ${got[at]}, want ${want[at]})`).toBeLessThanOrEqual(exact ? 0 : 1e-4);
 }
 
-/** The vec4 configs that fit this adapter: the smallest tile and the largest (both edge paths). */
+/** The vec4 configs without split-K that fit this adapter: the smallest tile and the largest (both edge paths). */
 function vec4Configs(): Vec4Config[] {
-  const fitting = MATMUL_CONFIGS.filter((c): c is Vec4Config => c.kind === "vec4" && configFits(c, runtime.profile));
+  const fitting = MATMUL_CONFIGS.filter((c): c is Vec4Config => c.kind === "vec4" && splitOf(c) === 1 && configFits(c, runtime.profile));
   const first = fitting[0];
   const last = fitting[fitting.length - 1];
   if (first === undefined || last === undefined) throw new Error(`no vec4 config fits ${runtime.profile.key}`);
   return first === last ? [first] : [first, last];
+}
+
+/** The split-K configs that fit this adapter, and the smallest vec4 tile split 2 and 3 ways (short shares, edge tiles). */
+function splitConfigs(): Vec4Config[] {
+  const listed = MATMUL_CONFIGS.filter((c): c is Vec4Config => c.kind === "vec4" && splitOf(c) > 1 && configFits(c, runtime.profile));
+  const small = vec4Configs()[0];
+  if (small === undefined) throw new Error("a vec4 config fits");
+  return [...listed, { ...small, splitK: 2 }, { ...small, splitK: 3 }];
 }
 
 interface Case {
@@ -128,8 +137,29 @@ describe("vec4 matmul kernel", () => {
       const b = operand(c.rhs, dtype, 2, opts(c.tb));
       const want = product(a, b, c.out);
       for (const config of vec4Configs()) expectProduct(await runOnGpu(config, a, b, c.out, dtype), want, `${c.name} with ${configName(config)}`, dtype === "i32");
+      const k = c.lhs[c.lhs.length - 1] ?? 1;
+      for (const config of splitConfigs().filter((s) => splitApplies(s, k))) {
+        expectProduct(await runOnGpu(config, a, b, c.out, dtype), want, `${c.name} with split-K ${configName(config)}`, dtype === "i32");
+      }
     });
   }
+
+  it("split-K sums every share: uneven shares, an edge K step, every split of the list", async () => {
+    // K = 520: 33 steps of 16 (the last one partial), shared 2, 3, 4 and 8 ways (shares of 4 or 5 steps).
+    const a = operand([33, 520], "f32", 7);
+    const b = operand([520, 70], "f32", 8);
+    const want = product(a, b, [33, 70]);
+    for (const config of splitConfigs()) expectProduct(await runOnGpu(config, a, b, [33, 70], "f32"), want, `33×520·520×70 with ${configName(config)}`, false);
+    const ai = operand([3, 24, 72], "i32", 9, { transposed: true });
+    const bi = operand([3, 72, 20], "i32", 10);
+    const wantI = product(ai, bi, [3, 24, 20]);
+    for (const config of splitConfigs().filter((s) => splitApplies(s, 72))) expectProduct(await runOnGpu(config, ai, bi, [3, 24, 20], "i32"), wantI, `batched i32 with ${configName(config)}`, true);
+    const s8 = splitConfigs().find((c) => splitOf(c) === 8);
+    if (s8 !== undefined) {
+      expect(splitApplies(s8, 100), "7 steps of 16 cannot be shared 8 ways").toBe(false);
+      expect(() => matmulKernel(plainSpec(s8, operand([4, 100], "f32", 1).layout, operand([100, 4], "f32", 2).layout, [4, 4], "f32"), runtime.profile), "a split with an empty share is refused, not run").toThrow(/split 8 ways/);
+    }
+  });
 
   it("a K loop of 65,536 steps sums every step (nested under Mesa's 65,535-iteration cap)", async () => {
     const config: Vec4Config = { kind: "vec4", wx: 4, wy: 4, rm: 4, rn: 4, tk: 4 };
@@ -192,5 +222,36 @@ describe("vec4 matmul with a fused epilogue", () => {
     const got = [...(await runtime.read(ctx.handles.getHandle(out), out, stream))];
     const want = product(a, b, [M, N]).map((v, i) => Math.max(0, v + (biasValues[i % N] ?? 0)));
     expectProduct(got, want, "relu(a·b + bias)", false);
+  });
+
+  it("a split-K product runs its epilogue (an input, a parameter, relu) in the combining kernel", async () => {
+    const ctx = { handles: new HandleContainer<WebGpuHandle>((h) => runtime.releaseHandle(h)), stream };
+    const [M, K, N] = [40, 96, 36];
+    const a = operand([M, K], "f32", 3);
+    const b = operand([K, N], "f32", 4);
+    const biasValues = Float32Array.from({ length: N }, (_, i) => ((i % 7) - 3) * 0.5);
+    const upload = (data: Float32Array, shape: number[]): TensorIr => {
+      const x = t(shape);
+      ctx.handles.registerHandle(x.id, runtime.upload({ data, shape, dtype: "f32" } as never, stream));
+      return x;
+    };
+    const [lhs, rhs, bias] = [upload(a.values as Float32Array, [M, K]), upload(b.values as Float32Array, [K, N]), upload(biasValues, [N])];
+    const [prod, scaled, biased, out] = [t([M, N]), t([M, N]), t([M, N]), t([M, N])];
+    const ops: OperationIr[] = [
+      { kind: "matmul", lhs, rhs, out: prod },
+      { kind: "binary-scalar", op: "mul", lhs: { ...prod, status: "ReadWrite" }, scalar: 0.5, scalarFirst: false, out: scaled },
+      { kind: "binary", op: "add", lhs: { ...scaled, status: "ReadWrite" }, rhs: bias, out: biased },
+      { kind: "unary", op: "relu", input: { ...biased, status: "ReadWrite" }, out },
+    ];
+    const small = vec4Configs()[0];
+    if (small === undefined) throw new Error("a vec4 config fits");
+    const split: Vec4Config = { ...small, splitK: 3 };
+    launched = [];
+    runMatmulBlock(new Launcher(runtime.client, runtime.profile, runtime.counters), ctx, ops, true, () => split);
+    expect(launched.map((k) => k.split(":")[0]), "the partial products, then their sum with the epilogue").toEqual(["matmul", "matmul-combine"]);
+    const got = [...(await runtime.read(ctx.handles.getHandle(out), out, stream))];
+    const want = product(a, b, [M, N]).map((v, i) => Math.max(0, Math.fround(v * 0.5) + (biasValues[i % N] ?? 0)));
+    expectProduct(got, want, "relu(split-K a·b · 0.5 + bias)", false);
+    for (const x of [lhs, rhs, bias, out]) ctx.handles.removeHandle(x.id);
   });
 });

@@ -40,6 +40,13 @@ export interface Vec4Config {
   readonly rm: number;
   readonly rn: number;
   readonly tk: number;
+  /**
+   * Split-K: `splitK` workgroups share each output tile, each summing a contiguous share of the K
+   * steps into a partial product; a second kernel adds the partials in split order and applies
+   * the epilogue (`matmulCombineKernel`). For products whose tiles alone cannot fill a large GPU
+   * (1024² with 128×128 tiles is 64 workgroups for 132 SMs). Absent or 1: no split.
+   */
+  readonly splitK?: number;
 }
 
 /**
@@ -106,6 +113,11 @@ export interface Vec4Context {
   readonly rhs: OperandAxes;
   /** Writes the epilogue of output element (`row`, `col`) whose product is `value`. */
   readonly store: (h: WgslBuilder, row: string, col: string, value: string, checked: boolean) => void;
+  /**
+   * Split-K: the K steps this workgroup runs are `[kt0, kt1)` (WGSL names the caller defines before
+   * the body; a non-empty share), instead of all `ceil(K / tk)`.
+   */
+  readonly split?: boolean;
 }
 
 /** The most iterations one loop of a kernel runs per invocation (Mesa's GLES silently stops at 65,535). */
@@ -245,7 +257,18 @@ export function emitVec4Tiled(b: WgslBuilder, cfg: Vec4Config, c: Vec4Context): 
     }
   };
 
-  if (steps > 0) {
+  if (c.split === true && steps > 0) {
+    // One share of the K steps, bounds from the split index (uniform per workgroup, so the
+    // barriers stay in uniform control flow); a share is far below Mesa's loop cap (see matmulKernel).
+    for (const o of operands) prefetch(b, o, "kt0");
+    b.block("for (var t = kt0; t < kt1; t = t + 1u)", (l) => {
+      for (const o of operands) stage(l, o);
+      l.line("workgroupBarrier();");
+      l.block("if (t + 1u < kt1)", (f) => operands.forEach((o) => prefetch(f, o, "(t + 1u)")));
+      compute(l);
+      l.line("workgroupBarrier();");
+    });
+  } else if (steps > 0) {
     for (const o of operands) prefetch(b, o, "0u");
     const step = (l: WgslBuilder): void => {
       for (const o of operands) stage(l, o);

@@ -6,9 +6,11 @@ import { broadcastStrides, emitCoords, offsetExpr, type StridedLayout } from "..
 import { convert } from "../codegen/wgsl/ops.js";
 import { encodeParams, KernelParams } from "../codegen/wgsl/params.js";
 import { Preamble } from "../codegen/wgsl/preamble.js";
-import { checkDType, literal, storageElement, wgslScalar, finishSource, type DeviceProfile } from "../codegen/wgsl/types.js";
+import { checkDType, literal, storageElement, wgslScalar, finishSource, type DeviceProfile, type ValueType } from "../codegen/wgsl/types.js";
 import { storageBinding } from "../codegen/wgsl/bindings.js";
 import type { ElementwiseInput, KernelLaunchPlan } from "./elementwise.js";
+import { dispatch1d, ENTRY_PARAMS, LINEAR_GROUP } from "./dispatch.js";
+import type { KernelBinding, MemoryHandle } from "@weft/server";
 import { emitVec4Tiled, operandAxes, vec4Access, vec4OperandElement, vec4Shared, type Vec4Config } from "./matmul-vec4.js";
 
 /**
@@ -63,13 +65,19 @@ export const MATMUL_CONFIGS: readonly MatmulConfig[] = [
   { kind: "vec4", wx: 16, wy: 16, rm: 8, rn: 4, tk: 16 },
   { kind: "vec4", wx: 16, wy: 16, rm: 8, rn: 8, tk: 32 },
   { kind: "vec4", wx: 16, wy: 16, rm: 8, rn: 8, tk: 16 },
+  // Split-K: the largest tile with its K steps shared by 2, 4 or 8 workgroups, for products whose
+  // tiles alone leave a large GPU idle (the heuristic takes them only then; the tuner measures all).
+  { kind: "vec4", wx: 16, wy: 16, rm: 8, rn: 8, tk: 16, splitK: 2 },
+  { kind: "vec4", wx: 16, wy: 16, rm: 8, rn: 8, tk: 16, splitK: 4 },
+  { kind: "vec4", wx: 16, wy: 16, rm: 8, rn: 8, tk: 16, splitK: 8 },
 ];
 
 /** Name of a config, for keys and labels. */
 export function configName(c: MatmulConfig): string {
   if (c.kind === "simple") return `simple${c.wx}x${c.wy}`;
   const prefix = c.kind === "tiled" ? "tiled" : c.kind === "register" ? "reg" : "vec4";
-  return `${prefix}${c.wx}x${c.wy}r${c.rm}x${c.rn}k${c.tk}`;
+  const split = c.kind === "vec4" && (c.splitK ?? 1) > 1 ? `s${c.splitK}` : "";
+  return `${prefix}${c.wx}x${c.wy}r${c.rm}x${c.rn}k${c.tk}${split}`;
 }
 
 /** The output tile `[rows, cols]` one workgroup of `config` computes. */
@@ -136,7 +144,12 @@ export function matmulKernel(spec: MatmulSpec, profile: DeviceProfile, key = mat
   invariant(configFits(cfg, profile), () => `matmul config ${configName(cfg)} does not fit the device`);
   const tm = cfg.kind === "simple" ? cfg.wy : cfg.wy * cfg.rm;
   const tn = cfg.kind === "simple" ? cfg.wx : cfg.wx * cfg.rn;
-  const groups: [number, number, number] = [Math.ceil(N / tn), Math.ceil(M / tm), batches];
+  const split = splitOf(cfg);
+  const steps = cfg.kind === "vec4" ? Math.ceil(K / cfg.tk) : 0;
+  if (!splitApplies(cfg, K)) {
+    throw new UnsupportedError(`matmul with K = ${K} in config ${configName(cfg)}`, `a K of ${steps} steps split ${split} ways; use a config without split-K (chooseMatmulConfig picks one)`);
+  }
+  const groups: [number, number, number] = [Math.ceil(N / tn), Math.ceil(M / tm), batches * split];
   if (groups.some((g) => g > profile.maxWorkgroupsPerDimension)) {
     throw new UnsupportedError(`matmul of [${spec.outShape}]`, `needs ${groups} workgroups, above ${profile.maxWorkgroupsPerDimension} per dimension; split the batch`);
   }
@@ -161,13 +174,16 @@ export function matmulKernel(spec: MatmulSpec, profile: DeviceProfile, key = mat
   const lhsEl = vec4Axes === undefined ? el : vec4OperandElement(spec.dtype, vec4Access(vec4Axes.lhs));
   const rhsEl = vec4Axes === undefined ? el : vec4OperandElement(spec.dtype, vec4Access(vec4Axes.rhs));
   w.line(storageBinding(0, "lhs", lhsEl), storageBinding(1, "rhs", rhsEl));
-  let binding = 2;
-  spec.epilogue.inputs.forEach((input, slot) => w.line(storageBinding(binding++, `ep${slot}`, storageElement(input.dtype, 1))));
-  spec.epilogue.outputs.forEach((o, k) => w.line(storageBinding(binding++, `out${k}`, storageElement(o.dtype, 1))));
   const params = new KernelParams();
   const param = params.add(spec.epilogue.graph);
-  if (params.count > 0) w.line("");
-  params.declare(w, binding);
+  if (split > 1) w.line(storageBinding(2, "partial", wgslScalar(acc)));
+  else {
+    let binding = 2;
+    spec.epilogue.inputs.forEach((input, slot) => w.line(storageBinding(binding++, `ep${slot}`, storageElement(input.dtype, 1))));
+    spec.epilogue.outputs.forEach((o, k) => w.line(storageBinding(binding++, `out${k}`, storageElement(o.dtype, 1))));
+    if (params.count > 0) w.line("");
+    params.declare(w, binding);
+  }
   if (cfg.kind === "tiled") w.line("", `var<workgroup> ta: array<${wgslScalar(acc)}, ${tm * cfg.tk}>;`, `var<workgroup> tb: array<${wgslScalar(acc)}, ${cfg.tk * tn}>;`);
   if (cfg.kind === "register") w.line("", `var<workgroup> ta: array<vec4<${wgslScalar(acc)}>, ${(tm * cfg.tk) / 4}>;`, `var<workgroup> tb: array<vec4<${wgslScalar(acc)}>, ${(cfg.tk * tn) / 4}>;`);
   if (cfg.kind === "vec4") w.line("", ...vec4Shared(cfg, acc));
@@ -183,39 +199,15 @@ export function matmulKernel(spec: MatmulSpec, profile: DeviceProfile, key = mat
   const bAt = (k: string, n: string): string => `rhs[bBase + ${k} * ${sbk}u + ${n} * ${sbn}u]`;
   const load = (x: string): string => convert(x, dT, accT);
 
-  /** Writes the epilogue of output element (`row`, `col`) whose product is `value` (acc type). */
-  const store = (h: WgslBuilder, row: string, col: string, value: string, checked: boolean): void => {
-    const emit = (x: WgslBuilder): void => {
-      x.line(`let o = batch * ${M * N}u + ${row} * ${N}u + ${col};`);
-      // A zero product sum is +0 whatever the compiler folded (docs/semantics.md, "Signed zeros").
-      x.line(`let res = ${convert(acc === "f32" ? `${helpers.use("plusZero", accT)}(${value})` : value, accT, dT)};`);
-      const outCoords = spec.epilogue.inputs.length > 0 ? emitCoords(x, "o", spec.outShape, "e") : [];
-      const { lines, exprs } = emitExpressions(spec.epilogue.graph, spec.epilogue.outputs.map((o) => o.node), {
-        width: 1,
-        helpers,
-        param,
-        index: "o",
-        load: (slot) => {
-          const input = spec.epilogue.inputs[slot];
-          invariant(input !== undefined, () => `epilogue input slot ${slot} is not bound`);
-          const raw = `ep${slot}[${offsetExpr(outCoords, broadcastStrides(input.layout, spec.outShape), input.layout.offset)}]`;
-          return input.dtype === "bool" ? `(${raw} != 0u)` : raw;
-        },
-      });
-      x.line(...lines);
-      spec.epilogue.outputs.forEach((o, k) => {
-        let v = convert(exprs[k] ?? "", { dtype: spec.epilogue.graph.node(o.node).dtype, width: 1 }, { dtype: o.dtype, width: 1 });
-        if (o.dtype === "bool") v = convert(v, { dtype: "bool", width: 1 }, { dtype: "u32", width: 1 });
-        x.line(`out${k}[o] = ${v};`);
-      });
-    };
-    if (checked) h.block(`if (${row} < ${M}u && ${col} < ${N}u)`, emit);
-    else h.block("", emit);
-  };
+  const store = split > 1 ? partialStore(M, N, batches) : epilogueStore(spec, helpers, param, M, N, acc);
 
   const body = new WgslBuilder();
   body.block("fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid3: vec3<u32>, @builtin(local_invocation_index) lid: u32)", (b) => {
-    b.line("let batch = wid.z;");
+    if (split > 1) {
+      // Split `s` runs K steps [s·steps/split, (s+1)·steps/split): every share holds at least one.
+      b.line(`let batch = wid.z / ${split}u;`, `let split = wid.z % ${split}u;`);
+      b.line(`let kt0 = (split * ${steps}u) / ${split}u;`, `let kt1 = ((split + 1u) * ${steps}u) / ${split}u;`);
+    } else b.line("let batch = wid.z;");
     const bc = emitCoords(b, "batch", batchShape, "bt");
     b.line(`let aBase = ${offsetExpr(bc, batchStrides(spec.lhs), spec.lhs.offset)};`, `let bBase = ${offsetExpr(bc, batchStrides(spec.rhs), spec.rhs.offset)};`);
     const zero = literal(0, accT);
@@ -225,7 +217,7 @@ export function matmulKernel(spec: MatmulSpec, profile: DeviceProfile, key = mat
     }
     if (cfg.kind === "vec4") {
       invariant(vec4Axes !== undefined, "vec4 axes are computed for vec4 configs");
-      emitVec4Tiled(b, cfg, { M, N, K, dtype: spec.dtype, acc, lhs: vec4Axes.lhs, rhs: vec4Axes.rhs, store });
+      emitVec4Tiled(b, cfg, { M, N, K, dtype: spec.dtype, acc, lhs: vec4Axes.lhs, rhs: vec4Axes.rhs, store, split: split > 1 });
       return;
     }
     const rm = cfg.kind === "simple" ? 1 : cfg.rm;
@@ -282,6 +274,159 @@ export function matmulKernel(spec: MatmulSpec, profile: DeviceProfile, key = mat
   if (!helpers.empty) helpers.emit(w);
   w.line(`@compute @workgroup_size(${cfg.wx}, ${cfg.wy})`);
   return { kernel: { key, source: finishSource(w.toString() + body.toString()), entryPoint: "main", label: spec.label }, count: groups };
+}
+
+/** Canonical key of the kernel that combines `spec`'s split-K partial products (see {@link matmulCombineKernel}). */
+export function matmulCombineKey(spec: MatmulSpec, profile: DeviceProfile): string {
+  return `matmul-combine:${matmulKey(spec, profile)}`;
+}
+
+/**
+ * The second pass of a split-K product (`splitOf(spec.config) > 1`): one invocation per output
+ * element adds its partial products in split order (`partial[0] + partial[1] + …`, the same order
+ * for every element and every run) and applies the epilogue.
+ *
+ * @remarks **Binding layout:** the partial products (`[split, batch, M, N]`, accumulator dtype),
+ * the epilogue's inputs, its outputs, then — when the epilogue has parameters — the uniform block
+ * (`matmulUniforms`).
+ */
+export function matmulCombineKernel(spec: MatmulSpec, profile: DeviceProfile, key = matmulCombineKey(spec, profile)): KernelLaunchPlan {
+  const split = splitOf(spec.config);
+  invariant(split > 1, () => `matmul config ${configName(spec.config)} has no split-K to combine`);
+  const rank = spec.outShape.length;
+  const M = spec.outShape[rank - 2] ?? 1;
+  const N = spec.outShape[rank - 1] ?? 1;
+  const total = spec.outShape.reduce((a, b) => a * b, 1);
+  const acc = spec.dtype === "f16" ? "f32" : spec.dtype;
+  const helpers = new Preamble();
+  const w = new WgslBuilder();
+  if (spec.dtype === "f16" || spec.epilogue.outputs.some((o) => o.dtype === "f16")) w.line("enable f16;", "");
+  w.line(storageBinding(0, "partial", wgslScalar(acc)));
+  let binding = 1;
+  spec.epilogue.inputs.forEach((input, slot) => w.line(storageBinding(binding++, `ep${slot}`, storageElement(input.dtype, 1))));
+  spec.epilogue.outputs.forEach((o, k) => w.line(storageBinding(binding++, `out${k}`, storageElement(o.dtype, 1))));
+  const params = new KernelParams();
+  const param = params.add(spec.epilogue.graph);
+  if (params.count > 0) w.line("");
+  params.declare(w, binding);
+  w.line("");
+  const store = epilogueStore(spec, helpers, param, M, N, acc);
+  const wg = profile.workgroupSize;
+  const body = new WgslBuilder();
+  body.block(`fn main(${ENTRY_PARAMS})`, (b) => {
+    b.line(`let i = ${LINEAR_GROUP} * ${wg}u + lid;`, `if (i >= ${total}u) { return; }`);
+    b.line(`let batch = i / ${M * N}u;`, `let row = (i / ${N}u) % ${M}u;`, `let col = i % ${N}u;`);
+    b.line("var sum = partial[i];");
+    for (let k = 1; k < split; k++) b.line(`sum = sum + partial[${k * total}u + i];`);
+    store(b, "row", "col", "sum", false);
+  });
+  if (!helpers.empty) helpers.emit(w);
+  w.line(`@compute @workgroup_size(${wg})`);
+  return { kernel: { key, source: finishSource(w.toString() + body.toString()), entryPoint: "main", label: `${spec.label} (split-K sum)` }, count: dispatch1d(Math.ceil(total / wg), profile, spec.label) };
+}
+
+/** How {@link launchMatmul} runs kernels and makes its temporary. */
+export interface MatmulRunner {
+  /** The kernel for `key` (the runtime's cache), built by `build` on a miss. */
+  plan(key: string, build: () => KernelLaunchPlan): KernelLaunchPlan;
+  /** Launches `plan` with `bindings`; `uniforms` are the epilogue's parameters (undefined: none). */
+  launch(plan: KernelLaunchPlan, bindings: readonly KernelBinding[], uniforms: Uint8Array | undefined): void;
+  /** A fresh allocation of `bytes`, released by {@link launchMatmul} once its passes are launched. */
+  empty(bytes: number): MemoryHandle;
+}
+
+/**
+ * Launches the product `spec`: one kernel, or for a split-K config the partial products into a
+ * temporary and the kernel that combines them. `inputs` are the epilogue's inputs and `outputs` its
+ * outputs, as bindings (the binding layout of {@link MatmulSpec}).
+ */
+export function launchMatmul(spec: MatmulSpec, profile: DeviceProfile, run: MatmulRunner, lhs: KernelBinding, rhs: KernelBinding, inputs: readonly KernelBinding[], outputs: readonly KernelBinding[]): void {
+  const key = matmulKey(spec, profile);
+  const main = run.plan(key, () => matmulKernel(spec, profile, key));
+  const split = splitOf(spec.config);
+  if (split === 1) {
+    run.launch(main, [lhs, rhs, ...inputs, ...outputs], matmulUniforms(spec));
+    return;
+  }
+  const total = spec.outShape.reduce((a, b) => a * b, 1);
+  const partial = run.empty(split * total * 4);
+  try {
+    run.launch(main, [lhs, rhs, { binding: partial.binding(), access: "write" }], undefined);
+    const combineKey = matmulCombineKey(spec, profile);
+    const combine = run.plan(combineKey, () => matmulCombineKernel(spec, profile, combineKey));
+    run.launch(combine, [{ binding: partial.binding(), access: "read" }, ...inputs, ...outputs], matmulUniforms(spec));
+  } finally {
+    partial.release();
+  }
+}
+
+/** A writer of one output element's epilogue: `value` (acc type) is the product at (`row`, `col`) of `batch`. */
+type ElementStore = (h: WgslBuilder, row: string, col: string, value: string, checked: boolean) => void;
+
+/**
+ * The epilogue store of `spec`: the product as `res` (a zero sum as +0), the epilogue graph over
+ * its inputs broadcast to the output, every output written at the element. Reads the WGSL name
+ * `batch`.
+ */
+function epilogueStore(spec: MatmulSpec, helpers: Preamble, param: (slot: number, t: ValueType) => string, M: number, N: number, acc: DType): ElementStore {
+  const accT = { dtype: acc, width: 1 as const };
+  const dT = { dtype: spec.dtype, width: 1 as const };
+  return (h, row, col, value, checked) => {
+    const emit = (x: WgslBuilder): void => {
+      x.line(`let o = batch * ${M * N}u + ${row} * ${N}u + ${col};`);
+      // A zero product sum is +0 whatever the compiler folded (docs/semantics.md, "Signed zeros").
+      x.line(`let res = ${convert(acc === "f32" ? `${helpers.use("plusZero", accT)}(${value})` : value, accT, dT)};`);
+      const outCoords = spec.epilogue.inputs.length > 0 ? emitCoords(x, "o", spec.outShape, "e") : [];
+      const { lines, exprs } = emitExpressions(spec.epilogue.graph, spec.epilogue.outputs.map((o) => o.node), {
+        width: 1,
+        helpers,
+        param,
+        index: "o",
+        load: (slot) => {
+          const input = spec.epilogue.inputs[slot];
+          invariant(input !== undefined, () => `epilogue input slot ${slot} is not bound`);
+          const raw = `ep${slot}[${offsetExpr(outCoords, broadcastStrides(input.layout, spec.outShape), input.layout.offset)}]`;
+          return input.dtype === "bool" ? `(${raw} != 0u)` : raw;
+        },
+      });
+      x.line(...lines);
+      spec.epilogue.outputs.forEach((o, k) => {
+        let v = convert(exprs[k] ?? "", { dtype: spec.epilogue.graph.node(o.node).dtype, width: 1 }, { dtype: o.dtype, width: 1 });
+        if (o.dtype === "bool") v = convert(v, { dtype: "bool", width: 1 }, { dtype: "u32", width: 1 });
+        x.line(`out${k}[o] = ${v};`);
+      });
+    };
+    if (checked) h.block(`if (${row} < ${M}u && ${col} < ${N}u)`, emit);
+    else h.block("", emit);
+  };
+}
+
+/**
+ * The store of a split-K partial product: element (`row`, `col`) of `batch` into the binding
+ * `partial` at `[split, batch, row, col]` (reads the WGSL names `batch` and `split`).
+ */
+function partialStore(M: number, N: number, batches: number): ElementStore {
+  return (h, row, col, value, checked) => {
+    const line = `partial[split * ${batches * M * N}u + batch * ${M * N}u + ${row} * ${N}u + ${col}] = ${value};`;
+    h.line(checked ? `if (${row} < ${M}u && ${col} < ${N}u) { ${line} }` : line);
+  };
+}
+
+/** The split-K factor of a config (1: no split). */
+export function splitOf(config: MatmulConfig): number {
+  return config.kind === "vec4" ? Math.max(1, config.splitK ?? 1) : 1;
+}
+
+/**
+ * Whether `config` can run a product with inner extent `k`: a split-K config needs at least one K
+ * step per share and shares under Mesa's loop cap; every other config runs any `k` (the kernel
+ * itself refuses what a tiled config cannot loop over).
+ */
+export function splitApplies(config: MatmulConfig, k: number): boolean {
+  const split = splitOf(config);
+  if (split === 1 || config.kind !== "vec4") return true;
+  const steps = Math.ceil(k / config.tk);
+  return steps >= split && Math.ceil(steps / split) < 65_535;
 }
 
 /** What {@link emitRegisterTiled} needs from {@link matmulKernel}. */

@@ -17,7 +17,9 @@ import { requestWebGpuDevice, type WebGpuDevice } from "../device/request-device
 import type { WebGpuRuntime } from "../fusion/webgpu-runtime.js";
 import type { WebGpuHandle } from "../handle/webgpu-handle.js";
 import type { WgslKernel } from "../kernel.js";
-import { configName, matmulKernel, type MatmulConfig, type MatmulSpec } from "../kernels/matmul.js";
+import { configName, launchMatmul, type MatmulConfig, type MatmulSpec } from "../kernels/matmul.js";
+import type { KernelLaunchPlan } from "../kernels/elementwise.js";
+import type { KernelBinding } from "@weft/server";
 
 /**
  * The device the server suites run on: Vulkan when `WEFT_WEBGPU_BACKEND=vulkan` (a GPU machine),
@@ -193,17 +195,17 @@ export function plainSpec(config: MatmulConfig, a: StridedLayout, b: StridedLayo
 
 /** Runs the `config` kernel for `a · b` on `runtime`'s client and reads the product back; frees every buffer it made. */
 export async function runMatmulOnGpu(runtime: WebGpuRuntime, config: MatmulConfig, a: Operand, b: Operand, outShape: number[], dtype: DType): Promise<number[]> {
-  const plan = matmulKernel(plainSpec(config, a.layout, b.layout, outShape, dtype), runtime.profile);
   const client = runtime.client;
   const lhs = client.create(new Uint8Array(a.storage.buffer));
   const rhs = client.create(new Uint8Array(b.storage.buffer));
   const count = outShape.reduce((x, y) => x * y, 1);
   const out = client.empty(count * 4);
-  client.launch(plan.kernel, plan.count, [
-    { binding: lhs.binding(), access: "read" },
-    { binding: rhs.binding(), access: "read" },
-    { binding: out.binding(), access: "write" },
-  ]);
+  const run = {
+    plan: (_key: string, build: () => KernelLaunchPlan) => build(),
+    launch: (p: KernelLaunchPlan, bindings: readonly KernelBinding[]) => client.launch(p.kernel, p.count, bindings),
+    empty: (bytes: number) => client.empty(Math.max(4, bytes)),
+  };
+  launchMatmul(plainSpec(config, a.layout, b.layout, outShape, dtype), runtime.profile, run, { binding: lhs.binding(), access: "read" }, { binding: rhs.binding(), access: "read" }, [], [{ binding: out.binding(), access: "write" }]);
   const [bytes] = await client.read([out.binding()]);
   lhs.release();
   rhs.release();
