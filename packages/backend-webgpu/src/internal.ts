@@ -9,8 +9,8 @@
 export { reshapeView, permuteView, expandView, sliceView, contiguousHandle, releaseWebGpuHandle } from "./handle/index.js";
 export { WgslBuilder, ExprGraph, emitExpressions, pcg, Preamble, helperName, UNARY, BINARY, convert, deviceProfile, literal, wgslType, storageElement } from "./codegen/index.js";
 export type { DeviceProfile, ValueType, ProfileLimits, ExprNode, NodeId, EmitContext, StridedLayout, HelperName } from "./codegen/index.js";
-export { elementwiseKernel, elementwiseKey, vectorizable, reducePassKernel, reducePassKey, REDUCE_ITERATIONS, matmulKernel, matmulKey, MATMUL_CONFIGS, gatherKernel, gatherKey } from "./kernels/index.js";
-export type { ElementwiseSpec, ElementwiseInput, ElementwiseOutput, KernelLaunchPlan, ReducePassSpec, MatmulSpec, MatmulConfig, GatherSpec } from "./kernels/index.js";
+export { elementwiseKernel, elementwiseKey, vectorizable, reducePassKernel, reducePassKey, REDUCE_ITERATIONS, matmulKernel, matmulKey, matmulCombineKernel, launchMatmul, configName, splitOf, splitApplies, MATMUL_CONFIGS, gatherKernel, gatherKey } from "./kernels/index.js";
+export type { ElementwiseSpec, ElementwiseInput, ElementwiseOutput, KernelLaunchPlan, ReducePassSpec, MatmulSpec, MatmulConfig, MatmulRunner, GatherSpec } from "./kernels/index.js";
 export {
   chooseMatmulConfig,
   ElementwiseFuser,

@@ -2,7 +2,7 @@ export { elementwiseKernel, elementwiseKey, vectorizable } from "./elementwise.j
 export type { ElementwiseSpec, ElementwiseInput, ElementwiseOutput, KernelLaunchPlan } from "./elementwise.js";
 export { reducePassKernel, reducePassKey, REDUCE_ITERATIONS } from "./reduce.js";
 export type { ReducePassSpec } from "./reduce.js";
-export { matmulKernel, matmulKey, MATMUL_CONFIGS } from "./matmul.js";
-export type { MatmulSpec, MatmulConfig } from "./matmul.js";
+export { matmulKernel, matmulKey, matmulCombineKernel, launchMatmul, configName, splitOf, splitApplies, MATMUL_CONFIGS } from "./matmul.js";
+export type { MatmulSpec, MatmulConfig, MatmulRunner } from "./matmul.js";
 export { gatherKernel, gatherKey } from "./gather.js";
 export type { GatherSpec } from "./gather.js";
