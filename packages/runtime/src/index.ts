@@ -17,7 +17,7 @@ export type { AutotuneKeyParts } from "./tune/autotune-key.js";
 export { AutotuneError } from "./tune/errors.js";
 export { TunableSet } from "./tune/tunable.js";
 export type { Tunable, TunableSetOptions, TunableValidation } from "./tune/tunable.js";
-export { Tuner } from "./tune/tuner.js";
+export { Tuner, MAX_RUNS_PER_SAMPLE, MAX_WARMUP_RUNS } from "./tune/tuner.js";
 export type { TuneProgress, TunerOptions } from "./tune/tuner.js";
 export { TuneCache } from "./tune/tune-cache.js";
 export type { TuneCacheOptions } from "./tune/tune-cache.js";
