@@ -35,7 +35,7 @@ async function device(): Promise<{ device: Device; settle: () => Promise<void>; 
       sizes.set(k, (sizes.get(k) ?? 0) + 1);
     }
     w.fusion.inspector.clearLog();
-    return [...sizes].map(([k, n]) => `${n}× ${k}`).join(", ");
+    return `${[...sizes].map(([k, n]) => `${n}× ${k}`).join(", ")}; ${w.fusion.inspector.plans} plans cached, ${w.fusion.inspector.explorations} explorations so far`;
   };
   return { device: w.device, settle: w.settle, stats: () => w.server.stats(), blocks };
 }
