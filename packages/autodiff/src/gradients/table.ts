@@ -76,6 +76,7 @@ export const GRADIENTS: GradientTable = {
   "unary:abs": { saves: INPUT, backward: ({ g, inputs }) => [need(inputs[0]).ge(0).where(g, g.neg())] },
   "unary:exp": { saves: OUTPUT, backward: ({ g, output }) => [g.mul(need(output))] },
   "unary:log": { saves: INPUT, backward: ({ g, inputs }) => [g.div(need(inputs[0]))] },
+  "unary:log2": { saves: INPUT, backward: ({ g, inputs }) => [g.div(need(inputs[0]).mul(Math.LN2))] },
   "unary:log1p": { saves: INPUT, backward: ({ g, inputs }) => [g.div(need(inputs[0]).add(1))] },
   "unary:expm1": { saves: OUTPUT, backward: ({ g, output }) => [g.mul(need(output).add(1))] },
   "unary:sqrt": { saves: OUTPUT, backward: ({ g, output }) => [g.mul(0.5).div(need(output))] },

@@ -126,6 +126,7 @@ function floatUnary(op: UnaryOp): UnaryFn {
     case "abs": return Math.abs;
     case "exp": return Math.exp;
     case "log": return Math.log;
+    case "log2": return Math.log2;
     case "log1p": return Math.log1p;
     case "expm1": return Math.expm1;
     case "sqrt": return Math.sqrt;

@@ -2,7 +2,7 @@ import type { TensorIr } from "./tensor-ir.js";
 
 /** Elementwise functions of one tensor. `not` is logical (bool in, bool out). */
 export type UnaryOp =
-  | "neg" | "abs" | "exp" | "log" | "log1p" | "expm1" | "sqrt" | "rsqrt"
+  | "neg" | "abs" | "exp" | "log" | "log2" | "log1p" | "expm1" | "sqrt" | "rsqrt"
   | "sin" | "cos" | "tan" | "tanh" | "sigmoid" | "relu" | "gelu" | "silu" | "erf"
   | "floor" | "ceil" | "round" | "sign" | "reciprocal" | "square" | "not";
 

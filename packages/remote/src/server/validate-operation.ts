@@ -38,7 +38,7 @@ export interface ShapeBounds {
 export type InputLookup = (id: number) => InputInfo;
 
 const UNARY: Readonly<Record<UnaryOp, true>> = {
-  neg: true, abs: true, exp: true, log: true, log1p: true, expm1: true, sqrt: true, rsqrt: true,
+  neg: true, abs: true, exp: true, log: true, log2: true, log1p: true, expm1: true, sqrt: true, rsqrt: true,
   sin: true, cos: true, tan: true, tanh: true, sigmoid: true, relu: true, gelu: true, silu: true, erf: true,
   floor: true, ceil: true, round: true, sign: true, reciprocal: true, square: true, not: true,
 };

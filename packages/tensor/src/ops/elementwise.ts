@@ -41,7 +41,7 @@ type UnaryFamily = "float" | "rounding" | "signed" | "logical";
 
 /** Every unary function and its family: the one table `unary` validates names against. */
 const UNARY: Readonly<Record<UnaryOp, UnaryFamily>> = {
-  exp: "float", log: "float", log1p: "float", expm1: "float", sqrt: "float", rsqrt: "float",
+  exp: "float", log: "float", log2: "float", log1p: "float", expm1: "float", sqrt: "float", rsqrt: "float",
   sin: "float", cos: "float", tan: "float", tanh: "float", sigmoid: "float", gelu: "float",
   silu: "float", erf: "float", reciprocal: "float",
   floor: "rounding", ceil: "rounding", round: "rounding",

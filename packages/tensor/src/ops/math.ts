@@ -2,8 +2,8 @@
  * Elementwise functions of issue 7: `isNaN`, `isFinite`, `isInf`, `floorDiv`, `leakyRelu`, `elu`,
  * `selu`, `softplus`, `log2`. Each records only elementwise ops (unary, binary, binary-scalar,
  * where, cast), so a chain of them fuses into one kernel on every backend that fuses elementwise
- * work; all but `floorDiv` (an IR op of its own, below) are compositions, computed the same way by
- * every backend.
+ * work; all but `floorDiv` and `log2` (IR ops of their own, below) are compositions, computed the
+ * same way by every backend.
  *
  * @remarks
  * **Numerics** (`docs/semantics.md`, "Composed elementwise ops"):
@@ -18,8 +18,8 @@
  *   computes NumPy's `npy_floor_divide` exactly (`docs/semantics.md`, "Issue 7's ops"): `x // 0`
  *   is `x / 0` (±Inf, NaN for `0 // 0`), `±Inf // x` is NaN, `-3 // Inf` is -1. On integers it is
  *   the exact floored quotient; `x // 0` is `0` (NumPy's answer) and `MIN // -1` wraps to `MIN`;
- * - `log2(x) = log(x) · log2(e)`: within the `log` tolerance of the exact value (powers of two are
- *   not guaranteed exact on WebGPU);
+ * - `log2` is not composed either: the IR's unary `log2`, exact on powers of two on every backend
+ *   (`log(x) · log2(e)` was not: WGSL's `log` is within a few ULP, and so is the product);
  * - `isNaN`/`isInf`/`isFinite` decide on the value (the backends' comparisons test NaN on the
  *   bits); integer and bool tensors are never NaN or infinite.
  *
@@ -126,8 +126,7 @@ export function softplus(x: Tensor, beta = 1, threshold = 20): Tensor {
   });
 }
 
-/** The base-2 logarithm. */
+/** The base-2 logarithm (the IR's `log2`): exact on powers of two, `log2(0) = -Inf`, NaN below 0. */
 export function log2(x: Tensor): Tensor {
-  const t = checked("log2", x);
-  return floatBody(t, (xf) => binary("mul", unary("log", xf), Math.LOG2E));
+  return unary("log2", checked("log2", x));
 }

@@ -171,6 +171,10 @@ export function opsExactCases(): ExactCase[] {
       tensor([Infinity, -Infinity, NaN, 1000], { device: d }).softplus(),
     ], f32(0, Infinity, -2, NaN, 5), f32(Infinity, 0, NaN, 1000)),
     c("log2 of 1, 0, negatives, +Inf and NaN", (d) => tensor([1, 0, -1, Infinity, NaN], { device: d }).log2(), f32(0, -Infinity, NaN, Infinity, NaN)),
+    c("log2 is exact on powers of two, normal and subnormal (NumPy's answers); -0 is -Inf; of i32 in f32", (d) => [
+      tensor([2, 8, 0.5, 1024, 2 ** -149, 2 ** 127, 2 ** -126, 2 ** -130, 2 ** 100, -0, -Infinity], { device: d }).log2(),
+      tensor([1, 4, 1024, 65536], { dtype: "i32", device: d }).log2(),
+    ], f32(1, 3, -1, 10, -149, 127, -126, -130, 100, -Infinity, NaN), f32(0, 2, 10, 16)),
     // ── triangles ──
     c("tril and triu of a [3,4] matrix with k = 0, 1, -1", (d) => [m34(d).tril(), m34(d).triu(1), m34(d).tril(-1), m34(d).triu(-1)],
       f32(0, 0, 0, 0, 4, 5, 0, 0, 8, 9, 10, 0),

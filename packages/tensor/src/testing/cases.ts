@@ -96,6 +96,7 @@ const UNARY_DOMAIN: Record<Exclude<UnaryOp, "not">, { kind: InputKind; tol: Tole
   abs: { kind: "normal", tol: EXACT },
   exp: { kind: "normal", tol: TRANSCENDENTAL },
   log: { kind: "positive", tol: TRANSCENDENTAL },
+  log2: { kind: "positive", tol: TRANSCENDENTAL },
   log1p: { kind: "positive", tol: TRANSCENDENTAL },
   expm1: { kind: "unit", tol: TRANSCENDENTAL },
   sqrt: { kind: "positive", tol: TRANSCENDENTAL },

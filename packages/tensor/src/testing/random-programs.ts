@@ -740,6 +740,10 @@ function unaryFacts(op: UnaryOp, f: Facts, original: Facts): Facts | undefined {
       // built-in's relative accuracy (an opaque value, see compareRuns).
       if (!exactIn) return undefined;
       return { ...base, lo: -Infinity, hi: Infinity, err: Infinity, integral: false, special: true };
+    case "log2":
+      if (f.lo >= 1e-2) return { ...base, lo: Math.log2(f.lo), hi: Math.log2(Math.max(f.hi, f.lo)), err: e / (f.lo * Math.LN2) + 1e-5 * (1 + Math.abs(Math.log2(f.lo))), integral: false };
+      if (!exactIn) return undefined;
+      return { ...base, lo: -Infinity, hi: Infinity, err: Infinity, integral: false, special: true };
     case "log1p":
       if (f.lo < -0.99 && !exactIn) return undefined;
       return { ...base, lo: Math.log1p(Math.max(f.lo, -1 + 1e-7)), hi: Math.log1p(Math.max(f.hi, f.lo)), err: e / Math.max(1 + f.lo, 1e-2) + 1e-5, integral: false, special: f.special || f.lo <= -1 };

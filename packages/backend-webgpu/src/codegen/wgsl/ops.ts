@@ -43,7 +43,7 @@ function keepsNan(op: string, f: (x: string, t: ValueType, h: Preamble) => strin
 }
 
 /** A float-only op computed by a guarding helper of the preamble (domain and special values on the bits). */
-function guarded(op: string, helper: "exp" | "log" | "log1p" | "expm1" | "sqrt" | "rsqrt"): OpEntry {
+function guarded(op: string, helper: "exp" | "log" | "log2" | "log1p" | "expm1" | "sqrt" | "rsqrt"): OpEntry {
   return floatOnly(op, (x, t, h) => `${h.use(helper, t)}(${x})`);
 }
 
@@ -71,6 +71,7 @@ export const UNARY: Record<UnaryOp, OpEntry> = {
   abs: { emit: ([x = ""], t) => (t.dtype === "u32" ? x : `abs(${x})`) },
   exp: guarded("exp", "exp"),
   log: guarded("log", "log"),
+  log2: guarded("log2", "log2"),
   log1p: guarded("log1p", "log1p"),
   expm1: guarded("expm1", "expm1"),
   sqrt: guarded("sqrt", "sqrt"),

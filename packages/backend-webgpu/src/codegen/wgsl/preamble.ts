@@ -23,7 +23,8 @@ import { NONFINITE, wgslType, type ValueType } from "./types.js";
  *   into `fmin` even through bitcasts), so the built-in runs and a tie of zeros is then decided
  *   on the bits (`docs/semantics.md`, "Signed zeros");
  * - domain guards with IEEE answers: `exp`, `log`, `log1p`, `expm1`, `sqrt`, `rsqrt`, `pow`
- *   (C99 Annex F), `atan2` (all signed zeros and infinities);
+ *   (C99 Annex F), `atan2` (all signed zeros and infinities), `log2` (also exact on powers of
+ *   two, from the exponent bits: WGSL's `log2` is only within 3 ULP);
  * - `fmod` (floored, NumPy's `remainder`) and `floorDiv` (NumPy's `floor_divide`): exact, from
  *   the exact remainder computed in integers (`divmodBits`, `packMag`) and a correctly rounded
  *   integer quotient (`divRound`), each lane through the scalar `modF32`/`floorDivF32`;
@@ -46,7 +47,7 @@ import { NONFINITE, wgslType, type ValueType } from "./types.js";
 export type HelperName =
   | "erf" | "pow" | "pcg" | "random"
   | "isNan" | "isInf" | "isZero" | "signBit" | "ordered" | "keepNan" | "maxNan" | "minNan" | "clampNan"
-  | "exp" | "log" | "log1p" | "expm1" | "sqrt" | "rsqrt" | "sin" | "cos" | "tan" | "trigReduce" | "mulWide" | "fmod" | "atan2"
+  | "exp" | "log" | "log2" | "log1p" | "expm1" | "sqrt" | "rsqrt" | "sin" | "cos" | "tan" | "trigReduce" | "mulWide" | "fmod" | "atan2"
   | "subSelf" | "divSelf" | "modSelf" | "toI32" | "toU32" | "plusZero" | "signOf" | "addIeee" | "subIeee" | "mulIeee" | "divIeee"
   | "floorDiv" | "floorDivF32" | "modF32" | "divmodBits" | "packMag" | "divRound";
 
@@ -62,6 +63,7 @@ const DEPENDS: Partial<Record<HelperName, readonly HelperName[]>> = {
   signOf: ["isNan", "isZero"],
   exp: ["isNan"],
   log: ["isNan", "isZero", "signBit"],
+  log2: ["isNan", "isZero", "signBit"],
   log1p: ["isNan"],
   expm1: ["isNan"],
   sqrt: ["isNan", "isZero", "signBit"],
@@ -500,6 +502,27 @@ const HELPERS: Record<HelperName, (fn: string, ty: string, t: ValueType) => stri
       `let posInf = ${bitsOf("x", t)} == ${u("0x7f800000", t)};`,
       `return select(select(r, ${special("0x7fc00000", t)}, ${helperName("signBit", t)}(x) & !${helperName("isZero", t)}(x)), x, ${helperName("isNan", t)}(x) | posInf);`,
     ]),
+  /**
+   * `log2` with `log`'s special values, and exact on powers of two (NumPy's `log2(8) = 3`): WGSL's
+   * `log2` is only within 3 ULP, so a positive power of two (mantissa zero; for a subnormal, one
+   * mantissa bit) takes its exponent from the bits. Computed in `f32` (an `f16` is widened).
+   */
+  log2: (fn, ty, t) => {
+    const f: ValueType = { dtype: "f32", width: t.width };
+    const i = intOf("i32", t);
+    const wide = asF32("x", t);
+    const e = `((${bitsOf("x", t)} >> ${u("23", t)}) & ${u("0xff", t)})`;
+    const m = `(${bitsOf("x", t)} & ${u("0x7fffff", t)})`;
+    const exact = `select(${wgslType(f)}(${i}(${e}) - ${i}(127i)), ${wgslType(f)}(${i}(firstLeadingBit(${m})) - ${i}(149i)), ${e} == ${u("0", t)})`;
+    const power = `(${bitsOf("x", t)} < ${u("0x7f800000", t)}) & (${bitsOf("x", t)} != ${u("0", t)}) & (countOneBits(select(${m}, ${m} | ${u("0x800000", t)}, ${e} != ${u("0", t)})) == ${u("1", t)})`;
+    const value = `select(log2(${wide}), ${exact}, ${power})`;
+    return fn1(fn, ty, [
+      `let v = ${t.dtype === "f32" ? value : `${ty}(${value})`};`,
+      `let r = select(v, ${special("0xff800000", t)}, ${helperName("isZero", t)}(x));`,
+      `let posInf = ${bitsOf("x", t)} == ${u("0x7f800000", t)};`,
+      `return select(select(r, ${special("0x7fc00000", t)}, ${helperName("signBit", t)}(x) & !${helperName("isZero", t)}(x)), x, ${helperName("isNan", t)}(x) | posInf);`,
+    ]);
+  },
   /** `log(1 + x)` accurate near 0: NaN below -1, `-Inf` at -1, `+Inf` at `+Inf`. */
   log1p: (fn, ty, t) =>
     fn1(fn, ty, [
