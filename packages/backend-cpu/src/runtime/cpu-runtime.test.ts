@@ -31,7 +31,7 @@ describe("CpuRuntime: elementwise ops", () => {
     const h = new CpuTestHarness();
     const x = h.tensor([-1.5, 0, 2.5, NaN, Infinity, -Infinity], [6]);
     const expected: Record<UnaryOp, (v: number) => number> = {
-      neg: (v) => -v, abs: Math.abs, exp: Math.exp, log: Math.log, log1p: Math.log1p, expm1: Math.expm1,
+      neg: (v) => -v, abs: Math.abs, exp: Math.exp, log: Math.log, log2: Math.log2, log1p: Math.log1p, expm1: Math.expm1,
       sqrt: Math.sqrt, rsqrt: (v) => 1 / Math.sqrt(v), sin: Math.sin, cos: Math.cos, tan: Math.tan, tanh: Math.tanh,
       sigmoid: (v) => 1 / (1 + Math.exp(-v)), relu: (v) => (v > 0 ? v : v !== v ? v : 0),
       gelu: (v) => (v === -1.5 ? -0.100210801903287 : v === 2.5 ? 2.48447583668556 : v === 0 ? 0 : v === Infinity ? Infinity : v === -Infinity ? NaN : NaN),
