@@ -22,6 +22,8 @@ export { wasmReduceSupport, WASM_REDUCE_MIN, SUM_BLOCK } from "./kernels/reduce-
 export { configureCpuThreads, cpuThreads, MAX_CPU_THREADS, THREADED_MATMUL_MIN_WORK } from "./kernels/matmul-threads.js";
 export { ElementwiseFuser, MAX_FUSED_OPERATIONS } from "./fusion/elementwise-fuser.js";
 export { ElementwiseOptimization } from "./fusion/elementwise-optimization.js";
+export { MatmulFuser } from "./fusion/matmul-fuser.js";
+export { MatmulEpilogueOptimization } from "./fusion/matmul-optimization.js";
 export { IndexOutOfRangeError, InvalidOperationError } from "./errors/cpu-errors.js";
 export { pcg, randomValue } from "./numerics/random.js";
 export { erf, gelu, roundHalfEven } from "./numerics/special.js";

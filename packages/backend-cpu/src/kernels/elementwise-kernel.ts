@@ -173,7 +173,7 @@ export interface ElementwiseRunner {
  */
 export class ElementwiseProgramBuilder {
   readonly #shape: readonly number[];
-  readonly #bindings = new BindingSet();
+  readonly #bindings: BindingSet;
   readonly #inputs: ProgramOperand[] = [];
   readonly #outputs: ProgramOperand[] = [];
   readonly #steps: ElementwiseStep[] = [];
@@ -181,8 +181,14 @@ export class ElementwiseProgramBuilder {
   readonly #uniforms: number[] = [];
   #registers = 0;
 
-  constructor(shape: readonly number[]) {
+  /**
+   * @param bindings the launch's binding set, when the program is part of a larger kernel (a
+   * matmul's epilogue binds into the matmul's set, so both index the same buffers); default a
+   * set of its own.
+   */
+  constructor(shape: readonly number[], bindings: BindingSet = new BindingSet()) {
     this.#shape = shape;
+    this.#bindings = bindings;
   }
 
   /** The reference shape the program iterates. */

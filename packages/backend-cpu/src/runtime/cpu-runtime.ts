@@ -37,6 +37,7 @@ import { concatKernel, gatherKernel, matmulKernel, padKernel, reduceKernel, type
 import { rejectF16 } from "../numerics/scalar-ops.js";
 import { InvalidOperationError } from "../errors/cpu-errors.js";
 import { ElementwiseFuser } from "../fusion/elementwise-fuser.js";
+import { MatmulFuser } from "../fusion/matmul-fuser.js";
 import { CpuFusionStats } from "./cpu-stats.js";
 
 /** How to create a {@link CpuRuntime} (see {@link createCpuRuntime}). */
@@ -158,9 +159,9 @@ export class CpuRuntime extends BaseFusionRuntime<CpuHandle> {
     this.server.releaseUnused();
   }
 
-  /** `[ElementwiseFuser]`, or none in the unfused oracle mode. */
+  /** `[ElementwiseFuser, MatmulFuser]`, or none in the unfused oracle mode. */
   fusers(): OperationFuser<Optimization<CpuHandle>>[] {
-    return this.#fusion ? [new ElementwiseFuser(this)] : [];
+    return this.#fusion ? [new ElementwiseFuser(this), new MatmulFuser(this)] : [];
   }
 
   /**

@@ -56,12 +56,13 @@ export class CpuTestHarness {
   }
 
   /**
-   * Feeds `ops` (in relative form, as the engine does) to a fresh elementwise fuser, checks it
-   * accepted all of them, and executes the optimization with the global `ops`.
+   * Feeds `ops` (in relative form, as the engine does) to a fresh fuser of `kind` (the elementwise
+   * fuser by default, or the matmul-epilogue fuser), checks it accepted all of them, and executes
+   * the optimization with the global `ops`.
    * @returns the fuser's score.
    */
-  runFused(ops: readonly OperationIr[]): number {
-    const fuser = this.runtime.fusers()[0];
+  runFused(ops: readonly OperationIr[], kind: "elementwise" | "matmul" = "elementwise"): number {
+    const fuser = this.runtime.fusers()[kind === "elementwise" ? 0 : 1];
     invariant(fuser !== undefined, "runFused needs a runtime created with fusion");
     const converter = new OperationConverter();
     for (const op of ops) fuser.fuse(converter.toRelative(op).op);

@@ -1,0 +1,140 @@
+import type { ExecutionContext, OperationIr, Optimization, TensorId, TensorIr, TensorStatus } from "@weft/fusion";
+import { BlockFallback, isElementwise, operationInputs } from "@weft/fusion";
+import { UnsupportedError, invariant } from "@weft/environment";
+import type { CpuHandle } from "../handle/cpu-handle.js";
+import { BindingSet, type CpuKernel } from "../kernels/cpu-kernel.js";
+import { ElementwiseProgramBuilder, type Register } from "../kernels/elementwise-kernel.js";
+import { appendElementwise } from "../kernels/elementwise-ops.js";
+import { matmulKernel } from "../kernels/tensor-kernels.js";
+import type { CpuRuntime } from "../runtime/cpu-runtime.js";
+
+/**
+ * A `matmul` and its elementwise epilogue (see `MatmulFuser`) as ONE launch: the product
+ * is computed by the matmul kernel, then the epilogue's elementwise program runs over it while it
+ * is still in cache.
+ *
+ * @remarks
+ * **Same bits.** The product is rounded to its dtype as it is stored (as unfused), and the
+ * epilogue is the same elementwise program the unfused ops would run, reading it back: fused and
+ * unfused results are identical by construction.
+ * **Where the product goes.** Into its own, fresh output when it is still used after the block;
+ * else into the first written epilogue output of the same dtype, which the epilogue then
+ * overwrites in place (each element is loaded before it is stored, in the generated code and in
+ * the interpreter, and both operands are the same dense layout); else (every output of another
+ * dtype) into a scratch allocation given back after the launch. So a serving layer
+ * `relu(x @ w + b)` allocates one tensor, not three.
+ * **Replayable.** Keeps only its length; everything else is derived from the global operations it
+ * executes, so one instance serves every replay of a cached plan.
+ * **Failure.** One launch group with a `BlockFallback`: when the fused kernel cannot run, the
+ * block runs op by op instead, so a failure reaches only what depends on it.
+ * **Freeing.** External inputs whose last use is in the block are removed from the container
+ * after the launch.
+ */
+export class MatmulEpilogueOptimization implements Optimization<CpuHandle> {
+  readonly name = "matmul";
+  readonly len: number;
+  readonly #runtime: CpuRuntime;
+
+  constructor(runtime: CpuRuntime, len: number) {
+    this.#runtime = runtime;
+    this.len = len;
+  }
+
+  execute(ctx: ExecutionContext<CpuHandle>, operations: readonly OperationIr[]): void {
+    invariant(operations.length === this.len, () => `matmul block of ${this.len} ops executed with ${operations.length}`);
+    const matmul = operations[0];
+    invariant(matmul?.kind === "matmul", "a matmul block starts with its matmul");
+    const runtime = this.#runtime;
+    const last = new Map<TensorId, TensorStatus>();
+    const external = new Map<TensorId, TensorIr>();
+    const produced = new Map<TensorId, TensorIr>();
+    for (const op of operations) {
+      for (const input of operationInputs(op)) {
+        if (input.dtype === "f16" || (op.kind !== "drop" && op.out.dtype === "f16")) throw new UnsupportedError("f16 on the CPU backend", "fused matmul block: use f32");
+        if (!produced.has(input.id)) external.set(input.id, input);
+        last.set(input.id, op.kind === "drop" ? "ReadWrite" : input.status);
+      }
+      if (op.kind === "drop") continue;
+      produced.set(op.out.id, op.out);
+      last.set(op.out.id, "NotInit");
+    }
+    const product = matmul.out;
+    const written = (t: TensorIr): boolean => last.get(t.id) !== "ReadWrite";
+
+    const allocated: CpuHandle[] = [];
+    const outputs: [TensorIr, CpuHandle][] = [];
+    let scratch: CpuHandle | undefined;
+    try {
+      // Outputs first: the product may be stored into one of them.
+      let target: CpuHandle | undefined;
+      for (const [, out] of produced) {
+        if (!written(out)) continue;
+        const handle = runtime.allocate(out.shape, out.dtype, ctx.stream);
+        allocated.push(handle);
+        outputs.push([out, handle]);
+        if (out.id === product.id) target = handle;
+      }
+      if (target === undefined) target = outputs.find(([out]) => out.dtype === product.dtype)?.[1];
+      if (target === undefined) {
+        scratch = runtime.allocate(product.shape, product.dtype, ctx.stream);
+        target = scratch;
+      }
+
+      const set = new BindingSet();
+      const lhs = ctx.handles.getHandle(matmul.lhs);
+      const rhs = ctx.handles.getHandle(matmul.rhs);
+      const lhsOperand = { binding: set.bind(lhs.memory, "read"), dtype: lhs.dtype, layout: lhs };
+      const rhsOperand = { binding: set.bind(rhs.memory, "read"), dtype: rhs.dtype, layout: rhs };
+      const productOperand = { binding: set.bind(target.memory, "write"), dtype: target.dtype, layout: target };
+
+      const builder = new ElementwiseProgramBuilder(product.shape, set);
+      const registers = new Map<TensorId, Register>();
+      const productTarget = target;
+      const load = (t: TensorIr): Register => {
+        const known = registers.get(t.id);
+        if (known !== undefined) return known;
+        invariant(!produced.has(t.id) || t.id === product.id, () => `tensor ${t.id} is read before the block op producing it`);
+        const handle = t.id === product.id ? productTarget : ctx.handles.getHandle(t);
+        const r = builder.input(handle.memory, handle.dtype, handle);
+        registers.set(t.id, r);
+        return r;
+      };
+      for (let i = 1; i < operations.length; i++) {
+        const op = operations[i] as OperationIr;
+        if (op.kind === "drop") continue;
+        invariant(isElementwise(op), () => `matmul block epilogue holds a ${op.kind} op`);
+        registers.set(op.out.id, appendElementwise(builder, op, load));
+      }
+      for (const [out, handle] of outputs) {
+        if (out.id === product.id) continue; // the matmul kernel stores it
+        const register = registers.get(out.id);
+        invariant(register !== undefined, () => `block output ${out.id} has a register`);
+        builder.output(register, handle.memory, handle.dtype, handle);
+      }
+      const epilogue = builder.build(runtime.runner);
+      const product_ = matmulKernel(lhsOperand, rhsOperand, productOperand, set.writable());
+      const kernel: CpuKernel = {
+        key: `${product_.key}>${epilogue.kernel.key}`,
+        get label(): string {
+          return `matmul+${epilogue.kernel.label ?? "elementwise"}`;
+        },
+        run(buffers, uniforms) {
+          product_.run(buffers);
+          epilogue.kernel.run(buffers, uniforms);
+        },
+      };
+      const fallback = new BlockFallback(runtime.fallbackPort, ctx, operations);
+      for (const [out, handle] of outputs) fallback.output(out, handle);
+      runtime.client.group(fallback, () => runtime.launch(kernel, set, ctx.stream, epilogue.uniforms), ctx.stream);
+      runtime.stats.fusedLaunches++;
+    } catch (error) {
+      for (const handle of allocated) runtime.releaseHandle(handle);
+      if (scratch !== undefined) runtime.releaseHandle(scratch);
+      throw error;
+    }
+    if (scratch !== undefined) runtime.releaseHandle(scratch);
+    runtime.stats.elidedWrites += produced.size - outputs.length;
+    for (const [out, handle] of outputs) ctx.handles.registerHandle(out.id, handle);
+    for (const [id] of external) if (last.get(id) === "ReadWrite") ctx.handles.removeHandle(id);
+  }
+}
