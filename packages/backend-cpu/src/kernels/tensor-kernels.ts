@@ -245,25 +245,33 @@ export function matmulKernel(lhs: KernelOperand, rhs: KernelOperand, out: Kernel
   const rr = rhs.layout.shape.length;
   const k = lhs.layout.shape[lr - 1] ?? 1;
   invariant((rhs.layout.shape[rr - 2] ?? 1) === k, "matmul contraction dims agree (validated at the API)");
-  const batchShape = outShape.slice(0, rank - 2);
-  const batchOf = (o: KernelOperand): number[] => {
-    const r = o.layout.shape.length;
-    return broadcastStrides({ shape: o.layout.shape.slice(0, r - 2), strides: o.layout.strides.slice(0, r - 2), offset: 0 }, batchShape);
-  };
   const lm = lhs.layout.strides[lr - 2] ?? 0;
   const lk = lhs.layout.strides[lr - 1] ?? 0;
   const rk = rhs.layout.strides[rr - 2] ?? 0;
   const rn = rhs.layout.strides[rr - 1] ?? 0;
-  // Every batch's three offsets, once (bounded by the batch count).
-  const batches = numElements(batchShape);
-  const offsets = new Float64Array(3 * batches);
-  const plan = planLoop(batchShape, [batchOf(lhs), batchOf(rhs), contiguousStrides(outShape).slice(0, rank - 2)]);
-  let b = 0;
-  forEachRun(plan, [lhs.layout.offset, rhs.layout.offset, out.layout.offset], (start, count) => {
-    for (let i = 0; i < count; i++, b++) {
-      for (let s = 0; s < 3; s++) offsets[3 * b + s] = (start[s] as number) + i * (plan.strides[s * plan.rank + plan.rank - 1] as number);
-    }
-  });
+  // Every batch's three offsets, once (bounded by the batch count). A plain 2-D product (a
+  // serving layer) has one batch at the operands' offsets: no loop plan to build per launch.
+  let batches = 1;
+  let offsets: Float64Array;
+  if (rank <= 2) {
+    offsets = Float64Array.of(lhs.layout.offset, rhs.layout.offset, out.layout.offset);
+  } else {
+    const batchShape = outShape.slice(0, rank - 2);
+    const batchOf = (o: KernelOperand): number[] => {
+      const r = o.layout.shape.length;
+      return broadcastStrides({ shape: o.layout.shape.slice(0, r - 2), strides: o.layout.strides.slice(0, r - 2), offset: 0 }, batchShape);
+    };
+    batches = numElements(batchShape);
+    const all = new Float64Array(3 * batches);
+    const plan = planLoop(batchShape, [batchOf(lhs), batchOf(rhs), contiguousStrides(outShape).slice(0, rank - 2)]);
+    let b = 0;
+    forEachRun(plan, [lhs.layout.offset, rhs.layout.offset, out.layout.offset], (start, count) => {
+      for (let i = 0; i < count; i++, b++) {
+        for (let s = 0; s < 3; s++) all[3 * b + s] = (start[s] as number) + i * (plan.strides[s * plan.rank + plan.rank - 1] as number);
+      }
+    });
+    offsets = all;
+  }
   const integer = isIntegerDType(out.dtype) && out.dtype !== "bool";
   const wrap = out.dtype === "u32" ? (x: number) => x >>> 0 : (x: number) => x | 0;
   return {
