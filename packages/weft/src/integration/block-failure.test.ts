@@ -80,9 +80,10 @@ describe("a fused block that cannot run, on the cpu backend", () => {
   });
 
   it("reading an input whose failure the engine learns only at launch: the independent output computes", async () => {
-    // A one-shot fault on the next launch: the matmul's. Its output is tainted device-side after
-    // the engine registered it, and the fused block reading it runs op by op.
-    runtime.injectFault({ launch: 1 });
+    // Every matmul launch fails (fused with the ops on its output, `MatmulFuser`, or alone, as
+    // the fused group's fallback runs it): its output is tainted device-side after the engine
+    // registered it, and what reads it runs op by op.
+    runtime.injectFault({ kernelMatching: /^matmul\|/ });
     const s = freshStream();
     const g = Stream.run(s, () => {
       const x = tensor([[1, 2], [3, 4]]);

@@ -37,6 +37,14 @@ async function readFailure(t: Tensor): Promise<Delivered> {
   return { root: root as Error, chain: links };
 }
 
+/**
+ * Every matmul launch of the CPU backend, alone or fused with the elementwise ops on its output
+ * (`MatmulFuser`): a one-shot fault on the fused launch would only make its group fall back and
+ * recompute the block op by op, so the tests that need a failing matmul fail every matmul launch
+ * (the fallback's own included) and clear the fault when they are done with it.
+ */
+const CPU_MATMUL = /^matmul\|/;
+
 describe("a fault injected into one op on the cpu backend", () => {
   let device: Device;
   let baseline = 0;
@@ -59,11 +67,11 @@ describe("a fault injected into one op on the cpu backend", () => {
     const other = freshStream();
     // Another stream's work is pending when the fault happens.
     const o = Stream.run(other, () => tidy(() => tensor([1, 2]).add(1)));
-    injectCpuFault(device, { launch: 1 });
+    injectCpuFault(device, { kernelMatching: CPU_MATMUL });
     const g = Stream.run(s, () => {
       const x = tensor([[1, 2], [3, 4]]);
       const w = tensor([[1, 0], [0, 1]]);
-      const m = x.matmul(w); // the first launch: it fails
+      const m = x.matmul(w); // every matmul launch fails
       const y = tidy(() => m.add(1).relu()); // computed from it
       const r = tidy(() => y.sum()); // computed from it, two links further
       const z = tidy(() => x.mul(3)); // not computed from it (its own block, after the reduce)
@@ -86,6 +94,7 @@ describe("a fault injected into one op on the cpu backend", () => {
     expect(await Stream.run(other, () => valuesOf(o)), "another stream's pending work is unaffected").toEqual([2, 3]);
 
     // Recomputing from the same inputs and from new data works once the fault is gone.
+    clearCpuFaults(device);
     const again = Stream.run(s, () => g.x.matmul(g.w));
     expect(await Stream.run(s, () => valuesOf(again)), "the same op recomputed after the fault").toEqual([1, 2, 3, 4]);
     const fresh = Stream.run(s, () => tidy(() => tensor([[2, 0], [0, 2]]).matmul(g.w).add(1)));
@@ -98,17 +107,16 @@ describe("a fault injected into one op on the cpu backend", () => {
     expect(await settle(device, baseline), "a failed graph leaks nothing once disposed (its errors go with its tensors)").toEqual([]);
   });
 
-  // The CPU fuser puts `m.add(1)` and the independent `x.mul(3)` in one launch. The host server
-  // would skip that whole launch because `m` is tainted; the engine asks the runtime first
-  // (`FusionRuntime.handleError`, answered by `CpuRuntime` through `Client.failureOf`) and runs the
-  // block op by op, so only the launch reading `m` is skipped.
+  // The CPU fusers put `m.add(1)` and the independent `x.mul(3)` in one launch (with the matmul
+  // itself: `MatmulFuser`). That launch fails; its group falls back to the block's ops, and of
+  // those only the matmul (which fails again) and the launch reading `m` (skipped) fail.
   it("an independent output fused into the same launch as a tainted input still computes", async () => {
     const s = freshStream();
-    injectCpuFault(device, { launch: 1 });
+    injectCpuFault(device, { kernelMatching: CPU_MATMUL });
     const g = Stream.run(s, () => {
       const x = tensor([[1, 2], [3, 4]]);
       const w = tensor([[1, 0], [0, 1]]);
-      const m = x.matmul(w); // the first launch: it fails
+      const m = x.matmul(w); // every matmul launch fails
       const y = tidy(() => m.add(1)); // computed from it…
       const z = tidy(() => x.mul(3)); // …and not, in the same elementwise segment
       return { x, w, m, y, z };
