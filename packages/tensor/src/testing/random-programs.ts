@@ -76,7 +76,7 @@ export type Step =
   | { readonly kind: "read"; readonly x: number };
 
 /** The binary ops programs use. */
-export type BinaryName = "add" | "sub" | "mul" | "div" | "pow" | "maximum" | "minimum" | "mod" | "atan2" | "eq" | "ne" | "lt" | "le" | "gt" | "ge" | "and" | "or" | "xor";
+export type BinaryName = "add" | "sub" | "mul" | "div" | "pow" | "maximum" | "minimum" | "mod" | "floorDiv" | "atan2" | "eq" | "ne" | "lt" | "le" | "gt" | "ge" | "and" | "or" | "xor";
 /** The reductions programs use. */
 export type ReduceName = "sum" | "mean" | "max" | "min" | "prod" | "any" | "all";
 
@@ -293,7 +293,7 @@ class Generator {
     if (x === undefined) return;
     const f = this.facts[x] as Facts;
     const float = f.dtype === "f32";
-    const ops: UnaryOp[] = ["neg", "abs", "relu", "square", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid", "gelu", "silu", "erf", "floor", "ceil", "round", "sign", "reciprocal"];
+    const ops: UnaryOp[] = ["neg", "abs", "relu", "square", "exp", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid", "gelu", "silu", "erf", "floor", "ceil", "round", "sign", "reciprocal"];
     for (let tries = 0; tries < 6; tries++) {
       const op = this.pick(ops);
       if (f.dtype === "u32" && op === "neg") continue;
@@ -316,7 +316,7 @@ class Generator {
     if (y === undefined) return;
     const g = this.facts[y] as Facts;
     if (g.dtype === "bool") return;
-    const ops: BinaryName[] = ["add", "sub", "mul", "div", "pow", "maximum", "minimum", "mod", "atan2"];
+    const ops: BinaryName[] = ["add", "sub", "mul", "div", "pow", "maximum", "minimum", "mod", "floorDiv", "atan2"];
     for (let tries = 0; tries < 6; tries++) {
       const op = this.pick(ops);
       const out = binaryFacts(op, f, g);
@@ -333,7 +333,7 @@ class Generator {
     const specials = this.#special ? [0, -0, Number.NaN, Infinity, -Infinity, 1e30] : [0];
     const ints = [0, 1, -1, 2, 3, 7];
     for (let tries = 0; tries < 6; tries++) {
-      const op = this.pick<BinaryName>(["add", "sub", "mul", "div", "pow", "maximum", "minimum", "mod"]);
+      const op = this.pick<BinaryName>(["add", "sub", "mul", "div", "pow", "maximum", "minimum", "mod", "floorDiv"]);
       const value = f.dtype === "f32" ? this.pick([...ints, 0.5, -1.5, 2.5, ...specials]) : f.dtype === "u32" ? this.pick([0, 1, 2, 7]) : this.pick(ints);
       const first = this.chance(0.25) && op !== "pow";
       const g = scalarFacts(value, f.dtype === "f32" || op === "div" || op === "pow" || !Number.isInteger(value) ? "f32" : f.dtype);
@@ -809,6 +809,9 @@ function binaryFacts(op: BinaryName, f: Facts, g: Facts): Facts | undefined {
         return { ...base, lo: -(2 ** 31), hi: 2 ** 32, err: 0, integral: true, special: false };
       case "mod":
         return { ...base, lo: -m2, hi: m2, err: 0, integral: true, special: false };
+      case "floorDiv":
+        // Floored, x // 0 = 0, MIN // -1 wraps: exact on every backend.
+        return { ...base, lo: -(2 ** 31), hi: 2 ** 31, err: 0, integral: true, special: false };
       default:
         return undefined;
     }
@@ -857,6 +860,15 @@ function binaryFacts(op: BinaryName, f: Facts, g: Facts): Facts | undefined {
       // Floored modulo is discontinuous: exact small integers only (then it is exact).
       if (!(exact && f.integral && g.integral && m1 < EXACT_INT && m2 < EXACT_INT)) return undefined;
       return { ...base, lo: -m2, hi: m2, err: 0, integral: true };
+    case "floorDiv": {
+      // NumPy's floor_divide, exact on every backend (docs/semantics.md) but discontinuous: exact
+      // operands only. A divisor that may be 0 (or specials) gives ±Inf/NaN, compared exactly.
+      if (!exact) return undefined;
+      const away = g.lo > 0 || g.hi < 0;
+      if (!away || special) return { ...base, lo: -Infinity, hi: Infinity, err: 0, integral: true, special: true };
+      const hi = m1 / Math.min(Math.abs(g.lo), Math.abs(g.hi)) + 1;
+      return { ...base, lo: -hi, hi, err: 0, integral: true };
+    }
     case "atan2":
       if (!exact && (g.lo < 0.1 && g.hi > -0.1)) return undefined;
       return { ...base, lo: -Math.PI, hi: Math.PI, err: exact ? 2e-3 : 2e-3 + (f.err + g.err) / Math.max(0.1, Math.min(Math.abs(g.lo), Math.abs(g.hi))), integral: false };
