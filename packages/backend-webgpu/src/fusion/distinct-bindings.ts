@@ -1,6 +1,6 @@
 import type { StreamId } from "@weft/environment";
 import { deviceBytesPerElement, numElements } from "@weft/fusion";
-import type { MemoryHandle } from "@weft/server";
+import type { KernelBinding, MemoryHandle } from "@weft/server";
 import { ExprGraph } from "../codegen/wgsl/expr.js";
 import { contiguousHandle, releaseWebGpuHandle, type WebGpuHandle } from "../handle/webgpu-handle.js";
 import type { StridedLayout } from "../codegen/wgsl/indexing.js";
@@ -27,18 +27,7 @@ export function copyInto(launcher: Launcher, src: WebGpuHandle, dst: WebGpuHandl
     launcher.propagate(partial ? [src.memory, dst.memory] : [src.memory], [dst.memory], stream);
     return;
   }
-  const graph = new ExprGraph();
-  const node = graph.add({ kind: "input", slot: 0, dtype: src.dtype });
-  const spec: ElementwiseSpec = {
-    shape: src.shape,
-    graph,
-    label,
-    inputs: [{ dtype: src.dtype, access: "read", layout: { shape: src.shape, strides: src.strides, offset: src.offset } }],
-    outputs: [layout === undefined ? { node, dtype: dst.dtype } : { node, dtype: dst.dtype, layout }],
-  };
-  const key = elementwiseKey(spec, launcher.profile);
-  const plan = launcher.plan(key, () => elementwiseKernel(spec, launcher.profile, key));
-  launcher.launch(plan, [{ binding: src.memory.binding(), access: "read" }, { binding: dst.memory.binding(), access: partial ? "read-write" : "write" }], stream);
+  launchCopy(launcher, src, dst.dtype, layout, { binding: dst.memory.binding(), access: partial ? "read-write" : "write" }, stream, label);
 }
 
 /**
@@ -50,6 +39,15 @@ export function copyInto(launcher: Launcher, src: WebGpuHandle, dst: WebGpuHandl
 export function copyIntoSlot(launcher: Launcher, src: WebGpuHandle, dst: WebGpuHandle, stream: StreamId, label: string): void {
   const bpe = deviceBytesPerElement(dst.dtype);
   const writes = dst.memory.binding(dst.offset * bpe, numElements(dst.shape) * bpe);
+  launchCopy(launcher, src, dst.dtype, { shape: dst.shape, strides: dst.strides, offset: dst.offset }, { binding: dst.memory.binding(), access: "write", writes }, stream, label);
+}
+
+/**
+ * The one elementwise copy kernel of {@link copyInto} and {@link copyIntoSlot}: reads `src` (any
+ * strided view) and writes it as `dtype` at `layout` (default: dense at offset 0) through
+ * `output`, the destination's binding with its access (and written range).
+ */
+function launchCopy(launcher: Launcher, src: WebGpuHandle, dtype: WebGpuHandle["dtype"], layout: StridedLayout | undefined, output: KernelBinding, stream: StreamId, label: string): void {
   const graph = new ExprGraph();
   const node = graph.add({ kind: "input", slot: 0, dtype: src.dtype });
   const spec: ElementwiseSpec = {
@@ -57,11 +55,11 @@ export function copyIntoSlot(launcher: Launcher, src: WebGpuHandle, dst: WebGpuH
     graph,
     label,
     inputs: [{ dtype: src.dtype, access: "read", layout: { shape: src.shape, strides: src.strides, offset: src.offset } }],
-    outputs: [{ node, dtype: dst.dtype, layout: { shape: dst.shape, strides: dst.strides, offset: dst.offset } }],
+    outputs: [layout === undefined ? { node, dtype } : { node, dtype, layout }],
   };
   const key = elementwiseKey(spec, launcher.profile);
   const plan = launcher.plan(key, () => elementwiseKernel(spec, launcher.profile, key));
-  launcher.launch(plan, [{ binding: src.memory.binding(), access: "read" }, { binding: dst.memory.binding(), access: "write", writes }], stream);
+  launcher.launch(plan, [{ binding: src.memory.binding(), access: "read" }, output], stream);
 }
 
 /** A dense copy of `handle` in a new allocation (the caller releases it). */
