@@ -25,8 +25,8 @@ export {
   MAX_LAUNCH_ENTRIES,
 } from "./fusion/index.js";
 export type { FuserKit, FusedKind } from "./fusion/index.js";
-export { MATMUL_TUNABLE, matmulTunableSet, matmulCandidate, matmulTuneKey, prepareMatmulInputs, readMatmulOutput } from "./autotune/index.js";
-export type { MatmulTuneInputs, MatmulTuneOutput, MatmulTunable, MatmulCandidate, MatmulTunableSetOptions, PlanSource } from "./autotune/index.js";
+export { MATMUL_TUNABLE, matmulTunableSet, matmulCandidate, matmulTuneKey, prepareMatmulInputs, readMatmulOutput, matmulValuesClose } from "./autotune/index.js";
+export type { MatmulTuneInputs, MatmulTuneOutput, MatmulValues, MatmulTunable, MatmulCandidate, MatmulTunableSetOptions, PlanSource } from "./autotune/index.js";
 export { WebGpuStream, FAILURE_LOG_LIMIT, ValidationGate, Readback, UniformArenas, PipelineStore, declaredBindings, ReadBatch, planReadCopies, readBytes, completeReads, GpuBufferStorage, StagingPool } from "./server/index.js";
 export type { StreamContext, SubmissionCounters, Dispatch, LaunchPin, GatedTask, ReadbackHost, ReadCounters, PipelineEntry, PipelineState, PendingRead, ReadSource, ReadCopy, ReadPlacement, CopyGroup, ReadPlan, ReadCompletion, StagingPoolOptions, StagingPoolStats, GpuBufferStorageHooks } from "./server/index.js";
 export { vulkanLoaderPresent } from "./device/index.js";

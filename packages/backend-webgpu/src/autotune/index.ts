@@ -11,10 +11,12 @@ export {
   matmulTuneKey,
   prepareMatmulInputs,
   readMatmulOutput,
+  matmulValuesClose,
 } from "./matmul-tunable.js";
 export type {
   MatmulTuneInputs,
   MatmulTuneOutput,
+  MatmulValues,
   MatmulTunable,
   MatmulCandidate,
   MatmulTunableSetOptions,

@@ -24,6 +24,7 @@ import {
   matmulTuneKey,
   prepareMatmulInputs,
   readMatmulOutput,
+  matmulValuesClose,
   type MatmulTunable,
   type MatmulTuneInputs,
   type MatmulTuneOutput,
@@ -74,11 +75,27 @@ async function cpuProduct(client: Client<WgslKernel>, inputs: MatmulTuneInputs):
   return out;
 }
 
-function expectClose(actual: readonly number[], expected: readonly number[], why: string): void {
+function expectClose(values: ArrayLike<number>, expected: readonly number[], why: string): void {
+  const actual = Array.from(values);
   expect(actual.length, `${why}: element count`).toBe(expected.length);
   const worst = actual.reduce((w, v, i) => Math.max(w, Math.abs(v - (expected[i] ?? NaN)) / Math.max(1, Math.abs(expected[i] ?? 0))), 0);
   expect(worst, `${why}: largest relative error`).toBeLessThanOrEqual(1e-4);
 }
+
+describe("matmulValuesClose", () => {
+  it("accepts the tolerance |a − b| ≤ 1e-3 · max(1, |a|) and refuses NaN, Inf mismatches and length differences", () => {
+    const f = (...v: number[]) => Float32Array.from(v);
+    expect(matmulValuesClose(f(1, 1000, 0), f(1.0009, 1000.9, 0.0009))).toBe(true);
+    expect(matmulValuesClose(f(1000), f(1001.5)), "relative error over 1e-3").toBe(false);
+    expect(matmulValuesClose(f(0), f(0.002)), "absolute error over 1e-3 near zero").toBe(false);
+    expect(matmulValuesClose(f(1), f(Number.NaN)), "a NaN where the reference has a number").toBe(false);
+    expect(matmulValuesClose(f(Number.NaN), f(Number.NaN)), "NaN never compares close (the reference's values are finite)").toBe(false);
+    expect(matmulValuesClose(f(Infinity), f(1)), "an Inf mismatch").toBe(false);
+    expect(matmulValuesClose(f(-Infinity, 2), f(-Infinity, 2)), "equal infinities match").toBe(true);
+    expect(matmulValuesClose(f(1, 2), f(1)), "a length difference").toBe(false);
+    expect(matmulValuesClose(Int32Array.from([3, -4]), Int32Array.from([3, -4])), "integers compare exactly within the tolerance").toBe(true);
+  });
+});
 
 describe("matmul autotune", () => {
   it("the tuner measures every fitting candidate on a 128×128×128 matmul, caches the winner, and the winner is right", async () => {
@@ -104,7 +121,9 @@ describe("matmul autotune", () => {
     const winner = set.candidate(record.fastest);
     if (winner === undefined) throw new Error("the winner is a candidate");
     const out = await winner.run(inputs, runtime.client);
-    expectClose(await readMatmulOutput(out, runtime.client), await cpuProduct(runtime.client, inputs), `the winner ${record.fastest} equals the CPU`);
+    const values = await readMatmulOutput(out, runtime.client);
+    expect(values, "outputs are read as one typed array (no heap number per element: the tuner reads whole outputs while it times)").toBeInstanceOf(Float32Array);
+    expectClose(values, await cpuProduct(runtime.client, inputs), `the winner ${record.fastest} equals the CPU`);
     out.memory.release();
     inputs.lhs.memory.release();
     inputs.rhs.memory.release();

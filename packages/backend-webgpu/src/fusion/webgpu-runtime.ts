@@ -20,7 +20,7 @@ import { Client, TuneCache, Tuner, type TuneProgress, type TuneStore, type Tunab
 import type { ComputeServer, MemoryUsage } from "@weft/server";
 import type { CacheStats } from "@weft/environment";
 import { WebGpuServer } from "../server/webgpu-server.js";
-import { matmulTunableSet, type MatmulTuneInputs, type MatmulTuneOutput } from "../autotune/matmul-tunable.js";
+import { matmulTunableSet, type MatmulTuneInputs, type MatmulTuneOutput, type MatmulValues } from "../autotune/matmul-tunable.js";
 import { configName, MATMUL_CONFIGS, splitApplies, type MatmulConfig } from "../kernels/matmul.js";
 import { ExprGraph } from "../codegen/wgsl/expr.js";
 import { deviceProfile, type DeviceProfile, type ProfileLimits } from "../codegen/wgsl/types.js";
@@ -142,7 +142,7 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
    * pick (so `choose` falls back to the heuristic's pick), all under one set name, so they share
    * results. Bounded by `MATMUL_CONFIGS.length`.
    */
-  readonly #matmulSets = new Map<string, TunableSet<MatmulTuneInputs, MatmulTuneOutput, number[], WgslKernel>>();
+  readonly #matmulSets = new Map<string, TunableSet<MatmulTuneInputs, MatmulTuneOutput, MatmulValues, WgslKernel>>();
   readonly #chooseMatmul: MatmulChooser;
   readonly #onDispose: (() => void) | undefined;
   #disposed = false;

@@ -132,6 +132,47 @@ describe("Tuner", () => {
     expect(record.candidates.find((c) => c.name === "spiky")?.bestMs).toBe(1);
   });
 
+  it("samples are interleaved across candidates: a slow stretch of time costs each candidate one sample, not one candidate all of them", async () => {
+    const server = new RecordingServer();
+    const client = new Client(server).withStream(StreamId.allocate());
+    let clock = 0;
+    let run = 0; // every candidate's runs, counted together: the device's timeline
+    const busy = (r: number): boolean => r >= 8 && r <= 19; // twelve consecutive runs meet a busy device (+20 each)
+    const candidate = (name: string, cost: number): Tunable<Inputs, MemoryHandle, HostTestKernel> => ({
+      name,
+      run(inputs, c) {
+        run += 1;
+        clock += cost + (busy(run) ? 20 : 0);
+        const output = c.empty(inputs.length * 4);
+        c.launch(offsetKernel(1), [1, 1, 1], [
+          { binding: inputs.input.binding(), access: "read" },
+          { binding: output.binding(), access: "write" },
+        ]);
+        return output;
+      },
+    });
+    // Runs 1–6: each candidate's validation and one warmup (samples of 1, 4 and 2 runs for sampleMs 4).
+    // Interleaved, runs 8–19 are "fast"'s first two samples and "steady"'s first two; one after
+    // another, they would have been all three of "fast"'s samples, and "steady" would have won.
+    const set = new TunableSet<Inputs, MemoryHandle, number[], HostTestKernel>({
+      name: "interleaved",
+      candidates: [candidate("reference", 5), candidate("fast", 1), candidate("steady", 3)],
+      key: (inputs) => AutotuneKey.of({ shapes: [[inputs.length]], dtypes: ["f32"] }),
+      validation: {
+        read: async (output, c) => f32Values((await c.read([output.binding()]))[0] ?? new Uint8Array()),
+        equal: (a, b) => a.length === b.length && a.every((v, i) => v === b[i]),
+      },
+      releaseOutput: (output) => output.release(),
+    });
+    const cache = new TuneCache({ adapter: "test-adapter", store: new MemoryTuneStore() });
+    const tuner = new Tuner(client, { cache, now: () => clock, warmups: 1, warmupMs: 0, samples: 3, sampleMs: 4 });
+    const record = await tuner.tune(set, { input: client.create(f32Bytes([1, 2, 3])), length: 3 });
+    expect(run, "3 validations + 3 warmups + 3 rounds of 1 + 4 + 2 runs").toBe(27);
+    expect(record.fastest).toBe("fast");
+    expect(record.candidates.find((c) => c.name === "fast")?.bestMs, "its third sample met an idle device").toBe(1);
+    expect(record.candidates.find((c) => c.name === "steady")?.bestMs).toBe(3);
+  });
+
   it("the progress hook hears start, each candidate with done/total, and done", async () => {
     const { set, tuner, inputs, events } = harness();
     await tuner.execute(set, inputs);
@@ -200,11 +241,20 @@ describe("Tuner", () => {
       await new Promise((r) => setTimeout(r, 5));
       expect(runs.size, `after ${step} idle period(s), ${step} candidate(s) ran`).toBe(step);
     }
+    // Then one sample of each validated candidate ("reference" and "fast"), each behind the gate.
+    for (let sample = 1; sample <= 2; sample++) {
+      const before = [...runs.values()].reduce((a, b) => a + b, 0);
+      const release = open;
+      open = undefined;
+      release?.();
+      await new Promise((r) => setTimeout(r, 5));
+      expect([...runs.values()].reduce((a, b) => a + b, 0), `timing sample ${sample} ran behind its own idle period`).toBeGreaterThan(before);
+    }
     await tuner.idle();
-    expect(waits, "one wait per candidate").toBe(set.candidates.length);
+    expect(waits, "one wait per candidate, then one per timing sample (1 sample × 2 validated candidates)").toBe(set.candidates.length + 2);
     const other: Inputs = { input: client.create(f32Bytes([1, 2, 3, 4])), length: 4 };
     await tuner.tune(set, other);
-    expect(waits, "an explicit tuning (warmup) measures at once").toBe(set.candidates.length);
+    expect(waits, "an explicit tuning (warmup) measures at once").toBe(set.candidates.length + 2);
     other.input.release();
   });
 

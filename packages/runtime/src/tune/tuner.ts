@@ -93,15 +93,18 @@ export interface TunerOptions {
  *   gets the winner once the measurement's promise settled. Background failures go to the progress
  *   hook (`kind: "failed"`), never to an unhandled rejection; that key then keeps the fallback
  *   until {@link forget}.
- * **Background tunings** (started by `choose`) wait for the `idle` option before each candidate,
- * so a request is never queued behind a candidate's compile or timed runs (at most one candidate
- * run already under way when a request arrives); explicit tunings (`execute`, `winner`, `tune`,
+ * **Background tunings** (started by `choose`) wait for the `idle` option before each candidate's
+ * validation and warmup and before each timing sample, so a request is never queued behind a
+ * candidate's compile or timed runs (at most one step already under way when a request arrives:
+ * a validation, a warmup of `warmupMs`, or a sample of about `sampleMs`); explicit tunings (`execute`, `winner`, `tune`,
  * what `weft.warmup` runs) measure at once.
  * **Measurement.** One tuning at a time (a {@link Mutex}). On its own stream, inside a
  * `StreamModeOverride('execute', …)`, so it runs even under `'compile-and-autotune'`. The reference
- * runs first; then each candidate runs once and is validated against it, then `warmups` runs, then
- * `samples` timed samples of back-to-back runs, each awaiting `client.sync()` once; its time is the
- * fastest sample's per run (see `#time`). A candidate that
+ * runs first; then each candidate runs once and is validated against it, then warms up (`warmups`
+ * runs and `warmupMs`). Then `samples` rounds each time one sample of every validated candidate
+ * (back-to-back runs, one `client.sync()`), so a slow stretch of time costs each candidate one
+ * sample, not one candidate all of them; a candidate's time is its fastest sample's per run (see
+ * `#sample`). Each candidate is reported once: when rejected, or after its last sample. A candidate that
  * throws, rejects, or gives a result `validation.equal` refuses is rejected; if the reference itself
  * fails nothing can be validated and tuning fails with an {@link AutotuneError}.
  * **State bounds.** `#pending` holds one entry per tuning in flight, removed when it settles;
@@ -249,29 +252,55 @@ export class Tuner<K extends KernelDefinition = KernelDefinition> {
     const outcomes = new Map<string, { bestMs?: number; rejected?: string }>();
     this.#onProgress?.({ kind: "start", set: set.name, key, total });
     using _measuring = new StreamModeOverride("execute", client);
-    let expected: { value: V } | undefined;
     let done = 0;
-    for (const candidate of order) {
-      if (when === "background") await this.#idle?.();
-      let outcome: { bestMs: number } | { rejected: string };
-      try {
-        const checked = await this.#validate(set, candidate, inputs, client, expected);
-        if (candidate === set.reference && checked.ok) expected = { value: checked.value };
-        outcome = checked.ok ? { bestMs: await this.#time(set, candidate, inputs, client) } : { rejected: checked.reason };
-      } catch (error) {
-        outcome = { rejected: `failed: ${error instanceof Error ? error.message : String(error)}` };
-      }
+    const report = (candidate: Tunable<I, O, K>, outcome: { bestMs: number } | { rejected: string }): void => {
       outcomes.set(candidate.name, outcome);
       done += 1;
       this.#onProgress?.({ kind: "candidate", set: set.name, key, candidate: candidate.name, done, total, ...outcome });
-      if (candidate === set.reference && "rejected" in outcome) {
+    };
+    // Phase 1, candidate by candidate: validate, then warm up (which also sizes its samples).
+    let expected: { value: V } | undefined;
+    const timed: { readonly candidate: Tunable<I, O, K>; readonly runs: number; bestMs: number; rejected?: string }[] = [];
+    for (const candidate of order) {
+      if (when === "background") await this.#idle?.();
+      let rejected: string | undefined;
+      try {
+        const checked = await this.#validate(set, candidate, inputs, client, expected);
+        if (checked.ok) {
+          if (candidate === set.reference) expected = { value: checked.value };
+          timed.push({ candidate, runs: await this.#warm(set, candidate, inputs, client), bestMs: Number.POSITIVE_INFINITY });
+        } else {
+          rejected = checked.reason;
+        }
+      } catch (error) {
+        rejected = `failed: ${error instanceof Error ? error.message : String(error)}`;
+      }
+      if (rejected === undefined) continue;
+      report(candidate, { rejected });
+      if (candidate === set.reference) {
         for (const other of order.slice(1)) {
           outcomes.set(other.name, { rejected: `not validated: the reference "${set.reference.name}" failed` });
         }
         throw new AutotuneError(
-          `autotune of "${set.name}" at ${key}: the reference candidate "${set.reference.name}" ${outcome.rejected}; ` +
+          `autotune of "${set.name}" at ${key}: the reference candidate "${set.reference.name}" ${rejected}; ` +
             "no candidate can be validated without it — fix the reference kernel or pick another reference",
         );
+      }
+    }
+    // Phase 2: `samples` rounds, each timing one sample of every candidate left, from a rotating
+    // start (see `#sample`, "Why interleaved"); a candidate is reported after its last sample.
+    for (let round = 0; round < this.#samples; round++) {
+      for (let j = 0; j < timed.length; j++) {
+        const entry = timed[(round + j) % timed.length];
+        if (entry === undefined || entry.rejected !== undefined) continue;
+        if (when === "background") await this.#idle?.();
+        try {
+          entry.bestMs = Math.min(entry.bestMs, await this.#sample(set, entry.candidate, inputs, client, entry.runs));
+        } catch (error) {
+          entry.rejected = `failed: ${error instanceof Error ? error.message : String(error)}`;
+        }
+        if (entry.rejected !== undefined) report(entry.candidate, { rejected: entry.rejected });
+        else if (round === this.#samples - 1) report(entry.candidate, { bestMs: entry.bestMs });
       }
     }
     let fastest: string | undefined;
@@ -324,19 +353,11 @@ export class Tuner<K extends KernelDefinition = KernelDefinition> {
   }
 
   /**
-   * The time per run of `candidate`: after `warmups` untimed runs (and `warmupMs`), `samples` samples of `r` runs back
-   * to back and one `client.sync()` each (`r` from the last warmup's time and `sampleMs`); the
-   * fastest sample's time divided by `r`.
-   *
-   * @remarks
-   * **Why.** A run's time is the kernel's plus whatever else the device did meanwhile, and the rest
-   * only adds. On an H200 (Dawn/Vulkan, 2026-11-30), single runs of a 4096² matmul kernel, each
-   * followed by a wait, took 4.2–4.6 ms with one in four at 17–41 ms, and a wait alone costs
-   * 0.1–0.3 ms; back to back the kernel takes 3.2 ms. Timed one run per wait with the median of 5,
-   * after two warmup runs that followed an idle wait, the tuner put that kernel at 10.8–12.6 ms and
-   * chose one three times slower (and a 2048² kernel of 0.41 ms at 2.4 ms).
+   * Warms `candidate` up: at least `warmups` runs and `warmupMs` (within {@link MAX_WARMUP_RUNS}),
+   * each followed by a wait; returns how many runs one timing sample holds (`sampleMs` over the
+   * last warmup run's time, within {@link MAX_RUNS_PER_SAMPLE}).
    */
-  async #time<I, O, V>(set: TunableSet<I, O, V, K>, candidate: Tunable<I, O, K>, inputs: I, client: Client<K>): Promise<number> {
+  async #warm<I, O, V>(set: TunableSet<I, O, V, K>, candidate: Tunable<I, O, K>, inputs: I, client: Client<K>): Promise<number> {
     let last = Number.POSITIVE_INFINITY;
     const warmupStart = this.#now();
     for (let i = 0; i < MAX_WARMUP_RUNS && (i < this.#warmups || this.#now() - warmupStart < this.#warmupMs); i++) {
@@ -346,14 +367,31 @@ export class Tuner<K extends KernelDefinition = KernelDefinition> {
       last = this.#now() - start;
       set.releaseOutput(output);
     }
-    const runs = Math.min(MAX_RUNS_PER_SAMPLE, Math.max(1, Number.isFinite(last) && last > 0 ? Math.ceil(this.#sampleMs / last) : 1));
-    let best = Number.POSITIVE_INFINITY;
-    for (let i = 0; i < this.#samples; i++) {
-      const start = this.#now();
-      for (let r = 0; r < runs; r++) set.releaseOutput(await candidate.run(inputs, client));
-      await client.sync();
-      best = Math.min(best, (this.#now() - start) / runs);
-    }
-    return best;
+    return Math.min(MAX_RUNS_PER_SAMPLE, Math.max(1, Number.isFinite(last) && last > 0 ? Math.ceil(this.#sampleMs / last) : 1));
+  }
+
+  /**
+   * One timing sample of `candidate`: `runs` runs back to back and one `client.sync()`; the time
+   * per run. A candidate's time is its fastest sample's.
+   *
+   * @remarks
+   * **Why the fastest sample.** A run's time is the kernel's plus whatever else the device did
+   * meanwhile, and the rest only adds. On an H200 (Dawn/Vulkan, 2026-11-30), single runs of a 4096²
+   * matmul kernel, each followed by a wait, took 4.2–4.6 ms with one in four at 17–41 ms, and a
+   * wait alone costs 0.1–0.3 ms; back to back the kernel takes 3.2 ms. Timed one run per wait with
+   * the median of 5, after two warmup runs that followed an idle wait, the tuner put that kernel at
+   * 10.8–12.6 ms and chose one three times slower (and a 2048² kernel of 0.41 ms at 2.4 ms).
+   * **Why interleaved** (round `r` times sample `r` of every candidate, not every sample of one
+   * candidate in a row): what slows a stretch of time — garbage collection after a validation
+   * read, another process, the GPU's clocks — then costs every candidate one sample instead of
+   * costing one candidate all of them. On the H200, a validation that read 4096² outputs as
+   * `number[]` set off hundreds of collections, and the candidate timed next measured 14–20 ms
+   * for a 3.2–6.4 ms kernel (`readMatmulOutput` now reads typed arrays).
+   */
+  async #sample<I, O, V>(set: TunableSet<I, O, V, K>, candidate: Tunable<I, O, K>, inputs: I, client: Client<K>, runs: number): Promise<number> {
+    const start = this.#now();
+    for (let r = 0; r < runs; r++) set.releaseOutput(await candidate.run(inputs, client));
+    await client.sync();
+    return (this.#now() - start) / runs;
   }
 }
