@@ -1,6 +1,4 @@
-import { invariant } from "@weft/environment";
-import type { ExecutionContext, OperationIr, TensorIr } from "@weft/fusion";
-import { forEachTensor, tensorAt as operandAt } from "@weft/fusion";
+import type { ExecutionContext, OperationIr } from "@weft/fusion";
 import type { KernelBinding } from "@weft/server";
 import { encodeParamValues } from "../codegen/wgsl/params.js";
 import { contiguousHandle, type WebGpuHandle } from "../handle/webgpu-handle.js";
@@ -8,18 +6,11 @@ import { BlockGraph } from "./block-graph.js";
 import { outputHandle } from "./pack-outputs.js";
 import { pushParams } from "./elementwise-ops.js";
 import type { Launcher } from "./launcher.js";
+import { type InputLocator, locate, producedAt, pushDims, SignatureEntries, tensorAt } from "./launch-signature.js";
 import { bindingOf, bytesOf, runElementwiseBlockUncached, type ElementwiseDecision } from "./run-elementwise.js";
 
 /** Most layout signatures one {@link ElementwiseLaunchCache} keeps (oldest dropped first). */
 export const MAX_LAUNCH_ENTRIES = 8;
-
-/** Where one block input is found in the operations of every execution: `forEachTensor` position `pos` of op `op`. */
-interface InputLocator {
-  readonly op: number;
-  readonly pos: number;
-  /** Whether the input's last use lies in the block (its handle is removed after the launch). */
-  readonly dies: boolean;
-}
 
 /**
  * What never changes between executions of one optimization: derived once from the first
@@ -38,9 +29,8 @@ interface BlockStructure {
   readonly producing: number;
 }
 
-/** One replayable execution: the layout signature it was decided for, and what was decided. */
+/** One replayable execution: what was decided (stored under the layout signature it was decided for). */
 interface LaunchEntry {
-  readonly signature: readonly number[];
   readonly decision: ElementwiseDecision;
   /** Per input slot, whether an output is written in place into it (bound `read-write`). */
   readonly readWrite: readonly boolean[];
@@ -70,8 +60,8 @@ interface LaunchEntry {
  */
 export class ElementwiseLaunchCache {
   #structure: BlockStructure | undefined;
-  /** Replayable executions, most recent last; at most {@link MAX_LAUNCH_ENTRIES}. */
-  readonly #entries: LaunchEntry[] = [];
+  /** Replayable executions by layout signature; at most {@link MAX_LAUNCH_ENTRIES}. */
+  readonly #entries = new SignatureEntries<LaunchEntry>(MAX_LAUNCH_ENTRIES);
   /** Scratch: the current execution's signature (reused, never stored). */
   readonly #signature: number[] = [];
   /** Scratch: the current execution's input handles (reused, never stored). */
@@ -81,7 +71,7 @@ export class ElementwiseLaunchCache {
 
   /** Number of layout signatures held (tests). */
   get size(): number {
-    return this.#entries.length;
+    return this.#entries.size;
   }
 
   /**
@@ -115,7 +105,7 @@ export class ElementwiseLaunchCache {
       runElementwiseBlockUncached(launcher, ctx, ops, fused);
       return;
     }
-    const entry = this.#find(signature);
+    const entry = this.#entries.find(signature);
     if (entry === undefined) {
       handles.length = 0;
       const decision = runElementwiseBlockUncached(launcher, ctx, ops, fused);
@@ -133,22 +123,11 @@ export class ElementwiseLaunchCache {
     }
   }
 
-  #find(signature: readonly number[]): LaunchEntry | undefined {
-    for (let e = this.#entries.length - 1; e >= 0; e--) {
-      const entry = this.#entries[e];
-      if (entry !== undefined && sameSignature(entry.signature, signature)) return entry;
-    }
-    return undefined;
-  }
-
   /** Stores an execution; returns whether the oldest one was dropped to make room. */
   #remember(signature: readonly number[], decision: ElementwiseDecision, inputs: number): boolean {
     const readWrite = new Array<boolean>(inputs).fill(false);
     for (const slot of decision.inPlace) if (slot !== undefined) readWrite[slot] = true;
-    this.#entries.push({ signature: signature.slice(), decision, readWrite });
-    if (this.#entries.length <= MAX_LAUNCH_ENTRIES) return false;
-    this.#entries.shift();
-    return true;
+    return this.#entries.remember(signature, { decision, readWrite });
   }
 
   /** The structure of `ops` (derived on first use), or `undefined` when `ops` does not match it. */
@@ -171,16 +150,9 @@ function analyse(ops: readonly OperationIr[]): BlockStructure | undefined {
   for (const op of ops) if (!block.add(op)) return undefined;
   const inputs: InputLocator[] = [];
   for (const input of block.inputs) {
-    let found: InputLocator | undefined;
-    ops.forEach((op, i) => {
-      let pos = 0;
-      forEachTensor(op, (t) => {
-        if (found === undefined && t.id === input.tensor.id) found = { op: i, pos, dies: input.dies };
-        pos++;
-      });
-    });
+    const found = locate(ops, input.tensor.id);
     if (found === undefined) return undefined;
-    inputs.push(found);
+    inputs.push({ ...found, dies: input.dies });
   }
   const written: number[] = [];
   for (const o of block.written()) {
@@ -195,14 +167,6 @@ function analyse(ops: readonly OperationIr[]): BlockStructure | undefined {
     elided: block.elided(),
     producing: ops.filter((o) => o.kind !== "drop").length,
   };
-}
-
-/** The tensor at `at` in this execution's operations (same order as `forEachTensor`). */
-function tensorAt(ops: readonly OperationIr[], at: InputLocator): TensorIr {
-  const op = ops[at.op];
-  const t = op === undefined ? undefined : operandAt(op, at.pos);
-  invariant(t !== undefined, () => `elementwise launch cache: no tensor at op ${at.op} position ${at.pos}`);
-  return t;
 }
 
 /**
@@ -222,19 +186,6 @@ function buildSignature(ops: readonly OperationIr[], handles: readonly WebGpuHan
     for (const s of h.strides) out.push(s);
     out.push(h.offset, h.memory.size, h.memory.canMut() ? 1 : 0);
   }
-  return true;
-}
-
-/** Appends `dims.length` then the dims. */
-function pushDims(out: number[], dims: readonly number[]): void {
-  out.push(dims.length);
-  for (const d of dims) out.push(d);
-}
-
-/** Element-wise equality of two signatures (integers only: shapes, strides, offsets, sizes, flags). */
-function sameSignature(a: readonly number[], b: readonly number[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
 }
 
@@ -282,11 +233,4 @@ function replay(
   }
   for (const input of structure.inputs) if (input.dies) ctx.handles.removeHandle(tensorAt(ops, input).id);
   for (const op of ops) if (op.kind === "drop") ctx.handles.removeHandle(op.tensor.id);
-}
-
-/** The output of producing op `index`. */
-function producedAt(ops: readonly OperationIr[], index: number): TensorIr {
-  const op = ops[index];
-  invariant(op !== undefined && op.kind !== "drop", () => `elementwise launch cache: op ${index} produces nothing`);
-  return op.out;
 }

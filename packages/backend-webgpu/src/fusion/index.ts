@@ -10,4 +10,5 @@ export { WebGpuOptimization, ElementwiseOptimization, ReduceOptimization, Matmul
 export type { FusedKind } from "./optimization.js";
 export { Launcher } from "./launcher.js";
 export { ElementwiseLaunchCache, MAX_LAUNCH_ENTRIES } from "./elementwise-launch-cache.js";
+export { ReduceLaunchCache, MAX_REDUCE_LAUNCH_ENTRIES } from "./reduce-launch-cache.js";
 export type { RuntimeCounters } from "./counters.js";

@@ -5,6 +5,7 @@ import { ElementwiseLaunchCache } from "./elementwise-launch-cache.js";
 import type { Launcher } from "./launcher.js";
 import { runElementwiseBlock } from "./run-elementwise.js";
 import { runMatmulBlock, type MatmulChooser } from "./run-matmul.js";
+import { ReduceLaunchCache } from "./reduce-launch-cache.js";
 import { runReduceBlock } from "./run-reduce.js";
 
 /** Which fused kernel family an optimization runs. */
@@ -88,12 +89,18 @@ export class ElementwiseOptimization extends WebGpuOptimization {
  * An elementwise prologue, one reduction and an elementwise epilogue as one kernel (one per pass).
  * The {@link ReduceFuser} accepted only blocks `planReduceBlock` can plan, so execution never falls
  * back to running the operations one by one.
+ *
+ * @remarks
+ * **Launch cache.** Its executions with inputs of an already-seen layout replay the passes' plans,
+ * keys and partial sizes (bounded; see {@link ReduceLaunchCache}).
  */
 export class ReduceOptimization extends WebGpuOptimization {
   readonly name = "reduce" as const;
+  /** Replayable launches of this block (bounded by the cache). */
+  readonly #launches = new ReduceLaunchCache();
 
   protected run(ctx: ExecutionContext<WebGpuHandle>, ops: readonly OperationIr[]): void {
-    invariant(runReduceBlock(this.launcher, ctx, ops, true), "the reduce fuser accepts only blocks the reduce kernel can plan");
+    invariant(runReduceBlock(this.launcher, ctx, ops, true, this.#launches), "the reduce fuser accepts only blocks the reduce kernel can plan");
   }
 }
 

@@ -1,0 +1,117 @@
+import { invariant } from "@weft/environment";
+import type { OperationIr, TensorId, TensorIr } from "@weft/fusion";
+import { forEachTensor, tensorAt as operandAt } from "@weft/fusion";
+import type { WebGpuHandle } from "../handle/webgpu-handle.js";
+
+/**
+ * Where one tensor of a block is found in the operations of every execution of its optimization:
+ * `forEachTensor` position `pos` of op `op`. Every execution of a cached plan has the same relative
+ * structure, so a position found in the first execution names the same role in every later one
+ * (the launch caches, `ElementwiseLaunchCache` and `ReduceLaunchCache`, rely on it).
+ */
+export interface TensorLocator {
+  readonly op: number;
+  readonly pos: number;
+}
+
+/** A block input's {@link TensorLocator} and whether it dies in the block (its handle is removed after the launch). */
+export interface InputLocator extends TensorLocator {
+  readonly dies: boolean;
+}
+
+/** The first position of tensor `id` in `ops` (in `forEachTensor` order), or `undefined`. */
+export function locate(ops: readonly OperationIr[], id: TensorId): TensorLocator | undefined {
+  for (let i = 0; i < ops.length; i++) {
+    let pos = 0;
+    let found = -1;
+    forEachTensor(ops[i] as OperationIr, (t) => {
+      if (found < 0 && t.id === id) found = pos;
+      pos++;
+    });
+    if (found >= 0) return { op: i, pos: found };
+  }
+  return undefined;
+}
+
+/** The tensor at `at` in this execution's operations (same order as `forEachTensor`). */
+export function tensorAt(ops: readonly OperationIr[], at: TensorLocator): TensorIr {
+  const op = ops[at.op];
+  const t = op === undefined ? undefined : operandAt(op, at.pos);
+  invariant(t !== undefined, () => `launch cache: no tensor at op ${at.op} position ${at.pos}`);
+  return t;
+}
+
+/** The output of producing op `index`. */
+export function producedAt(ops: readonly OperationIr[], index: number): TensorIr {
+  const op = ops[index];
+  invariant(op !== undefined && op.kind !== "drop", () => `launch cache: op ${index} produces nothing`);
+  return op.out;
+}
+
+/** Appends `dims.length` then the dims. */
+export function pushDims(out: number[], dims: readonly number[]): void {
+  out.push(dims.length);
+  for (const d of dims) out.push(d);
+}
+
+/** Appends a handle's shape, strides and offset (its layout). */
+export function pushLayout(out: number[], h: WebGpuHandle): void {
+  pushDims(out, h.shape);
+  for (const s of h.strides) out.push(s);
+  out.push(h.offset);
+}
+
+/** Whether two of `handles` bind one allocation (such an execution needs copies and is never replayed). */
+export function sharesAllocation(handles: readonly WebGpuHandle[]): boolean {
+  for (let k = 1; k < handles.length; k++) {
+    const m = (handles[k] as WebGpuHandle).memory;
+    for (let j = 0; j < k; j++) {
+      const other = (handles[j] as WebGpuHandle).memory;
+      if (other.allocation === m.allocation && other.stream === m.stream) return true;
+    }
+  }
+  return false;
+}
+
+/** Element-wise equality of two signatures (integers only: shapes, strides, offsets, sizes, flags). */
+export function sameSignature(a: readonly number[], b: readonly number[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/**
+ * The replayable executions of one optimization, by layout signature: at most `capacity`, the
+ * most recent last, the oldest dropped first.
+ */
+export class SignatureEntries<E> {
+  readonly #capacity: number;
+  /** Entries, oldest first; at most `capacity`. */
+  readonly #entries: { readonly signature: readonly number[]; readonly entry: E }[] = [];
+
+  constructor(capacity: number) {
+    this.#capacity = capacity;
+  }
+
+  /** Number of signatures held. */
+  get size(): number {
+    return this.#entries.length;
+  }
+
+  /** The entry stored under `signature`, newest first. */
+  find(signature: readonly number[]): E | undefined {
+    for (let e = this.#entries.length - 1; e >= 0; e--) {
+      const held = this.#entries[e];
+      if (held !== undefined && sameSignature(held.signature, signature)) return held.entry;
+    }
+    return undefined;
+  }
+
+  /** Stores `entry` under a copy of `signature`; returns whether the oldest entry was dropped to make room. */
+  remember(signature: readonly number[], entry: E): boolean {
+    this.#entries.push({ signature: signature.slice(), entry });
+    if (this.#entries.length <= this.#capacity) return false;
+    this.#entries.shift();
+    return true;
+  }
+}
