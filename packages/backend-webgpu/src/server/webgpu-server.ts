@@ -904,6 +904,11 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
    * from outside the group, bytes a failure claims.
    */
   #groupFailure(group: OpenGroup): ServerError | undefined {
+    if (!this.#failures.hasClaims) {
+      // No byte is claimed anywhere: only an invalid pipeline can stop the group.
+      for (const l of group.launches) if (l.entry.state.kind === "invalid") return l.entry.state.error;
+      return undefined;
+    }
     const writtenInGroup = new Set<number>();
     for (const l of group.launches) {
       if (l.entry.state.kind === "invalid") return l.entry.state.error;

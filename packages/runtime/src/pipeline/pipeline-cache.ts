@@ -57,7 +57,9 @@ export class PipelineCache<P> {
 
   /** The canonical cache key of `key` compiled for `features`. */
   static canonicalKey(key: string, features: readonly string[] | string): string {
-    const list = typeof features === "string" ? [features] : [...new Set(features)].sort();
+    // A string is the features already canonical (a store's, sorted and joined once): no array per lookup.
+    if (typeof features === "string") return `${features}\u0000${key}`;
+    const list = [...new Set(features)].sort();
     return `${list.join(",")}\u0000${key}`;
   }
 

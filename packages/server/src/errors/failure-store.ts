@@ -59,6 +59,8 @@ export class FailureStore<S extends StreamMemory> {
 
   /** The first binding a failed claim covers, with that failure; `undefined` when all are clean. */
   checkReads(bindings: Iterable<BufferBinding>): ReadFailure | undefined {
+    // No live failure: nothing is claimed (a failure no byte holds is pruned), the fast path of every launch.
+    if (this.graph.size === 0) return undefined;
     for (const binding of bindings) {
       const failure = this.pool.tryGet(binding.stream)?.failure(binding, this.#failed);
       if (failure === undefined) continue;
@@ -92,6 +94,7 @@ export class FailureStore<S extends StreamMemory> {
    */
   pendingOf(bindings: Iterable<BufferBinding>): FailureId[] {
     const found: FailureId[] = [];
+    if (this.graph.size === 0) return found;
     const collect = (id: FailureId): boolean => {
       if (this.graph.state(id) !== "pending") return false;
       for (const check of this.graph.checksOf(id)) {
@@ -173,6 +176,8 @@ export class FailureStore<S extends StreamMemory> {
 
   /** The bytes `writes` name have a writer again: releases their claims. */
   written(writes: Iterable<BufferBinding>): void {
+    // No live failure or check: no byte is claimed, so there is nothing to release.
+    if (this.graph.size === 0) return;
     written(this.pool, writes, this.graph);
   }
 

@@ -29,6 +29,12 @@ export interface StreamFactory<S> {
 export class StreamPool<S> {
   /** One entry per slot, `undefined` until first use; never shrinks or grows. */
   readonly #slots: Array<S | undefined>;
+  /**
+   * The initialised streams in slot order (what {@link streams} returns): a new array each time a
+   * stream is created (at most `maxStreams + numSpecial` times), never mutated, so a caller may
+   * iterate it while streams are created.
+   */
+  #initialised: readonly S[] = [];
   readonly #maxStreams: number;
   readonly #numSpecial: number;
 
@@ -59,9 +65,12 @@ export class StreamPool<S> {
     return this.#numSpecial;
   }
 
-  /** The initialised streams, regular then special, in slot order. Never creates one. */
-  *streams(): IterableIterator<S> {
-    for (const slot of this.#slots) if (slot !== undefined) yield slot;
+  /**
+   * The initialised streams, regular then special, in slot order. Never creates one. An array kept
+   * up to date on creation (not a walk of the slots): servers scan it on every launch.
+   */
+  streams(): readonly S[] {
+    return this.#initialised;
   }
 
   /**
@@ -139,6 +148,7 @@ export class StreamPool<S> {
       throw new StreamCreationError(error);
     }
     this.#slots[index] = created;
+    this.#initialised = this.#slots.filter((slot): slot is S => slot !== undefined);
     return created;
   }
 }
