@@ -9,6 +9,7 @@
  * node .device/profile-host.mjs sum|rowsum|matmul cpu|webgpu [n] [iterations]  # the same loop: sum of n, row sum of [n/16384, 16384], n×n matmul
  * node .device/profile-host.mjs serving cpu|webgpu [requests=256] [inFlight=32] # req/s, µs per request
  * node .device/profile-host.mjs dependent cpu|webgpu [ops=10000]    # ms per loop of dependent adds + read
+ * node .device/profile-host.mjs small cpu|webgpu [count=64] [n=16384]  # the CPU section's `small`: count chains of n, every output read; ms per round
  * ```
  *
  * @module
@@ -179,10 +180,46 @@ async function dependent(ops: number): Promise<void> {
   x.dispose();
 }
 
+/**
+ * The CPU section's `small` workload (bench/cpu/workloads.ts): the chain on `count` inputs of `n`
+ * elements, then every output's `data()`, one round at a time; prints the median of 15 rounds
+ * and the time per chain.
+ */
+async function small(count: number, n: number): Promise<void> {
+  const xs = Array.from({ length: count }, (_, k) => tensor(new Float32Array(n).map((_, i) => Math.sin(i + k) * 3), { device: d, shape: [n] }));
+  // Wall time and process CPU time (this process's threads together: on a loaded machine the CPU
+  // time of a single-threaded round is the steadier figure).
+  const round = async (): Promise<[number, number]> => {
+    const cpu = process.cpuUsage();
+    const start = performance.now();
+    const outs = xs.map(weftChain);
+    await Promise.all(outs.map((o) => o.data()));
+    const ms = performance.now() - start;
+    const used = process.cpuUsage(cpu);
+    for (const o of outs) o.dispose();
+    return [ms, (used.user + used.system) / 1000];
+  };
+  for (let r = 0; r < 5; r++) await round();
+  const wall: number[] = [];
+  const cpu: number[] = [];
+  for (let r = 0; r < 15; r++) {
+    const [w, c] = await round();
+    wall.push(w);
+    cpu.push(c);
+  }
+  wall.sort((p, q) => p - q);
+  cpu.sort((p, q) => p - q);
+  const median = wall[7]!;
+  console.log(`small (${count} chains of ${n}) on ${d.label}: ${median.toFixed(1)} ms per round (median of 15; min ${wall[0]!.toFixed(1)}), ${((median / count) * 1000).toFixed(0)} µs per chain; process CPU ${cpu[7]!.toFixed(1)} ms per round (min ${cpu[0]!.toFixed(1)})`);
+  if (showBlocks) console.log(`  blocks (last logged): ${blocks()}`);
+  for (const x of xs) x.dispose();
+}
+
 if (mode === "record") await record(Number(a ?? 20_000));
 else if (mode === "chain" || mode === "sum" || mode === "rowsum" || mode === "matmul") await loop(mode, Number(a ?? 1 << 16), Number(b ?? 2000));
 else if (mode === "serving") await serving(Number(a ?? 256), Number(b ?? 32));
 else if (mode === "dependent") await dependent(Number(a ?? 10_000));
-else throw new Error(`unknown mode '${mode}' (record, chain, sum, rowsum, matmul, serving, dependent)`);
+else if (mode === "small") await small(Number(a ?? 64), Number(b ?? 16_384));
+else throw new Error(`unknown mode '${mode}' (record, chain, sum, rowsum, matmul, serving, dependent, small)`);
 await d.syncAll();
 process.exit(0);
