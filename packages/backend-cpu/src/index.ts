@@ -20,6 +20,7 @@ export { wasmSupport, WASM_GEMM_MAX_BYTES } from "./kernels/matmul-wasm.js";
 export type { WasmSupport } from "./kernels/wasm-module.js";
 export { wasmReduceSupport, WASM_REDUCE_MIN, SUM_BLOCK } from "./kernels/reduce-wasm.js";
 export { configureCpuThreads, cpuThreads, MAX_CPU_THREADS, THREADED_MATMUL_MIN_WORK } from "./kernels/matmul-threads.js";
+export { THREADED_ELEMENTWISE_MIN_WORK, threadedElementwiseLaunches } from "./kernels/elementwise-threads.js";
 export { ElementwiseFuser, MAX_FUSED_OPERATIONS } from "./fusion/elementwise-fuser.js";
 export { ElementwiseOptimization } from "./fusion/elementwise-optimization.js";
 export { MatmulFuser } from "./fusion/matmul-fuser.js";

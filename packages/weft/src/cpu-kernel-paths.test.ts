@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { type Device, type Tensor, tensor, tidy, where } from "@weft/tensor";
+import { configureCpuThreads, threadedElementwiseLaunches } from "@weft/backend-cpu";
 import { createCpuDevice } from "./device/backends.js";
 
 const PROGRAMS = Number(process.env.WEFT_PATHS_PROGRAMS ?? 60);
@@ -31,11 +32,18 @@ interface Program {
   readonly run: (device: Device) => Tensor[];
 }
 
-function randomProgram(seed: number): Program {
+/**
+ * Shapes past the threshold of elementwise launches across threads (2^15 to 2^18 elements, odd
+ * sizes so that chunks end off any boundary), for {@link randomProgram}'s `large`.
+ */
+const LARGE_SHAPES: readonly (readonly number[])[] = [[70_001], [3, 17, 2049], [257, 1, 331], [2, 65_537], [64, 4099], [5, 3, 7, 1031]];
+
+function randomProgram(seed: number, large = false): Program {
   const r = rng(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)] as T;
-  const rank = 1 + Math.floor(r() * 4);
-  const shape = Array.from({ length: rank }, () => pick([1, 2, 3, 5, 8, 17]));
+  const rank0 = 1 + Math.floor(r() * 4);
+  const shape = large ? [...pick(LARGE_SHAPES)] : Array.from({ length: rank0 }, () => pick([1, 2, 3, 5, 8, 17]));
+  const rank = shape.length;
   const numel = (s: readonly number[]): number => s.reduce((a, b) => a * b, 1);
   const values = (n: number): number[] => Array.from({ length: n }, () => (r() < 0.15 ? pick(SPECIAL) : (r() - 0.5) * 8));
   // Inputs: a full one, a broadcast one (some dims 1), one read through a permuted view.
@@ -120,5 +128,34 @@ describe("CPU kernel paths: random programs agree bit for bit", () => {
       }
     }
     for (const d of [generated, interpreted, unfused]) expect(d.memory().liveTensors, "every tensor released").toBe(0);
+  }, 120_000);
+
+  it("random fused programs past the threading threshold: 3 threads give the single thread's bits", async () => {
+    const count = Math.max(8, Math.round(PROGRAMS / 4));
+    const programs = Array.from({ length: count }, (_, k) => randomProgram(10_000 + k, true));
+    const single: Float32Array[][] = [];
+    const before = threadedElementwiseLaunches();
+    try {
+      configureCpuThreads(1);
+      const one = createCpuDevice({ kernels: "generated" });
+      for (const p of programs) single.push(await values(one, p));
+      expect(one.memory().liveTensors, "every tensor released").toBe(0);
+      configureCpuThreads(3);
+      const three = createCpuDevice({ kernels: "generated" });
+      for (let k = 0; k < count; k++) {
+        const program = programs[k] as Program;
+        const got = await values(three, program);
+        got.forEach((g, j) => {
+          const at = sameBits(g, single[k]?.[j] as Float32Array);
+          if (at >= 0) expect.fail(`${program.describe}: output ${j} on 3 threads differs at element ${at}: ${g[at]} vs ${single[k]?.[j]?.[at]}`);
+        });
+      }
+      expect(three.memory().liveTensors, "every tensor released").toBe(0);
+    } finally {
+      configureCpuThreads("auto");
+    }
+    const after = threadedElementwiseLaunches();
+    expect(after.threaded - before.threaded, "some launches ran across threads").toBeGreaterThan(0);
+    expect(after.failed - before.failed, "no worker failed").toBe(0);
   }, 120_000);
 });

@@ -31,6 +31,7 @@
 import type { ElementwiseBody, ElementwiseProgram, ElementwiseStep, ProgramOperand } from "./elementwise-kernel.js";
 import { stepFunctions } from "./elementwise-kernel.js";
 import { innerStep, type LoopPlan } from "./strided-loop.js";
+import { portableSource, type PortableProgram } from "./elementwise-threads.js";
 
 /**
  * Most compiled elementwise functions one runtime keeps. A serving process sees a handful of block
@@ -108,6 +109,29 @@ export function compileElementwise(program: ElementwiseProgram, plan: LoopPlan):
   const source = elementwiseSource(program, plan);
   const factory = new Function("F", "C", source) as (f: unknown[], c: unknown[]) => ElementwiseBody;
   return factory(fns.map((f) => f.fn), fns.map((f) => f.cv));
+}
+
+/**
+ * `program`'s compiled form as text for another thread (`elementwise-threads.ts`): the source
+ * {@link compileElementwise} compiles and each step function's portable text, or `undefined` when
+ * a step's function is not portable (it reads its module's scope).
+ */
+export function portableElementwise(program: ElementwiseProgram, plan: LoopPlan): PortableProgram | undefined {
+  const fns: string[] = [];
+  const cvs: (string | null)[] = [];
+  for (const step of program.steps) {
+    const { fn, cv } = stepFunctions(step);
+    const text = portableSource(fn as (...args: number[]) => number, fn.length);
+    if (text === undefined) return undefined;
+    fns.push(text);
+    if (cv === undefined) cvs.push(null);
+    else {
+      const cvText = portableSource(cv, 1);
+      if (cvText === undefined) return undefined;
+      cvs.push(cvText);
+    }
+  }
+  return { source: elementwiseSource(program, plan), fns, cvs };
 }
 
 /** Lines with indentation (jax-js's `WgslBuilder` shape, for JavaScript). */

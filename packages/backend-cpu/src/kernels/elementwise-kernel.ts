@@ -21,7 +21,9 @@ import { invariant } from "@weft/environment";
 import { broadcastStrides, type Layout } from "@weft/fusion";
 import { binaryFn, castFn, convert, converter, unaryFn, type UnaryFn } from "../numerics/scalar-ops.js";
 import { BindingSet, KernelMemory, decodeUniforms, encodeUniforms, type CpuKernel } from "./cpu-kernel.js";
-import { compiledElementwise, type ElementwiseCache } from "./elementwise-codegen.js";
+import { compiledElementwise, portableElementwise, type ElementwiseCache } from "./elementwise-codegen.js";
+import { runThreaded, threadedWorthIt, type ThreadedLaunch } from "./elementwise-threads.js";
+import { cpuThreads } from "./matmul-threads.js";
 import { interpretElementwise } from "./elementwise-interpreter.js";
 import type { KernelPath } from "./kernel-path.js";
 import { innerStep, planLoop, type LoopPlan } from "./strided-loop.js";
@@ -270,6 +272,11 @@ export class ElementwiseProgramBuilder {
     const writable = this.#bindings.writable();
     const body = runner.path === "generated" ? compiledElementwise(runner.cache, key, program, plan) : interpretElementwise(program, plan);
     const steps = program.steps;
+    // Across cores only for generated code (a worker compiles the same source) and enough work.
+    const threaded: ThreadedLaunch | undefined =
+      runner.path === "generated" && cpuThreads() > 1 && threadedWorthIt(steps, plan.total, count)
+        ? { key, portable: () => portableElementwise(program, plan), body, bindingOf, dtypes, offsets, dims: plan.dims, strides: plan.strides, writable }
+        : undefined;
     const kernel: CpuKernel = {
       key,
       // What messages name the kernel by (never the key): "elementwise mul+add", "copy". A
@@ -279,6 +286,7 @@ export class ElementwiseProgramBuilder {
       },
       run(buffers, uniformBytes) {
         if (plan.total === 0) return;
+        if (threaded !== undefined && runThreaded(threaded, buffers, decodeUniforms(uniformBytes))) return;
         const memory = new KernelMemory(buffers, writable);
         const arrays: TypedArray[] = new Array<TypedArray>(count);
         for (let k = 0; k < count; k++) arrays[k] = memory.array(bindingOf[k] as number, dtypes[k] as DType);

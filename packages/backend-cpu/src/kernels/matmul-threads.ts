@@ -170,8 +170,17 @@ export function cpuThreads(): number {
   return configured;
 }
 
+/** What else stops with {@link stopThreads} (the elementwise pool); one entry per pool module, added at load. */
+const stopHooks: (() => void)[] = [];
+
+/** Registers `stop` to run whenever the threads stop or are reconfigured (another pool's workers). */
+export function onStopThreads(stop: () => void): void {
+  stopHooks.push(stop);
+}
+
 /** Stops the workers (they are `unref()`ed, so a process never has to). */
 export function stopThreads(): void {
+  for (const stop of stopHooks) stop();
   if (core) {
     Atomics.store(core.control, STOP, 1);
     Atomics.add(core.control, WAKE, 1);
