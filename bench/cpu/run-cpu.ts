@@ -34,7 +34,7 @@ export async function runCpuBench(options: BenchOptions): Promise<void> {
     const device = createCpuDevice();
     // The thread count large matmuls use (1 on 2 cores or fewer; WEFT_CPU_THREADS overrides).
     const threads = cpuThreads();
-    return { device, kernelPath: `${device.label}, matmul on ${threads} thread${threads === 1 ? "" : "s"} from 2^22 multiply-adds` };
+    return { device, kernelPath: `${device.label}, matmul on ${threads} thread${threads === 1 ? "" : "s"} from 2^22 multiply-adds, elementwise from 2^18 estimated cost` };
   });
   const tfCpu = await peer<TfHostPeer>("tfjs cpu", createTfCpuPeer);
   const tfWasm = await peer<TfHostPeer>("tfjs wasm", createTfWasmPeer);

@@ -47,8 +47,10 @@ export function cpuKernelReport(): CpuKernelReport {
  */
 export function describeCpuKernels(report: CpuKernelReport = cpuKernelReport()): string {
   const elementwise = report.elementwise === "generated" ? "generated JavaScript" : "interpreted";
+  // Elementwise launches share the matmul's thread count (generated code only: `elementwise-threads.ts`).
+  const ewThreads = report.elementwise === "generated" && cpuThreads() > 1 ? `; ${cpuThreads()} threads from 2^18 estimated cost` : "";
   const matmul = report.matmul === "webassembly-simd" ? "WebAssembly SIMD" : "JavaScript";
   const reductions = report.reductions === "webassembly-simd" ? "WebAssembly SIMD" : "JavaScript";
   const threads = report.matmulThreads > 1 ? `; ${report.matmulThreads} threads from 2^22 multiply-adds` : "";
-  return `elementwise: ${elementwise} (${report.elementwiseReason}); matmul: ${matmul} (${report.matmulReason}${threads}); reductions: ${reductions} (${report.reductionsReason})`;
+  return `elementwise: ${elementwise} (${report.elementwiseReason}${ewThreads}); matmul: ${matmul} (${report.matmulReason}${threads}); reductions: ${reductions} (${report.reductionsReason})`;
 }
