@@ -42,7 +42,7 @@ import type { ElementwiseBody, ElementwiseStep } from "./elementwise-kernel.js";
 import { ELEMENTWISE_CACHE_CAPACITY } from "./elementwise-codegen.js";
 import { cpuThreads, onStopThreads } from "./matmul-threads.js";
 
-/** Least estimated cost (elements × {@link stepCost} summed over steps) worth splitting: about a quarter of a millisecond on one core. */
+/** Least estimated cost (elements × `stepCost` summed over steps) worth splitting: about a quarter of a millisecond on one core. */
 export const THREADED_ELEMENTWISE_MIN_WORK = 1 << 18;
 
 /** Largest shared scratch (all bindings of one launch together); a larger launch runs on one thread. */
@@ -99,7 +99,8 @@ export function stepCost(step: ElementwiseStep): number {
   }
 }
 
-const EXPENSIVE_UNARY: ReadonlySet<string> = new Set(["exp", "log", "log2", "log1p", "expm1", "sin", "cos", "tan", "tanh", "sigmoid", "silu", "gelu", "erf", "rsqrt", "sqrt"]);
+/** Unary ops that call into V8's C library or a series (`sqrt` is one instruction: cheap). */
+const EXPENSIVE_UNARY: ReadonlySet<string> = new Set(["exp", "log", "log2", "log1p", "expm1", "sin", "cos", "tan", "tanh", "sigmoid", "silu", "gelu", "erf"]);
 
 /**
  * Whether a launch of `steps` over `elements` elements with `operands` operands is worth the
