@@ -14,6 +14,7 @@
  *
  * @module
  */
+import { PerformanceObserver } from "node:perf_hooks";
 import { requestWebGpuDevice, type WebGpuServerOptions, type WebGpuServerStats } from "@weft/backend-webgpu";
 import { type Device, type Tensor, tensor, tidy } from "@weft/tensor";
 import { createCpuDevice } from "@weft/weft";
@@ -50,7 +51,9 @@ function counters(before: WebGpuServerStats | undefined, per: number, unit: stri
   const now = stats();
   if (before === undefined || now === undefined) return "";
   const f = (k: "submits" | "dispatches" | "readBatches" | "readMaps" | "buffersCreated" | "buffersReused" | "bindGroups"): string => ((now[k] - before[k]) / per).toFixed(2);
-  return `; per ${unit}: ${f("submits")} submits, ${f("dispatches")} dispatches, ${f("readBatches")} read batches, ${f("readMaps")} maps, ${f("buffersCreated")} buffers created, ${f("buffersReused")} reused, ${f("bindGroups")} bind groups created`;
+  // Rare events (a stall's usual causes) as totals: a per-unit 0.00 would hide them.
+  const t = (k: "pipelines" | "deferredLaunches" | "fallbacks" | "buffersCreated" | "bindGroups"): number => now[k] - before[k];
+  return `; per ${unit}: ${f("submits")} submits, ${f("dispatches")} dispatches, ${f("readBatches")} read batches, ${f("readMaps")} maps, ${f("buffersCreated")} buffers created, ${f("buffersReused")} reused, ${f("bindGroups")} bind groups created; in all: ${t("pipelines")} pipelines created, ${t("deferredLaunches")} launches waited for one, ${t("fallbacks")} fallbacks, ${t("buffersCreated")} buffers and ${t("bindGroups")} bind groups created`;
 }
 
 /** Workload 5a's loop: `ops` adds on 16 elements, 10 per `tidy`; host time only. */
@@ -137,13 +140,17 @@ async function loop(kind: "chain" | "sum" | "rowsum" | "matmul", n: number, iter
 async function serving(requests: number, inFlight: number): Promise<void> {
   const ws = weftMlpWeights(d, mlpWeights());
   const inputs = mlpInputs(requests, 8);
+  const latencies: number[] = [];
   const round = async (): Promise<number> => {
     let next = 0;
+    latencies.length = 0;
     const start = performance.now();
     const lane = async (): Promise<void> => {
       while (next < requests) {
         const i = next++;
+        const t0 = performance.now();
         await weftRequest(d, ws, inputs[i]!, 8);
+        latencies.push(performance.now() - t0);
       }
     };
     await perTaskStreams(() => Promise.all(Array.from({ length: inFlight }, lane)));
@@ -151,11 +158,32 @@ async function serving(requests: number, inFlight: number): Promise<void> {
   };
   await round();
   await settle();
-  for (let r = 0; r < 3; r++) {
+  // WEFT_PROBE_ROUNDS=k: timed rounds (3 by default).
+  const rounds = Number(process.env["WEFT_PROBE_ROUNDS"] ?? 3);
+  // GC pauses inside the timed rounds (count and ms, the longest), and the process's CPU time
+  // (all threads: less sensitive than wall time to other processes sharing the cores).
+  const gc = { count: 0, ms: 0, max: 0 };
+  const observer = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      gc.count++;
+      gc.ms += e.duration;
+      gc.max = Math.max(gc.max, e.duration);
+    }
+  });
+  observer.observe({ entryTypes: ["gc"] });
+  for (let r = 0; r < rounds; r++) {
     const before = stats();
+    Object.assign(gc, { count: 0, ms: 0, max: 0 });
+    const cpu = process.cpuUsage();
     const ms = await round();
-    console.log(`serving on ${d.label}: ${((requests * 1000) / ms).toFixed(0)} req/s, ${((ms / requests) * 1000).toFixed(0)} µs/request (${inFlight} in flight)${counters(before, requests, "request")}`);
+    const used = process.cpuUsage(cpu);
+    await new Promise((resolve) => setImmediate(resolve)); // the round's GC entries are delivered
+    const cpuPerRequest = (used.user + used.system) / requests;
+    const sorted = latencies.sort((p, q) => p - q);
+    const at = (q: number): string => (sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN).toFixed(2);
+    console.log(`serving on ${d.label}: ${((requests * 1000) / ms).toFixed(0)} req/s, ${((ms / requests) * 1000).toFixed(0)} µs/request (${inFlight} in flight), latency p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, max ${at(1)} ms; ${cpuPerRequest.toFixed(0)} µs CPU/request; GC ${gc.count}× ${gc.ms.toFixed(1)} ms (longest ${gc.max.toFixed(1)} ms)${counters(before, requests, "request")}`);
   }
+  observer.disconnect();
   for (const t of ws) t.dispose();
 }
 
