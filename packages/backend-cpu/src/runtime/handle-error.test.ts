@@ -48,6 +48,20 @@ describe("CpuRuntime.handleError", () => {
     expect(h.runtime.handleError(h.handles.getHandle(other)), "unrelated memory is clean").toBeUndefined();
   });
 
+  it("deviceClaims says whether any failure is live: false while clean, true once a launch failed, false again once rewritten", () => {
+    const h = new CpuTestHarness();
+    const x = h.tensor([1, 2, 3, 4], [2, 2]);
+    h.run({ kind: "unary", op: "neg", input: x, out: h.output([2, 2]) });
+    expect(h.runtime.deviceClaims(), "nothing failed: the engine may skip handleError").toBe(false);
+    h.runtime.injectFault({ launch: 1 });
+    const a = h.run({ kind: "unary", op: "exp", input: x, out: h.output([2, 2]) });
+    expect(h.runtime.deviceClaims(), "a failed launch claims its output").toBe(true);
+    const handle = h.handles.getHandle(a);
+    h.runtime.client.write(handle.memory.binding(), new Uint8Array(16));
+    expect(h.runtime.handleError(handle), "the rewrite released the claim").toBeUndefined();
+    expect(h.runtime.deviceClaims(), "and no claim is left anywhere").toBe(false);
+  });
+
   it("views of tainted memory are tainted; their views of clean memory are not", () => {
     const { h, x, a } = taintedSetup();
     const permuted = h.run({ kind: "permute", input: a, axes: [1, 0], out: h.output([2, 2]) });
