@@ -763,12 +763,21 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
    * that only read what `s` reads keep their encoders open (they join a later shared submit).
    */
   #align(s: WebGpuStream, bindings: readonly (BufferBinding | KernelBinding)[]): void {
-    for (const other of this.#pool.streams()) {
-      if (other === s || !other.hasPendingWork) continue;
-      const conflict = bindings.some((b) =>
-        "binding" in b ? other.conflictsWith(b.binding.allocation, accessBits(b.access)) : other.conflictsWith(b.allocation, accessBits("write")),
-      );
-      if (conflict) other.flush();
+    // Called for every launch and write, over every stream: with 32 requests recording before one
+    // shared submit that is ~30 streams × the launch's bindings, so it allocates nothing (no
+    // iterator, no closure per stream).
+    const streams = this.#pool.streams();
+    for (let i = 0; i < streams.length; i++) {
+      const other = streams[i];
+      if (other === undefined || other === s || !other.hasPendingWork) continue;
+      for (let k = 0; k < bindings.length; k++) {
+        const b = bindings[k] as BufferBinding | KernelBinding;
+        const conflict = "binding" in b ? other.conflictsWith(b.binding.allocation, accessBits(b.access)) : other.conflictsWith(b.allocation, accessBits("write"));
+        if (conflict) {
+          other.flush();
+          break;
+        }
+      }
     }
   }
 

@@ -76,6 +76,21 @@ describe("StreamPool (docs/concepts.md#streampool-streammemory-and-taint)", () =
     expect(() => pool.getOrCreateSpecial(2), "only numSpecial special streams exist").toThrow(RangeError);
   });
 
+  it("streams() lists the initialised streams in slot order, whatever the order of first use; failed creations add none", () => {
+    const factory = new CountingFactory();
+    const pool = new StreamPool(factory, 4, 2);
+    const special = pool.getOrCreateSpecial(0);
+    const s3 = pool.getOrCreate(StreamId.of(3));
+    const s1 = pool.getOrCreate(StreamId.of(1));
+    factory.fail = new Error("no");
+    expect(() => pool.getOrCreate(StreamId.of(2))).toThrow(StreamCreationError);
+    factory.fail = undefined;
+    const s0 = pool.getOrCreate(StreamId.of(4));
+    pool.getOrCreate(StreamId.of(5)); // slot 1 again: nothing new
+    expect(pool.streams(), "regular slots 0, 1, 3, then the special one").toEqual([s0, s1, s3, special]);
+    expect(pool.streams().map((s) => s.slot)).toEqual([0, 1, 3, 4]);
+  });
+
   it("streamIds() round-trips to the same slot", () => {
     const pool = new StreamPool(new CountingFactory(), 4, 1);
     const a = pool.getMut(StreamId.of(6));
