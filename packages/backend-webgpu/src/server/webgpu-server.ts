@@ -14,6 +14,7 @@ import {
   type ComputeServer,
   type CubeCount,
   type DeallocPolicy,
+  type FailureId,
   type KernelBinding,
   type FallbackGap,
   type GroupEnd,
@@ -938,16 +939,17 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     pins: readonly LaunchPin[],
     uniforms: Uint8Array | undefined,
   ): void {
-    const reads = bindings.filter((kb) => kb.access !== "write").map((kb) => kb.binding);
-    const writes = bindings.filter((kb) => kb.access !== "read").map((kb) => kb.writes ?? kb.binding);
+    const writes = writesOf(bindings);
     // Reads issued before this launch must copy their bytes before it may overwrite them.
     this.#readback.sealOverlapping(writes);
     const releaseAll = (): void => {
       for (const pin of pins) pin.unpin();
     };
+    // While no failure or check is live (the common case) no read can be claimed: no list of reads.
+    const reads = this.#failures.hasClaims ? readsOf(bindings) : NO_BINDINGS;
     const readFailure = this.#failures.checkReads(reads);
     // Bytes of unsettled status checks: the launch runs, its writes inherit the checks.
-    const pending = readFailure === undefined ? this.#failures.pendingOf(reads) : [];
+    const pending = readFailure === undefined ? this.#failures.pendingOf(reads) : NO_FAILURES;
     if (readFailure !== undefined) {
       this.#failures.skipLaunch(readFailure, writes, `kernel '${kernelName(entry.kernel)}'`);
       releaseAll();
@@ -985,7 +987,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
         ranges,
         uniforms,
         count,
-        allocations: bindings.map((kb) => ({ allocation: kb.binding.allocation, access: kb.access })),
+        bindings,
         writes,
         pins,
       });
@@ -997,7 +999,8 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
       releaseAll();
       return;
     }
-    this.#failures.writtenFrom(pending, writes, `kernel '${entry.kernel.label ?? entry.kernel.key}'`);
+    if (pending.length === 0) this.#failures.written(writes);
+    else this.#failures.writtenFrom(pending, writes, `kernel '${entry.kernel.label ?? entry.kernel.key}'`);
   }
 
   /** A host write whose turn came: submits what it must follow, then lets the writing stream write. */
@@ -1035,6 +1038,25 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     this.#readback.abort(error);
     this.#gate.abortAll(error);
   }
+}
+
+/** The empty binding list (no reads to check): shared, never written to. */
+const NO_BINDINGS: readonly BufferBinding[] = Object.freeze([]);
+/** The empty list of pending checks: shared, never written to. */
+const NO_FAILURES: readonly FailureId[] = Object.freeze([]);
+
+/** The bytes a launch reads: every binding it does not only write. */
+function readsOf(bindings: readonly KernelBinding[]): BufferBinding[] {
+  const reads: BufferBinding[] = [];
+  for (const kb of bindings) if (kb.access !== "write") reads.push(kb.binding);
+  return reads;
+}
+
+/** The bytes a launch writes: every binding it does not only read (its `writes` range when narrower). */
+function writesOf(bindings: readonly KernelBinding[]): BufferBinding[] {
+  const writes: BufferBinding[] = [];
+  for (const kb of bindings) if (kb.access !== "read") writes.push(kb.writes ?? kb.binding);
+  return writes;
 }
 
 /** Whether two bindings name a common byte of one allocation. */

@@ -87,8 +87,8 @@ export interface Dispatch {
   /** The launch's uniforms (binding `ranges.length`), if any. */
   readonly uniforms: Uint8Array | undefined;
   readonly count: readonly [number, number, number];
-  /** Every allocation the dispatch binds (any stream's), with how it binds it. */
-  readonly allocations: readonly { readonly allocation: AllocationId; readonly access: BindingAccess }[];
+  /** Every binding of the dispatch (any stream's allocations), with how it binds it. */
+  readonly bindings: readonly { readonly binding: { readonly allocation: AllocationId }; readonly access: BindingAccess }[];
   /** The bytes it writes: tainted if its submission fails. */
   readonly writes: readonly BufferBinding[];
   /** Its pins, released at submit (own slices) or when the submission completes (others'). */
@@ -267,8 +267,8 @@ export class WebGpuStream extends ClaimedStream {
     this.#pass.dispatchWorkgroups(dispatch.count[0], dispatch.count[1], dispatch.count[2]);
     this.#ctx.counters.dispatches++;
     this.#dispatches++;
-    for (const { allocation, access } of dispatch.allocations) {
-      this.#encodedAllocations.set(allocation, (this.#encodedAllocations.get(allocation) ?? 0) | accessBits(access));
+    for (const { binding, access } of dispatch.bindings) {
+      this.#encodedAllocations.set(binding.allocation, (this.#encodedAllocations.get(binding.allocation) ?? 0) | accessBits(access));
     }
     this.#submissionWrites.push(...dispatch.writes);
     for (const pin of dispatch.pins) (pin.stream === this.id ? this.#submitPins : this.#foreignPins).push(pin.unpin);

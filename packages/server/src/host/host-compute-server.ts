@@ -415,14 +415,11 @@ export class HostComputeServer implements ComputeServer<HostKernel> {
     mode: LaunchMode,
     uniforms: Uint8Array | undefined,
   ): void {
-    if (count.length !== 3 || !count.every((n) => Number.isSafeInteger(n) && n >= 0)) {
-      throw new LaunchError(`launch of "${kernelName(kernel)}": count must be three non-negative integers, got [${count.join(", ")}]`);
-    }
+    checkCount(kernel, count);
     this.pool.getOrCreate(stream);
     // Misuse is thrown before anything is recorded: every binding must name live bytes.
     for (const { binding } of bindings) this.#memoryOf("launch", binding).resolve(binding);
-    const reads = bindings.filter((b) => b.access !== "write").map((b) => b.binding);
-    const writes = bindings.filter((b) => b.access !== "read").map((b) => b.writes ?? b.binding);
+    const writes = writesOf(bindings);
 
     if (mode === "discard") {
       this.#stats.discarded++;
@@ -436,7 +433,8 @@ export class HostComputeServer implements ComputeServer<HostKernel> {
       this.#fail(error as ServerError, writes);
       return;
     }
-    const readFailure = this.failures.checkReads(reads);
+    // While no failure is live (the common case) no read can be claimed: no list of reads.
+    const readFailure = this.failures.hasClaims ? this.failures.checkReads(readsOf(bindings)) : undefined;
     if (readFailure) {
       this.#stats.skipped++;
       this.failures.skipLaunch(readFailure, writes, `kernel "${kernelName(kernel)}"`);
@@ -483,9 +481,7 @@ export class HostComputeServer implements ComputeServer<HostKernel> {
 
   /** Checks a launch for misuse and keeps it, pinned, in `group` (see `endGroup`). */
   #record(group: OpenGroup, kernel: HostKernel, count: CubeCount, bindings: readonly KernelBinding[], stream: StreamId, uniforms: Uint8Array | undefined): void {
-    if (count.length !== 3 || !count.every((n) => Number.isSafeInteger(n) && n >= 0)) {
-      throw new LaunchError(`launch of "${kernelName(kernel)}": count must be three non-negative integers, got [${count.join(", ")}]`);
-    }
+    checkCount(kernel, count);
     this.pool.getOrCreate(stream);
     for (const { binding } of bindings) this.#memoryOf("launch", binding).resolve(binding);
     const unpins = bindings.map(({ binding }) => this.#memoryOf("launch", binding).pin(binding));
@@ -527,7 +523,8 @@ export class HostComputeServer implements ComputeServer<HostKernel> {
    * bytes a failure claims.
    */
   #groupFailure(group: OpenGroup): ServerError | undefined {
-    const writtenInGroup = new Set<number>();
+    // Allocations the group's earlier launches write; only needed while some failure is live.
+    const writtenInGroup = this.failures.hasClaims ? new Set<number>() : undefined;
     let ordinal = this.#launchOrdinal;
     for (const l of group.launches) {
       try {
@@ -535,16 +532,18 @@ export class HostComputeServer implements ComputeServer<HostKernel> {
       } catch (error) {
         return error as ServerError;
       }
-      const external = l.bindings.filter((b) => b.access !== "write" && !writtenInGroup.has(b.binding.allocation)).map((b) => b.binding);
-      const readFailure = this.failures.checkReads(external);
-      if (readFailure !== undefined) return readFailure.error;
+      if (writtenInGroup !== undefined) {
+        const external = l.bindings.filter((b) => b.access !== "write" && !writtenInGroup.has(b.binding.allocation)).map((b) => b.binding);
+        const readFailure = this.failures.checkReads(external);
+        if (readFailure !== undefined) return readFailure.error;
+      }
       if (l.count[0] * l.count[1] * l.count[2] > 0) {
         ordinal++;
         if (this.#launchFaults.delete(ordinal)) return new InjectedFaultError(`launch #${ordinal} (kernel "${kernelName(l.kernel)}")`);
         const keyFault = this.#keyFault(l.kernel);
         if (keyFault !== undefined) return keyFault;
       }
-      for (const b of l.bindings) if (b.access !== "read") writtenInGroup.add(b.binding.allocation);
+      if (writtenInGroup !== undefined) for (const b of l.bindings) if (b.access !== "read") writtenInGroup.add(b.binding.allocation);
     }
     return undefined;
   }
@@ -566,4 +565,25 @@ export class HostComputeServer implements ComputeServer<HostKernel> {
     const { resource, offset, size } = this.#memoryOf(op, binding).resolve(binding);
     return new Uint8Array(resource, offset, size);
   }
+}
+
+/** Throws the misuse error of a launch whose `count` is not three non-negative integers. */
+function checkCount(kernel: HostKernel, count: CubeCount): void {
+  let valid = count.length === 3;
+  for (let i = 0; valid && i < 3; i++) valid = Number.isSafeInteger(count[i]) && (count[i] as number) >= 0;
+  if (!valid) throw new LaunchError(`launch of "${kernelName(kernel)}": count must be three non-negative integers, got [${count.join(", ")}]`);
+}
+
+/** The bytes a launch reads: every binding it does not only write. */
+function readsOf(bindings: readonly KernelBinding[]): BufferBinding[] {
+  const reads: BufferBinding[] = [];
+  for (const kb of bindings) if (kb.access !== "write") reads.push(kb.binding);
+  return reads;
+}
+
+/** The bytes a launch writes: every binding it does not only read (its `writes` range when narrower). */
+function writesOf(bindings: readonly KernelBinding[]): BufferBinding[] {
+  const writes: BufferBinding[] = [];
+  for (const kb of bindings) if (kb.access !== "read") writes.push(kb.writes ?? kb.binding);
+  return writes;
 }

@@ -31,6 +31,9 @@ export interface Claim {
   readonly failure: FailureId;
 }
 
+/** What carving an allocation without claims removes: nothing (shared; only ever iterated). */
+const NOTHING_REMOVED: ReadonlyMap<FailureId, number> = new Map();
+
 /**
  * Per allocation, a sorted map of disjoint byte intervals `[start, end) → FailureId`: the reusable
  * {@link StreamMemory} every backend stream embeds.
@@ -118,10 +121,10 @@ export class ByteRangeClaims implements StreamMemory {
    * Removes `[start, end)` from `allocation`'s intervals, splitting those that straddle an edge.
    * Returns the bytes removed per failure; the caller returns them to the graph.
    */
-  #carve(allocation: AllocationId, start: number, end: number): Map<FailureId, number> {
-    const removed = new Map<FailureId, number>();
+  #carve(allocation: AllocationId, start: number, end: number): ReadonlyMap<FailureId, number> {
     const list = this.#claims.get(allocation);
-    if (!list) return removed;
+    if (!list) return NOTHING_REMOVED;
+    const removed = new Map<FailureId, number>();
     const kept: Claim[] = [];
     for (const claim of list) {
       if (claim.end <= start || claim.start >= end) {
