@@ -182,6 +182,7 @@ async function serving(requests: number, inFlight: number): Promise<void> {
     const sorted = latencies.sort((p, q) => p - q);
     const at = (q: number): string => (sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN).toFixed(2);
     console.log(`serving on ${d.label}: ${((requests * 1000) / ms).toFixed(0)} req/s, ${((ms / requests) * 1000).toFixed(0)} µs/request (${inFlight} in flight), latency p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, max ${at(1)} ms; ${cpuPerRequest.toFixed(0)} µs CPU/request; GC ${gc.count}× ${gc.ms.toFixed(1)} ms (longest ${gc.max.toFixed(1)} ms)${counters(before, requests, "request")}`);
+    if (showBlocks) console.log(`  blocks (last logged): ${blocks()}`);
   }
   observer.disconnect();
   for (const t of ws) t.dispose();

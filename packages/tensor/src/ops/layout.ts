@@ -19,8 +19,11 @@ import { checkAxesArg, checkAxisArg, checkTensor, checkTensorList } from "../ten
 import { castUnchecked, checkOperands, output, register, release, use } from "../tensor/record.js";
 import type { Tensor } from "../tensor/tensor.js";
 
-function sameShape(a: readonly number[], b: readonly number[]): boolean {
-  return a.length === b.length && a.every((d, i) => d === b[i]);
+/** Whether `a` and `b` are the same shape. */
+export function sameShape(a: readonly number[], b: readonly number[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /** Records a reshape without validation (callers checked the element count). */

@@ -18,7 +18,7 @@ import { broadcastShapes } from "../shape/shape.js";
 import { checkTensor } from "../tensor/arguments.js";
 import { castUnchecked, checkOperands, output, register, release, use } from "../tensor/record.js";
 import type { Tensor } from "../tensor/tensor.js";
-import { reshapeUnchecked } from "./layout.js";
+import { reshapeUnchecked, sameShape } from "./layout.js";
 
 /** `lhs @ rhs`; see the module doc for the rank rules. */
 export function matmul(lhs: Tensor, rhs: Tensor): Tensor {
@@ -49,15 +49,17 @@ export function matmul(lhs: Tensor, rhs: Tensor): Tensor {
   const dtype = floatTypeFor(promoteTypes(lhs.dtype, rhs.dtype));
   const lc = lhs.dtype === dtype ? lhs : castUnchecked(lhs, dtype);
   const rc = rhs.dtype === dtype ? rhs : castUnchecked(rhs, dtype);
-  const lr = reshapeUnchecked(lc, lFull);
-  const rr = reshapeUnchecked(rc, rFull);
+  // An operand already of the full rank (every 2-D product) is borrowed as is: no reshape, and
+  // no temporary reference (`reshapeUnchecked` clones: a wrapper made, tracked and disposed).
+  const lr = sameShape(lc.shape, lFull) ? lc : reshapeUnchecked(lc, lFull);
+  const rr = sameShape(rc.shape, rFull) ? rc : reshapeUnchecked(rc, rFull);
   const product = register(device, {
     kind: "matmul",
     lhs: use("matmul", lr),
     rhs: use("matmul", rr),
     out: output(device, [...batch, m, n], dtype),
   });
-  release(lr, rr, lc === lhs ? undefined : lc, rc === rhs ? undefined : rc);
+  release(lr === lc ? undefined : lr, rr === rc ? undefined : rr, lc === lhs ? undefined : lc, rc === rhs ? undefined : rc);
   const finalShape = [...batch];
   if (lhs.rank > 1) finalShape.push(m);
   if (rhs.rank > 1) finalShape.push(n);

@@ -14,6 +14,8 @@ import { arange, ones, rand, tensor, zeros } from "../ops/creation.js";
 import { concat, stack } from "../ops/layout.js";
 import { broadcastShapes } from "../shape/shape.js";
 import { promoteTypes } from "../dtype/dtype.js";
+import { setOpObserver } from "./observer.js";
+import type { Tensor } from "./tensor.js";
 
 /**
  * A real `FusionDevice` whose only fuser never becomes ready, so every operation stays pending in
@@ -179,6 +181,35 @@ describe("what ops record", () => {
     expect(zeros([2], { dtype: "i32" }).div(2).dtype, "div computes in f32").toBe("f32");
     expect(zeros([2], { dtype: "i32" }).exp().dtype, "float unary ops compute in f32").toBe("f32");
     expect(zeros([2]).lt(1).dtype, "compares produce bool").toBe("bool");
+  });
+
+  it("matmul of equal-rank operands borrows the operands themselves (no reshape, no clone); other ranks reshape, then drop the views", () => {
+    const a = zeros([2, 3]);
+    const b = zeros([3, 4]);
+    rec.reset();
+    const drops = rec.drops();
+    const seen: Tensor[] = [];
+    const previous = setOpObserver({ input: (t) => void seen.push(t), recorded: () => undefined });
+    let p: Tensor;
+    try {
+      p = a.matmul(b);
+    } finally {
+      setOpObserver(previous);
+    }
+    expect(seen[0] === a && seen[1] === b, "the op borrowed a and b, not temporary references to them").toBe(true);
+    expect(rec.kinds(), "one matmul").toEqual(["matmul"]);
+    const op = rec.ops()[0] as Extract<OperationIr, { kind: "matmul" }>;
+    expect([op.lhs.shape, op.rhs.shape, op.out.shape]).toEqual([[2, 3], [3, 4], [2, 4]]);
+    expect(rec.drops(), "no temporary to drop").toBe(drops);
+    expect([a.disposed, b.disposed, p.shape], "the operands stay the caller's").toEqual([false, false, [2, 4]]);
+    const same = a.matmul(zeros([3, 3]).add(1)).matmul(zeros([3, 2]));
+    expect(same.shape, "chained and reused operands still work").toEqual([2, 2]);
+    const batched = zeros([5, 2, 3]);
+    rec.reset();
+    const before = rec.drops();
+    expect(batched.matmul(b).shape, "a rank difference broadcasts").toEqual([5, 2, 4]);
+    expect(rec.kinds(), "the lower-rank operand is reshaped first").toEqual(["reshape", "matmul"]);
+    expect(rec.drops() - before, "and its view dropped after the product").toBe(1);
   });
 
   it("matmul of 1-D operands follows NumPy shapes", () => {
