@@ -86,23 +86,15 @@ export class BindGroupCache {
    * never the offset, so launches with parameters hit the cache like any other.
    */
   get(layout: GPUBindGroupLayout, ranges: readonly BoundRange[], uniform?: { readonly buffer: GPUBuffer; readonly size: number }): GPUBindGroup {
-    const entries = (): GPUBindGroupEntry[] => {
-      const list: GPUBindGroupEntry[] = ranges.map((r, i) => ({ binding: i, resource: { buffer: r.buffer, offset: r.offset, size: r.size } }));
-      if (uniform !== undefined) list.push({ binding: ranges.length, resource: { buffer: uniform.buffer, offset: 0, size: uniform.size } });
-      return list;
-    };
-    const buffers = ranges.map((r) => this.#id(r.buffer));
+    // Every launch asks: a hit builds the key and nothing else (the entries and the list of
+    // buffer ids are built on a miss only).
     const layoutId = this.#id(layout);
     let key = `${layoutId}`;
     for (let i = 0; i < ranges.length; i++) {
       const r = ranges[i] as BoundRange;
-      key += `|${buffers[i]}:${r.offset}:${r.size}`;
+      key += `|${this.#id(r.buffer)}:${r.offset}:${r.size}`;
     }
-    if (uniform !== undefined) {
-      const id = this.#id(uniform.buffer);
-      buffers.push(id);
-      key += `|u${id}:${uniform.size}`;
-    }
+    if (uniform !== undefined) key += `|u${this.#id(uniform.buffer)}:${uniform.size}`;
     const hit = this.#groups.get(key);
     if (hit !== undefined) {
       this.#hits++;
@@ -111,7 +103,13 @@ export class BindGroupCache {
       return hit.group;
     }
     this.#misses++;
-    const group = this.device.createBindGroup({ layout, entries: entries() });
+    const buffers = ranges.map((r) => this.#id(r.buffer));
+    const entries: GPUBindGroupEntry[] = ranges.map((r, i) => ({ binding: i, resource: { buffer: r.buffer, offset: r.offset, size: r.size } }));
+    if (uniform !== undefined) {
+      buffers.push(this.#id(uniform.buffer));
+      entries.push({ binding: ranges.length, resource: { buffer: uniform.buffer, offset: 0, size: uniform.size } });
+    }
+    const group = this.device.createBindGroup({ layout, entries });
     this.#groups.set(key, { group, buffers, layout: layoutId });
     for (const b of buffers) addKey(this.#byBuffer, b, key);
     addKey(this.#byLayout, layoutId, key);
