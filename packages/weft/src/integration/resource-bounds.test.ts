@@ -51,9 +51,9 @@ describe.each(BACKENDS)("resource bounds on $name", (backend) => {
     }
     expect(device.memory().liveHandles, "nothing piles up per task").toBe(handles);
     expect(device.stats().borrowedViews, "no view outlives its task").toBe(0);
-    // `b` is borrowed by the add (a view per task, freed by the task); `w` enters the matmul
-    // through a same-shape reshape, a clone the task's tidy disposes.
-    expect(device.stats().viewsReleased - released, "each task's view freed by the task").toBe(tasks);
+    // `b` is borrowed by the add and `w` by the matmul (a 2-D product borrows its operands as
+    // they are): two views per task, each freed by the task.
+    expect(device.stats().viewsReleased - released, "each task's two views freed by the task").toBe(2 * tasks);
     w.dispose();
     b.dispose();
     expect(await settle(device, baseline)).toEqual([]);
