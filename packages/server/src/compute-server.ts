@@ -255,6 +255,14 @@ export interface ComputeServer<K extends KernelDefinition = KernelDefinition> {
   hasClaims?(): boolean;
   /** Compiles `kernel` ahead of its first launch (pipeline creation); throws `ValidationError`. */
   compile(kernel: K): void;
+  /**
+   * Whether `kernel`'s pipeline is compiled and valid now, so a launch of it runs without waiting;
+   * with `compile`, starts its compile when it is not cached. Synchronous, never throws for the
+   * kernel (a pipeline that failed answers `false`). Optional: a server that compiles inside `launch` (the CPU) omits
+   * it, and callers treat its kernels as ready. What lets a backend keep launching a kernel that
+   * is ready while a better one compiles (the matmul tuner's winner: `runMatmulBlock`).
+   */
+  ready?(kernel: K, compile: boolean): boolean;
   /** Records a launch on `stream` (see the error contract). `uniforms` are small scalar params. */
   launch(
     kernel: K,

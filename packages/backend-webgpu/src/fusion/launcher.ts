@@ -63,6 +63,14 @@ export class Launcher {
   }
 
   /**
+   * Whether `plan`'s kernel is ready to launch without waiting for its compile; with `compile`,
+   * starts the compile when it is not cached (`Client.ready`).
+   */
+  ready(plan: KernelLaunchPlan, compile = true): boolean {
+    return this.client.ready(plan.kernel, compile);
+  }
+
+  /**
    * Launches `plan` on `stream` with `bindings` in binding order, through the client (which decides
    * execute / discard from the process and stream modes).
    */

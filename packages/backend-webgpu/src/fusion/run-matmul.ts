@@ -2,7 +2,7 @@ import { invariant } from "@weft/environment";
 import type { DType, ExecutionContext, OperationIr } from "@weft/fusion";
 import { elementCount } from "@weft/fusion";
 import { contiguousHandle, type WebGpuHandle } from "../handle/webgpu-handle.js";
-import { configFits, configTile, launchMatmul, MATMUL_CONFIGS, splitOf, type MatmulConfig, type MatmulSpec } from "../kernels/matmul.js";
+import { configFits, configTile, launchMatmul, MATMUL_CONFIGS, matmulPlans, splitOf, type MatmulConfig, type MatmulSpec } from "../kernels/matmul.js";
 import type { KernelLaunchPlan } from "../kernels/elementwise.js";
 import type { KernelBinding } from "@weft/server";
 import type { DeviceProfile } from "../codegen/wgsl/types.js";
@@ -55,15 +55,53 @@ export function chooseMatmulConfig(m: number, n: number, profile: DeviceProfile,
 }
 
 /**
+ * What a {@link MatmulChooser} picks for one product: its tile configuration, and — when that is a
+ * tuner's winner other than the heuristic's pick — the heuristic's, to stand in while the winner's
+ * kernels compile.
+ */
+export interface MatmulChoice {
+  readonly config: MatmulConfig;
+  /**
+   * Launched instead of `config` while a kernel of `config` for this block is still compiling and
+   * every kernel of `standIn` is ready (see {@link runMatmulBlock}, "A winner never stalls").
+   */
+  readonly standIn?: MatmulConfig;
+}
+
+/**
  * Picks the tile configuration of a product from its operands (the runtime's: the tuner's winner,
  * else the heuristic). Called once per matmul execution, synchronously.
  */
-export type MatmulChooser = (lhs: WebGpuHandle, rhs: WebGpuHandle, dtype: DType, outShape: readonly number[]) => MatmulConfig;
+export type MatmulChooser = (lhs: WebGpuHandle, rhs: WebGpuHandle, dtype: DType, outShape: readonly number[]) => MatmulChoice;
 
 /**
  * Runs `matmul` followed by an elementwise epilogue (and `drop`s) as one kernel, with the tile
  * configuration `choose` picks (default: {@link chooseMatmulConfig}).
+ *
+ * @remarks
+ * **A winner never stalls.** When the tuner's winner arrives, the fused kernels that use it (the
+ * product with this block's epilogue) have never been compiled: launched at once, every request
+ * of that model would wait behind their compile — on the H200 (Dawn/Vulkan, 2026-11-30) a
+ * `matmul+add+gelu` pipeline took 132–142 ms, and the 32 requests in flight of the serving
+ * workload's first round after its tunings all took ~160 ms (p99 161 ms, against 24–26 ms in the
+ * rounds after). So a choice with a `standIn` launches the stand-in's kernels while any kernel of
+ * the winner is not ready (`Launcher.ready` starts its compile) and all of the stand-in's are;
+ * the winner takes over at the first execution after its compile. Both compute the same product
+ * (bits may differ in the last place, as between any two tile configurations).
  */
+/** The spec to launch for `choice`: its config's, unless a kernel of it is still compiling and its stand-in's are all ready. */
+function readySpec(launcher: Launcher, choice: MatmulChoice, specOf: (config: MatmulConfig) => MatmulSpec): MatmulSpec {
+  const spec = specOf(choice.config);
+  if (choice.standIn === undefined) return spec;
+  const plan = (key: string, build: () => KernelLaunchPlan): KernelLaunchPlan => launcher.plan(key, build);
+  // Every kernel of the winner is asked, so each one's compile has started when this returns; the
+  // stand-in's are only looked up (never compiled for this: it stands in only where it is ready).
+  const ready = (s: MatmulSpec, compile: boolean): boolean => matmulPlans(s, launcher.profile, plan).map((p) => launcher.ready(p, compile)).every((r) => r);
+  if (ready(spec, true)) return spec;
+  const standIn = specOf(choice.standIn);
+  return ready(standIn, false) ? standIn : spec;
+}
+
 export function runMatmulBlock(launcher: Launcher, ctx: ExecutionContext<WebGpuHandle>, ops: readonly OperationIr[], fused: boolean, choose?: MatmulChooser): void {
   const matmul = ops[0];
   invariant(matmul !== undefined && matmul.kind === "matmul", "a matmul block starts with a matmul");
@@ -89,15 +127,18 @@ export function runMatmulBlock(launcher: Launcher, ctx: ExecutionContext<WebGpuH
   if (launches) {
     const m = shape[shape.length - 2] ?? 1;
     const n = shape[shape.length - 1] ?? 1;
-    const spec: MatmulSpec = {
+    const heuristic = choose === undefined ? chooseMatmulConfig(m, n, launcher.profile, elementCount(shape.slice(0, -2)), matmul.out.dtype) : undefined;
+    const choice: MatmulChoice = heuristic !== undefined ? { config: heuristic } : (choose as MatmulChooser)(lhs, rhs, matmul.out.dtype, shape);
+    const specOf = (config: MatmulConfig): MatmulSpec => ({
       lhs: { shape: lhs.shape, strides: lhs.strides, offset: lhs.offset },
       rhs: { shape: rhs.shape, strides: rhs.strides, offset: rhs.offset },
       dtype: matmul.out.dtype,
       outShape: shape,
-      config: choose === undefined ? chooseMatmulConfig(m, n, launcher.profile, elementCount(shape.slice(0, -2)), matmul.out.dtype) : choose(lhs, rhs, matmul.out.dtype, shape),
+      config,
       epilogue: { graph: epilogue.graph, inputs: blockInputs(epilogue, eHandles), outputs: written.map((o) => ({ node: o.node, dtype: o.tensor.dtype })) },
       label: ops.filter((o) => o.kind !== "drop").map((o) => (o.kind === "unary" || o.kind === "binary" || o.kind === "binary-scalar" ? o.op : o.kind)).join("+"),
-    };
+    });
+    const spec = readySpec(launcher, choice, specOf);
     const run = {
       plan: (key: string, build: () => KernelLaunchPlan) => launcher.plan(key, build),
       launch: (plan: KernelLaunchPlan, bindings: readonly KernelBinding[], uniforms: Uint8Array | undefined) => launcher.launch(plan, bindings, ctx.stream, uniforms),

@@ -41,7 +41,7 @@ import { copyInto, copyIntoSlot, denseCopy } from "./distinct-bindings.js";
 import { MAX_LAUNCH_ENTRIES } from "./elementwise-launch-cache.js";
 import { Launcher } from "./launcher.js";
 import { bindingOf, bytesOf, runElementwiseBlock } from "./run-elementwise.js";
-import { chooseMatmulConfig, runMatmulBlock, type MatmulChooser } from "./run-matmul.js";
+import { chooseMatmulConfig, runMatmulBlock, type MatmulChoice, type MatmulChooser } from "./run-matmul.js";
 import { runGather } from "./run-gather.js";
 import { runScan, runScatter } from "./run-scan.js";
 import { runSort } from "./run-sort.js";
@@ -220,7 +220,7 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
    * the heuristic's pick while tuning runs in the background (`Tuner.choose`); small products and
    * `autotune: false` use the heuristic only.
    */
-  #matmulConfig(lhs: WebGpuHandle, rhs: WebGpuHandle, dtype: TensorIr["dtype"], outShape: readonly number[]): MatmulConfig {
+  #matmulConfig(lhs: WebGpuHandle, rhs: WebGpuHandle, dtype: TensorIr["dtype"], outShape: readonly number[]): MatmulChoice {
     const rank = outShape.length;
     const m = outShape[rank - 2] ?? 1;
     const n = outShape[rank - 1] ?? 1;
@@ -229,7 +229,7 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
     for (let d = 0; d < rank - 2; d++) batches *= outShape[d] ?? 1;
     const heuristic = chooseMatmulConfig(m, n, this.profile, batches, dtype);
     const tuner = this.tuner;
-    if (tuner === undefined || m * n * k < this.#minWork) return heuristic;
+    if (tuner === undefined || m * n * k < this.#minWork) return { config: heuristic };
     const set = this.matmulTunableSet(heuristic);
     const chosen = tuner.choose(set, {
       lhs: { memory: lhs.memory, layout: { shape: lhs.shape, strides: lhs.strides, offset: lhs.offset } },
@@ -239,7 +239,8 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
     });
     // A winner tuned for this key's anchor may split K more ways than this product's K has steps.
     const config = MATMUL_CONFIGS.find((c) => configName(c) === chosen.name);
-    return config !== undefined && splitApplies(config, k) ? config : heuristic;
+    // The heuristic's kernels stand in while the winner's compile (runMatmulBlock, "A winner never stalls").
+    return config !== undefined && splitApplies(config, k) && config !== heuristic ? { config, standIn: heuristic } : { config: heuristic };
   }
 
   /**

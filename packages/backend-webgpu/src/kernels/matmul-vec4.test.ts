@@ -247,11 +247,56 @@ describe("vec4 matmul with a fused epilogue", () => {
     if (small === undefined) throw new Error("a vec4 config fits");
     const split: Vec4Config = { ...small, splitK: 3 };
     launched = [];
-    runMatmulBlock(new Launcher(runtime.client, runtime.profile, runtime.counters), ctx, ops, true, () => split);
+    runMatmulBlock(new Launcher(runtime.client, runtime.profile, runtime.counters), ctx, ops, true, () => ({ config: split }));
     expect(launched.map((k) => k.split(":")[0]), "the partial products, then their sum with the epilogue").toEqual(["matmul", "matmul-combine"]);
     const got = [...(await runtime.read(ctx.handles.getHandle(out), out, stream))];
     const want = product(a, b, [M, N]).map((v, i) => Math.max(0, Math.fround(v * 0.5) + (biasValues[i % N] ?? 0)));
     expectProduct(got, want, "relu(split-K a·b · 0.5 + bias)", false);
     for (const x of [lhs, rhs, bias, out]) ctx.handles.removeHandle(x.id);
+  });
+
+  it("a winner whose kernel is still compiling never stalls the block: the ready stand-in launches, and the winner takes over once compiled", async () => {
+    const [M, K, N] = [24, 40, 20];
+    const a = operand([M, K], "f32", 5);
+    const b = operand([K, N], "f32", 6);
+    const biasValues = Float32Array.from({ length: N }, (_, i) => (i % 5) - 2);
+    const want = product(a, b, [M, N]).map((v, i) => Math.max(0, v + (biasValues[i % N] ?? 0)));
+    const [standIn, winner] = vec4Configs().length > 1 ? vec4Configs() : [MATMUL_CONFIGS[0], vec4Configs()[0]];
+    if (winner?.kind !== "vec4") throw new Error("a vec4 config fits");
+    if (standIn === undefined || winner === undefined) throw new Error("two configs fit");
+    const launcher = new Launcher(runtime.client, runtime.profile, runtime.counters);
+    /** One execution of relu(a·b + bias) with `choose`; the key prefix of the product's kernel. */
+    const once = async (choose: () => { config: MatmulConfig; standIn?: MatmulConfig }): Promise<string> => {
+      const ctx = { handles: new HandleContainer<WebGpuHandle>((h) => runtime.releaseHandle(h)), stream };
+      const upload = (data: Float32Array, shape: number[]): TensorIr => {
+        const x = t(shape);
+        ctx.handles.registerHandle(x.id, runtime.upload({ data, shape, dtype: "f32" } as never, stream));
+        return x;
+      };
+      const [lhs, rhs, bias] = [upload(a.values as Float32Array, [M, K]), upload(b.values as Float32Array, [K, N]), upload(biasValues, [N])];
+      const [prod, biased, out] = [t([M, N]), t([M, N]), t([M, N])];
+      launched = [];
+      runMatmulBlock(launcher, ctx, [
+        { kind: "matmul", lhs, rhs, out: prod },
+        { kind: "binary", op: "add", lhs: { ...prod, status: "ReadWrite" }, rhs: bias, out: biased },
+        { kind: "unary", op: "relu", input: { ...biased, status: "ReadWrite" }, out },
+      ], true, choose);
+      const key = launched[0] ?? "none";
+      expectProduct([...(await runtime.read(ctx.handles.getHandle(out), out, stream))], want, `relu(a·b + bias) by ${key.split("(")[0]}`, false);
+      for (const x of [lhs, rhs, bias, out]) ctx.handles.removeHandle(x.id);
+      return key.split("(")[0] ?? key;
+    };
+    const standInKey = `matmul:${configName(standIn)}:f32`;
+    const winnerKey = `matmul:${configName(winner)}:f32`;
+    expect(await once(() => ({ config: standIn })), "the heuristic's kernel (compiled by this run and its read)").toBe(standInKey);
+    expect(await once(() => ({ config: winner, standIn })), "the winner's kernel is not compiled yet: the stand-in runs").toBe(standInKey);
+    // The winner's compile started with that execution; wait for it (the software device compiles inside the call).
+    for (let i = 0; i < 200 && (await once(() => ({ config: winner, standIn }))) !== winnerKey; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(await once(() => ({ config: winner, standIn })), "compiled: the winner runs").toBe(winnerKey);
+    // Neither ready: the winner itself launches (and waits for its compile), never an uncompiled stand-in.
+    const fresh: Vec4Config = { ...winner, splitK: 2 };
+    const never = MATMUL_CONFIGS.find((c) => c.kind === "tiled" && configFits(c, runtime.profile)) ?? MATMUL_CONFIGS[0];
+    if (never === undefined) throw new Error("a tiled config fits");
+    expect(await once(() => ({ config: fresh, standIn: never })), "a stand-in that is not ready is never used").toBe(`matmul:${configName(fresh)}:f32`);
   });
 });

@@ -340,11 +340,24 @@ export interface MatmulRunner {
  * temporary and the kernel that combines them. `inputs` are the epilogue's inputs and `outputs` its
  * outputs, as bindings (the binding layout of {@link MatmulSpec}).
  */
-export function launchMatmul(spec: MatmulSpec, profile: DeviceProfile, run: MatmulRunner, lhs: KernelBinding, rhs: KernelBinding, inputs: readonly KernelBinding[], outputs: readonly KernelBinding[]): void {
+/**
+ * The kernel plans {@link launchMatmul} launches for `spec`, in launch order: the product's kernel,
+ * then — with split-K — the kernel that adds the partials and runs the epilogue. From `plan` (the
+ * runtime's plan cache), so asking costs a cache lookup once generated.
+ */
+export function matmulPlans(spec: MatmulSpec, profile: DeviceProfile, plan: MatmulRunner["plan"]): KernelLaunchPlan[] {
   const key = matmulKey(spec, profile);
-  const main = run.plan(key, () => matmulKernel(spec, profile, key));
+  const main = plan(key, () => matmulKernel(spec, profile, key));
+  if (splitOf(spec.config) === 1) return [main];
+  const combineKey = matmulCombineKey(spec, profile);
+  return [main, plan(combineKey, () => matmulCombineKernel(spec, profile, combineKey))];
+}
+
+export function launchMatmul(spec: MatmulSpec, profile: DeviceProfile, run: MatmulRunner, lhs: KernelBinding, rhs: KernelBinding, inputs: readonly KernelBinding[], outputs: readonly KernelBinding[]): void {
+  const [main, combine] = matmulPlans(spec, profile, (key, build) => run.plan(key, build));
+  invariant(main !== undefined, "a product has a main kernel");
   const split = splitOf(spec.config);
-  if (split === 1) {
+  if (combine === undefined) {
     run.launch(main, [lhs, rhs, ...inputs, ...outputs], matmulUniforms(spec));
     return;
   }
@@ -352,8 +365,6 @@ export function launchMatmul(spec: MatmulSpec, profile: DeviceProfile, run: Matm
   const partial = run.empty(split * total * 4);
   try {
     run.launch(main, [lhs, rhs, { binding: partial.binding(), access: "write" }], undefined);
-    const combineKey = matmulCombineKey(spec, profile);
-    const combine = run.plan(combineKey, () => matmulCombineKernel(spec, profile, combineKey));
     run.launch(combine, [{ binding: partial.binding(), access: "read" }, ...inputs, ...outputs], matmulUniforms(spec));
   } finally {
     partial.release();

@@ -187,6 +187,11 @@ export class PipelineStore {
     return this.#cache.size;
   }
 
+  /** The cached entry for `kernel`, if any, without compiling it or touching its recency. */
+  peek(kernel: WgslKernel): PipelineEntry | undefined {
+    return this.#cache.peek(kernel.key, this.#features);
+  }
+
   /** The cached entry for `kernel`, compiling it on first use (see the type doc). */
   getOrCompile(kernel: WgslKernel): PipelineEntry {
     return this.#cache.getOrCreate(kernel.key, this.#features, () => this.#compile(kernel));

@@ -555,6 +555,12 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     if (entry.state.kind === "invalid") throw entry.state.error;
   }
 
+  ready(kernel: WgslKernel, compile = true): boolean {
+    this.#checkAlive();
+    const entry = compile ? this.#pipelines.getOrCompile(kernel) : this.#pipelines.peek(kernel);
+    return entry?.state.kind === "valid";
+  }
+
   launch(
     kernel: WgslKernel,
     count: CubeCount,

@@ -199,6 +199,17 @@ export class Client<K extends KernelDefinition = KernelDefinition> {
     return this.#call(() => server.hasClaims?.() ?? true);
   }
 
+  /**
+   * Whether `kernel`'s pipeline is ready to launch without waiting; with `compile` (the default),
+   * starts its compile when it is not cached (`ComputeServer.ready`). `true` for a server that
+   * compiles inside `launch`.
+   */
+  ready(kernel: K, compile = true): boolean {
+    const server = this.server;
+    if (server.ready === undefined) return true;
+    return this.#call(() => server.ready?.(kernel, compile) ?? true);
+  }
+
   /** Compiles `kernel` now (pipeline creation ahead of its first launch). */
   compile(kernel: K): void {
     this.#call(() => this.server.compile(kernel));

@@ -107,6 +107,12 @@ export class PipelineCache<P> {
     }
   }
 
+  /** The cached pipeline for `key` on `features`, without creating it or touching its recency (`undefined`: none, or still being created). */
+  peek(key: string, features: readonly string[] | string): P | undefined {
+    const found = this.#entries.peek(PipelineCache.canonicalKey(key, features));
+    return found instanceof Promise ? undefined : found;
+  }
+
   /** Whether `key` on `features` is cached (created or being created). */
   has(key: string, features: readonly string[] | string): boolean {
     return this.#entries.has(PipelineCache.canonicalKey(key, features));
