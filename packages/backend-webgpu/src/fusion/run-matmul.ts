@@ -74,6 +74,19 @@ export interface MatmulChoice {
  */
 export type MatmulChooser = (lhs: WebGpuHandle, rhs: WebGpuHandle, dtype: DType, outShape: readonly number[]) => MatmulChoice;
 
+/** The spec to launch for `choice`: its config's, unless a kernel of it is still compiling and its stand-in's are all ready. */
+function readySpec(launcher: Launcher, choice: MatmulChoice, specOf: (config: MatmulConfig) => MatmulSpec): MatmulSpec {
+  const spec = specOf(choice.config);
+  if (choice.standIn === undefined) return spec;
+  const plan = (key: string, build: () => KernelLaunchPlan): KernelLaunchPlan => launcher.plan(key, build);
+  // Every kernel of the winner is asked, so each one's compile has started when this returns; the
+  // stand-in's are only looked up (never compiled for this: it stands in only where it is ready).
+  const ready = (s: MatmulSpec, compile: boolean): boolean => matmulPlans(s, launcher.profile, plan).map((p) => launcher.ready(p, compile)).every((r) => r);
+  if (ready(spec, true)) return spec;
+  const standIn = specOf(choice.standIn);
+  return ready(standIn, false) ? standIn : spec;
+}
+
 /**
  * Runs `matmul` followed by an elementwise epilogue (and `drop`s) as one kernel, with the tile
  * configuration `choose` picks (default: {@link chooseMatmulConfig}).
@@ -89,19 +102,6 @@ export type MatmulChooser = (lhs: WebGpuHandle, rhs: WebGpuHandle, dtype: DType,
  * the winner takes over at the first execution after its compile. Both compute the same product
  * (bits may differ in the last place, as between any two tile configurations).
  */
-/** The spec to launch for `choice`: its config's, unless a kernel of it is still compiling and its stand-in's are all ready. */
-function readySpec(launcher: Launcher, choice: MatmulChoice, specOf: (config: MatmulConfig) => MatmulSpec): MatmulSpec {
-  const spec = specOf(choice.config);
-  if (choice.standIn === undefined) return spec;
-  const plan = (key: string, build: () => KernelLaunchPlan): KernelLaunchPlan => launcher.plan(key, build);
-  // Every kernel of the winner is asked, so each one's compile has started when this returns; the
-  // stand-in's are only looked up (never compiled for this: it stands in only where it is ready).
-  const ready = (s: MatmulSpec, compile: boolean): boolean => matmulPlans(s, launcher.profile, plan).map((p) => launcher.ready(p, compile)).every((r) => r);
-  if (ready(spec, true)) return spec;
-  const standIn = specOf(choice.standIn);
-  return ready(standIn, false) ? standIn : spec;
-}
-
 export function runMatmulBlock(launcher: Launcher, ctx: ExecutionContext<WebGpuHandle>, ops: readonly OperationIr[], fused: boolean, choose?: MatmulChooser): void {
   const matmul = ops[0];
   invariant(matmul !== undefined && matmul.kind === "matmul", "a matmul block starts with a matmul");

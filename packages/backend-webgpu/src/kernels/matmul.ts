@@ -336,11 +336,6 @@ export interface MatmulRunner {
 }
 
 /**
- * Launches the product `spec`: one kernel, or for a split-K config the partial products into a
- * temporary and the kernel that combines them. `inputs` are the epilogue's inputs and `outputs` its
- * outputs, as bindings (the binding layout of {@link MatmulSpec}).
- */
-/**
  * The kernel plans {@link launchMatmul} launches for `spec`, in launch order: the product's kernel,
  * then — with split-K — the kernel that adds the partials and runs the epilogue. From `plan` (the
  * runtime's plan cache), so asking costs a cache lookup once generated.
@@ -353,6 +348,11 @@ export function matmulPlans(spec: MatmulSpec, profile: DeviceProfile, plan: Matm
   return [main, plan(combineKey, () => matmulCombineKernel(spec, profile, combineKey))];
 }
 
+/**
+ * Launches the product `spec`: one kernel, or for a split-K config the partial products into a
+ * temporary and the kernel that combines them. `inputs` are the epilogue's inputs and `outputs` its
+ * outputs, as bindings (the binding layout of {@link MatmulSpec}).
+ */
 export function launchMatmul(spec: MatmulSpec, profile: DeviceProfile, run: MatmulRunner, lhs: KernelBinding, rhs: KernelBinding, inputs: readonly KernelBinding[], outputs: readonly KernelBinding[]): void {
   const [main, combine] = matmulPlans(spec, profile, (key, build) => run.plan(key, build));
   invariant(main !== undefined, "a product has a main kernel");
