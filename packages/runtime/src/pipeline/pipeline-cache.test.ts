@@ -16,6 +16,22 @@ describe("PipelineCache", () => {
     expect([cache.hits, cache.misses, cache.size], "clear resets everything").toEqual([0, 0, 0]);
   });
 
+  it("a lookup by the kept canonical key shares the entries, counts and recency of getOrCreate; peek touches nothing", () => {
+    const cache = new PipelineCache<{ id: number }>({ capacity: 2 });
+    let created = 0;
+    const create = () => ({ id: created++ });
+    const full = PipelineCache.canonicalKey("k1", ["subgroups", "shader-f16"]);
+    const a = cache.getOrCreateCanonical(full, create);
+    expect(cache.getOrCreate("k1", ["shader-f16", "subgroups"], create), "the same entry by either path").toBe(a);
+    cache.getOrCreate("k2", [], create);
+    expect(cache.getOrCreateCanonical(full, create), "a hit refreshes k1's recency").toBe(a);
+    expect(cache.peek("k2", []), "peek finds k2").toBeDefined();
+    cache.getOrCreate("k3", [], create); // evicts the least recently used: k2 (peek did not refresh it)
+    expect(cache.peek("k2", []), "k2 was evicted").toBeUndefined();
+    expect(cache.peek("k1", ["shader-f16", "subgroups"]), "k1 stayed").toBe(a);
+    expect([cache.hits, cache.misses, created], "hits, misses, creations").toEqual([2, 3, 3]);
+  });
+
   it("a failing create caches nothing, so the next request tries again", () => {
     const cache = new PipelineCache<string>();
     expect(() => cache.getOrCreate("k", [], () => {

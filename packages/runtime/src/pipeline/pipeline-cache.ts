@@ -65,7 +65,15 @@ export class PipelineCache<P> {
 
   /** The pipeline for `key` on `features`, created by `create` on the first request. */
   getOrCreate(key: string, features: readonly string[] | string, create: () => P): P {
-    const full = PipelineCache.canonicalKey(key, features);
+    return this.getOrCreateCanonical(PipelineCache.canonicalKey(key, features), create);
+  }
+
+  /**
+   * {@link getOrCreate} for a caller that keeps the canonical key ({@link canonicalKey}) of each
+   * kernel it launches: reusing one string object, a lookup hashes no new string (a kernel key is
+   * hundreds of characters, and a launch looks its pipeline up every time).
+   */
+  getOrCreateCanonical(full: string, create: () => P): P {
     const found = this.#entries.get(full);
     if (found !== undefined && !(found instanceof Promise)) {
       this.#hits += 1;
@@ -73,7 +81,7 @@ export class PipelineCache<P> {
     }
     if (found !== undefined) {
       throw new TypeError(
-        `PipelineCache.getOrCreate("${key}"): this pipeline is being created by getOrCreateAsync; ` +
+        `PipelineCache.getOrCreate("${full.slice(full.indexOf("\u0000") + 1)}"): this pipeline is being created by getOrCreateAsync; ` +
           "await getOrCreateAsync for it instead, or use one creation path per cache",
       );
     }
