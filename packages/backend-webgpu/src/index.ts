@@ -13,7 +13,7 @@
 export { requestWebGpuDevice, probeWebGpu, describeAdapter, REQUESTED_LIMITS, OPTIONAL_FEATURES, BufferUsage, MapMode } from "./device/index.js";
 export type { WebGpuBackendChoice, WebGpuDeviceOptions, WebGpuAdapterDescription, WebGpuDevice, WebGpuProbe, WebGpuBackend } from "./device/index.js";
 export { WebGpuServer } from "./server/index.js";
-export type { WebGpuServerOptions, WebGpuServerStats } from "./server/index.js";
+export type { ReadSubmit, WebGpuServerOptions, WebGpuServerStats } from "./server/index.js";
 export type { WgslKernel } from "./kernel.js";
 export { DEFAULT_ENTRY_POINT } from "./kernel.js";
 export type { WebGpuHandle } from "./handle/index.js";

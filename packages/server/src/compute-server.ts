@@ -81,6 +81,20 @@ export interface KernelBinding {
   readonly writes?: BufferBinding;
 }
 
+/** The bytes a launch reads: every binding it does not only write (what taint checks look at). */
+export function launchReads(bindings: readonly KernelBinding[]): BufferBinding[] {
+  const reads: BufferBinding[] = [];
+  for (const kb of bindings) if (kb.access !== "write") reads.push(kb.binding);
+  return reads;
+}
+
+/** The bytes a launch writes: every binding it does not only read (its `writes` range when narrower). */
+export function launchWrites(bindings: readonly KernelBinding[]): BufferBinding[] {
+  const writes: BufferBinding[] = [];
+  for (const kb of bindings) if (kb.access !== "read") writes.push(kb.writes ?? kb.binding);
+  return writes;
+}
+
 /**
  * A kernel a server can compile and launch. Backends extend it with their own source form.
  *

@@ -20,7 +20,7 @@ export type {
   LaunchFallback,
   GroupEnd,
 } from "./compute-server.js";
-export { kernelName } from "./compute-server.js";
+export { kernelName, launchReads, launchWrites } from "./compute-server.js";
 export {
   ServerError,
   ValidationError,

@@ -5,7 +5,7 @@
  * @module
  */
 export { WebGpuServer } from "./webgpu-server.js";
-export type { WebGpuServerOptions, WebGpuServerStats } from "./webgpu-server.js";
+export type { ReadSubmit, WebGpuServerOptions, WebGpuServerStats } from "./webgpu-server.js";
 export { WebGpuStream, FAILURE_LOG_LIMIT } from "./webgpu-stream.js";
 export type { StreamContext, SubmissionCounters, Dispatch, LaunchPin } from "./webgpu-stream.js";
 export { ValidationGate } from "./validation-gate.js";

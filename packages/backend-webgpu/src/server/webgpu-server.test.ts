@@ -138,6 +138,43 @@ describe("WebGpuServer", () => {
     y.release();
   });
 
+  it("readSubmit 'read': each read submits its own stream's work when issued; the copies and the map stay shared by the turn", async () => {
+    const eager = new WebGpuServer(gpu.device, { readSubmit: "read" });
+    const x = eager.create(u32Bytes([1, 2, 3, 4]), S0);
+    const y = eager.create(u32Bytes([10, 20]), S1);
+    eager.launch(increment, [1, 1, 1], [{ binding: x.binding(), access: "read-write" }], S0, "execute");
+    await eager.read([x.binding()], S0); // the pipeline is validated: launches now encode at the call
+    const before = eager.stats();
+    eager.launch(increment, [1, 1, 1], [{ binding: x.binding(), access: "read-write" }], S0, "execute");
+    eager.launch(increment, [1, 1, 1], [{ binding: y.binding(), access: "read-write" }], S1, "execute");
+    const reads = Promise.all([eager.read([x.binding()], S0), eager.read([y.binding()], S1)]);
+    expect(eager.stats().submits - before.submits, "each read submitted its stream at once").toBe(2);
+    const [[xs], [ys]] = await reads;
+    const after = eager.stats();
+    expect([after.submits - before.submits, after.readMaps - before.readMaps], "then one submit of the copies and one map for both").toEqual([3, 1]);
+    expect([asU32(xs as Uint8Array), asU32(ys as Uint8Array)], "each read saw the launch issued before it").toEqual([[3, 4, 5, 6], [11, 21]]);
+    x.release();
+    y.release();
+    eager.destroy();
+    expect(() => new WebGpuServer(gpu.device, { readSubmit: "eager" as never }), "an unknown choice names the valid ones").toThrow(/readSubmit.*"turn", "read"/);
+  });
+
+  it("readSubmit 'turn' (the default): reads of one turn submit nothing until the turn ends, then once", async () => {
+    const x = server.create(u32Bytes([1, 2, 3, 4]), S0);
+    const y = server.create(u32Bytes([10, 20]), S1);
+    await server.sync(S0);
+    const before = server.stats();
+    server.launch(increment, [1, 1, 1], [{ binding: x.binding(), access: "read-write" }], S0, "execute");
+    server.launch(increment, [1, 1, 1], [{ binding: y.binding(), access: "read-write" }], S1, "execute");
+    const reads = Promise.all([server.read([x.binding()], S0), server.read([y.binding()], S1)]);
+    expect(server.stats().submits - before.submits, "nothing submitted yet").toBe(0);
+    const [[xs], [ys]] = await reads;
+    expect(server.stats().submits - before.submits, "one shared submit: both streams' work and the copies").toBe(1);
+    expect([asU32(xs as Uint8Array), asU32(ys as Uint8Array)]).toEqual([[2, 3, 4, 5], [11, 21]]);
+    x.release();
+    y.release();
+  });
+
   it("a stream submits by itself once its unsubmitted launches write maxPendingBytes", async () => {
     const small = new WebGpuServer(gpu.device, { maxPendingBytes: 32 });
     const x = small.create(u32Bytes(new Array(4).fill(0)), S0);

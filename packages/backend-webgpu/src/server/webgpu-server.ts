@@ -1,5 +1,5 @@
 /// <reference types="@webgpu/types" preserve="true" />
-import { type CacheStats, Deferred, StreamId, UnsupportedError, invariant } from "@weft/environment";
+import { type CacheStats, Deferred, StreamId, UnsupportedError, checkChoice, invariant } from "@weft/environment";
 import {
   DEFAULT_MIN_PAGE_SIZE,
   DeviceLostError,
@@ -25,6 +25,8 @@ import {
   type MemoryUsage,
   type StatusCheck,
   kernelName,
+  launchReads,
+  launchWrites,
 } from "@weft/server";
 import type { WgslKernel } from "../kernel.js";
 import { GpuBufferStorage } from "../memory/gpu-buffer-storage.js";
@@ -80,7 +82,27 @@ export interface WebGpuServerOptions {
   readonly maxPipelines?: number;
   /** Bounds of the pool of readback staging buffers (see `StagingPool`). */
   readonly staging?: StagingPoolOptions;
+  /** When a read's own stream submits its recorded work (see {@link ReadSubmit}). Default `"turn"`. */
+  readonly readSubmit?: ReadSubmit;
 }
+
+/**
+ * When the work a read waits for is submitted.
+ *
+ * - `turn` (the default): with the turn's read batch — every stream's recorded work and the
+ *   copies of every read of the turn in one `queue.submit`, one map. The fewest submits; but the
+ *   GPU starts only once the host has recorded the whole turn (32 served requests, say).
+ * - `read`: the reading stream submits its recorded work when the read is issued, so the GPU runs
+ *   it while the host records what comes next (the next request); the turn's copies and map are
+ *   still shared. One more submit per read (~45 µs of host time on the H200) for the overlap.
+ *
+ * Either way a read sees every launch issued before it, and errors reach exactly the reads they
+ * affect: submitting a stream early is what a stream does anyway at `tasksMax` dispatches.
+ */
+export type ReadSubmit = "turn" | "read";
+
+/** Every {@link ReadSubmit}, for validation. */
+const READ_SUBMITS: readonly ReadSubmit[] = ["turn", "read"];
 
 /** Counters for tests and benchmarks. They only grow. */
 export interface WebGpuServerStats {
@@ -232,6 +254,8 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
   readonly #onUncaptured: (event: Event) => void;
   /** The reads of the current turn and the staging pool. */
   readonly #readback: Readback;
+  /** When a read's stream submits its work (`WebGpuServerOptions.readSubmit`). */
+  readonly #readSubmit: ReadSubmit;
   /** What every stream shares (built before the first stream is created). */
   readonly #context: StreamContext;
   /**
@@ -311,6 +335,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
       },
     });
     // Streams are created lazily, after the context below exists.
+    this.#readSubmit = checkChoice("WebGpuServer", "options.readSubmit", options.readSubmit ?? "turn", READ_SUBMITS);
     this.#pool = new StreamPool<WebGpuStream>({ create: (slot) => this.#createStream(slot) }, options.maxStreams ?? 32, 0);
     this.#failures = new FailureStore(this.#pool);
     const lost = (): DeviceLostError | undefined => this.#lost;
@@ -538,7 +563,18 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     const read: PendingRead = { stream: s, bindings, done, unpins, into };
     this.#gate.submit({
       waitFor: undefined,
-      run: () => this.#readback.enqueue(read),
+      run: () => {
+        switch (this.#readSubmit) {
+          case "read":
+            s.flush();
+            break;
+          case "turn":
+            break;
+          default:
+            this.#readSubmit satisfies never;
+        }
+        this.#readback.enqueue(read);
+      },
       abort: (error) => {
         done.reject(error);
         releasePins(read);
@@ -945,14 +981,14 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     pins: readonly LaunchPin[],
     uniforms: Uint8Array | undefined,
   ): void {
-    const writes = writesOf(bindings);
+    const writes = launchWrites(bindings);
     // Reads issued before this launch must copy their bytes before it may overwrite them.
     this.#readback.sealOverlapping(writes);
     const releaseAll = (): void => {
       for (const pin of pins) pin.unpin();
     };
     // While no failure or check is live (the common case) no read can be claimed: no list of reads.
-    const reads = this.#failures.hasClaims ? readsOf(bindings) : NO_BINDINGS;
+    const reads = this.#failures.hasClaims ? launchReads(bindings) : NO_BINDINGS;
     const readFailure = this.#failures.checkReads(reads);
     // Bytes of unsettled status checks: the launch runs, its writes inherit the checks.
     const pending = readFailure === undefined ? this.#failures.pendingOf(reads) : NO_FAILURES;
@@ -1051,19 +1087,6 @@ const NO_BINDINGS: readonly BufferBinding[] = Object.freeze([]);
 /** The empty list of pending checks: shared, never written to. */
 const NO_FAILURES: readonly FailureId[] = Object.freeze([]);
 
-/** The bytes a launch reads: every binding it does not only write. */
-function readsOf(bindings: readonly KernelBinding[]): BufferBinding[] {
-  const reads: BufferBinding[] = [];
-  for (const kb of bindings) if (kb.access !== "write") reads.push(kb.binding);
-  return reads;
-}
-
-/** The bytes a launch writes: every binding it does not only read (its `writes` range when narrower). */
-function writesOf(bindings: readonly KernelBinding[]): BufferBinding[] {
-  const writes: BufferBinding[] = [];
-  for (const kb of bindings) if (kb.access !== "read") writes.push(kb.writes ?? kb.binding);
-  return writes;
-}
 
 /** Whether two bindings name a common byte of one allocation. */
 function overlap(a: BufferBinding, b: BufferBinding): boolean {

@@ -9,6 +9,8 @@ import {
   type LaunchMode,
   type MemoryUsage,
   kernelName,
+  launchReads,
+  launchWrites,
 } from "../compute-server.js";
 import { FailureStore } from "../errors/failure-store.js";
 import { ErrorGraph } from "../errors/error-graph.js";
@@ -419,7 +421,7 @@ export class HostComputeServer implements ComputeServer<HostKernel> {
     this.pool.getOrCreate(stream);
     // Misuse is thrown before anything is recorded: every binding must name live bytes.
     for (const { binding } of bindings) this.#memoryOf("launch", binding).resolve(binding);
-    const writes = writesOf(bindings);
+    const writes = launchWrites(bindings);
 
     if (mode === "discard") {
       this.#stats.discarded++;
@@ -434,7 +436,7 @@ export class HostComputeServer implements ComputeServer<HostKernel> {
       return;
     }
     // While no failure is live (the common case) no read can be claimed: no list of reads.
-    const readFailure = this.failures.hasClaims ? this.failures.checkReads(readsOf(bindings)) : undefined;
+    const readFailure = this.failures.hasClaims ? this.failures.checkReads(launchReads(bindings)) : undefined;
     if (readFailure) {
       this.#stats.skipped++;
       this.failures.skipLaunch(readFailure, writes, `kernel "${kernelName(kernel)}"`);
@@ -574,16 +576,3 @@ function checkCount(kernel: HostKernel, count: CubeCount): void {
   if (!valid) throw new LaunchError(`launch of "${kernelName(kernel)}": count must be three non-negative integers, got [${count.join(", ")}]`);
 }
 
-/** The bytes a launch reads: every binding it does not only write. */
-function readsOf(bindings: readonly KernelBinding[]): BufferBinding[] {
-  const reads: BufferBinding[] = [];
-  for (const kb of bindings) if (kb.access !== "write") reads.push(kb.binding);
-  return reads;
-}
-
-/** The bytes a launch writes: every binding it does not only read (its `writes` range when narrower). */
-function writesOf(bindings: readonly KernelBinding[]): BufferBinding[] {
-  const writes: BufferBinding[] = [];
-  for (const kb of bindings) if (kb.access !== "read") writes.push(kb.writes ?? kb.binding);
-  return writes;
-}
