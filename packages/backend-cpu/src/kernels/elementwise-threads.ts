@@ -41,6 +41,7 @@ import type { DType, TypedArray } from "@weft/fusion";
 import type { ElementwiseBody, ElementwiseStep } from "./elementwise-kernel.js";
 import { ELEMENTWISE_CACHE_CAPACITY } from "./elementwise-codegen.js";
 import { cpuThreads, onStopThreads } from "./matmul-threads.js";
+import { MAX_CHUNKS, POOL_WORDS, chunkDone, claimChunk, publishChunks, stopWorkers, waitForChunks, workerLoopSource } from "./thread-claims.js";
 
 /** Least estimated cost (elements × `stepCost` summed over steps) worth splitting: about a quarter of a millisecond on one core. */
 export const THREADED_ELEMENTWISE_MIN_WORK = 1 << 18;
@@ -48,21 +49,11 @@ export const THREADED_ELEMENTWISE_MIN_WORK = 1 << 18;
 /** Largest shared scratch (all bindings of one launch together); a larger launch runs on one thread. */
 export const THREADED_SCRATCH_MAX_BYTES = 1 << 28;
 
-/** Most chunks one launch is split into (the claim word holds the count in 8 bits). */
-const MAX_CHUNKS = 255;
-
 /** Numbers in the shared argument block; a launch needing more runs on one thread. */
 const ARG_WORDS = 4096;
 
-// Control words (Int32 indices).
-const WAKE = 0;
-/** `generation (15 bits) << 16 | chunks (8 bits) << 8 | next chunk (8 bits)`, as for matmul. */
-const CLAIM = 1;
-const DONE = 2;
-const STOP = 3;
-/** Set by a worker whose chunk could not run; the main thread then runs the launch alone. */
-const FAILED = 4;
-const CONTROL_WORDS = 8;
+/** The control words: only `thread-claims.ts`'s. */
+const CONTROL_WORDS = POOL_WORDS;
 
 // Argument block (Float64 indices): the header, then per operand [dtype code, byte offset in the
 // scratch, elements, element offset], then the dims, the strides (operand-major) and the uniforms.
@@ -182,7 +173,7 @@ function ready(program, mem) {
     apply(m.message);
   }
 }
-function chunk(i) {
+function runChunk(i) {
   const program = a[${A_PROGRAM}], mem = a[${A_MEMORY}];
   if (!ready(program, mem)) throw new Error("program " + program + " or scratch " + mem + " was never received");
   const rank = a[${A_RANK}], n = a[${A_OPERANDS}], nu = a[${A_UNIFORMS}], per = a[${A_PER_CHUNK}], outer = a[${A_OUTER}];
@@ -203,21 +194,7 @@ function chunk(i) {
   for (let j = 0; j < nu; j++) U[j] = a[uniformsAt + j];
   bodies.get(program)(A, O, D, S, U);
 }
-for (;;) {
-  const wake = Atomics.load(c, ${WAKE});
-  if (Atomics.load(c, ${STOP}) !== 0) break;
-  for (;;) {
-    const v = Atomics.load(c, ${CLAIM});
-    const chunks = (v >>> 8) & 0xff;
-    const i = v & 0xff;
-    if (i >= chunks) break;
-    if (Atomics.compareExchange(c, ${CLAIM}, v, v + 1) !== v) continue;
-    try { chunk(i); } catch { Atomics.store(c, ${FAILED}, 1); }
-    if (Atomics.add(c, ${DONE}, 1) + 1 === chunks) Atomics.notify(c, ${DONE});
-  }
-  Atomics.wait(c, ${WAKE}, wake);
-}
-`;
+${workerLoopSource()}`;
 
 /** The part of Node's `worker_threads` used here. */
 interface WorkerThreadsApi {
@@ -259,9 +236,7 @@ let pool: ElementwisePool | null | undefined;
 
 onStopThreads(() => {
   if (pool) {
-    Atomics.store(pool.control, STOP, 1);
-    Atomics.add(pool.control, WAKE, 1);
-    Atomics.notify(pool.control, WAKE);
+    stopWorkers(pool.control);
     for (const w of pool.workers) void w.terminate();
     for (const p of pool.ports) p.close();
   }
@@ -297,9 +272,6 @@ function elementwisePool(): ElementwisePool | null {
   }
   return pool;
 }
-
-/** Launches published so far (the claim word's generation). */
-let generation = 0;
 
 /** Launches run across threads in this process, and launches a worker failed (run again on one thread); only grow. */
 const counts = { threaded: 0, failed: 0 };
@@ -393,23 +365,14 @@ export function runThreaded(launch: ThreadedLaunch, buffers: readonly Uint8Array
   for (let j = 0; j < uniforms.length; j++) a[uniformsAt + j] = uniforms[j] as number;
 
   const c = p.control;
-  Atomics.store(c, DONE, 0);
-  Atomics.store(c, FAILED, 0);
-  generation = (generation + 1) & 0x7fff;
-  Atomics.store(c, CLAIM, (generation << 16) | (count << 8));
-  Atomics.add(c, WAKE, 1);
-  Atomics.notify(c, WAKE);
+  publishChunks(c, count);
   // This thread claims chunks too, running the kernel's own compiled body. Whatever happens, it
   // returns only once every chunk is done: a worker still running could otherwise count a stale
   // chunk as done for the next launch.
   const offsets = new Array<number>(n);
   const dims = new Int32Array(launch.dims);
   let thrown: { readonly error: unknown } | undefined;
-  for (;;) {
-    const v = Atomics.load(c, CLAIM);
-    const i = v & 0xff;
-    if (i >= count) break;
-    if (Atomics.compareExchange(c, CLAIM, v, v + 1) !== v) continue;
+  for (let i = claimChunk(c); i >= 0; i = claimChunk(c)) {
     const lo = i * per;
     for (let k = 0; k < n; k++) offsets[k] = (launch.offsets[k] as number) + lo * (launch.strides[k * rank] as number);
     dims[0] = Math.min(outer, lo + per) - lo;
@@ -418,11 +381,11 @@ export function runThreaded(launch: ThreadedLaunch, buffers: readonly Uint8Array
     } catch (error) {
       thrown = { error };
     }
-    if (Atomics.add(c, DONE, 1) + 1 === count) Atomics.notify(c, DONE);
+    chunkDone(c, count);
   }
-  for (let done = Atomics.load(c, DONE); done < count; done = Atomics.load(c, DONE)) Atomics.wait(c, DONE, done, 50);
+  const clean = waitForChunks(c, count);
   if (thrown !== undefined) throw thrown.error;
-  if (Atomics.load(c, FAILED) !== 0) {
+  if (!clean) {
     counts.failed++;
     return false;
   }

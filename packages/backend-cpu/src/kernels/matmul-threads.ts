@@ -23,6 +23,7 @@
  * @module
  */
 import { GEMM_SHARED_WASM_BASE64 } from "../wasm/gemm-shared.generated.js";
+import { MAX_CHUNKS, POOL_WORDS, chunkDone, claimChunk, publishChunks, stopWorkers, waitForChunks, workerLoopSource } from "./thread-claims.js";
 
 /** Most threads (main included) a product is split over. */
 export const MAX_CPU_THREADS = 8;
@@ -33,78 +34,35 @@ export const THREADED_MATMUL_MIN_WORK = 1 << 22;
 /** Row panels (of 4 rows) per claimed chunk, at least (more when a block has over 255 chunks' worth). */
 const PANELS_PER_CHUNK = 2;
 
-// Control words (Int32 indices into the control buffer).
-/** Bumped for every product: what sleeping workers wait on. */
-const WAKE = 0;
-/**
- * The claim word: `generation (15 bits) << 16 | chunks (8 bits) << 8 | next chunk (8 bits)`. One
- * word, so a compare-exchange claims a chunk of exactly the product it was published for; that
- * product's parameters cannot change until the claimed chunk is done.
- */
-const CLAIM = 1;
-const DONE = 2;
-const STOP = 3;
-const PA = 4;
-const PB = 5;
-const PC = 6;
-const K = 7;
-const M_PANELS = 8;
-const N_PANELS = 9;
-const LDC = 10;
-const PER_CHUNK = 11;
-const CONTROL_WORDS = 16;
+// Parameter words (Int32 indices after the shared control words of `thread-claims.ts`).
+const PA = POOL_WORDS;
+const PB = POOL_WORDS + 1;
+const PC = POOL_WORDS + 2;
+const K = POOL_WORDS + 3;
+const M_PANELS = POOL_WORDS + 4;
+const N_PANELS = POOL_WORDS + 5;
+const LDC = POOL_WORDS + 6;
+const PER_CHUNK = POOL_WORDS + 7;
+const CONTROL_WORDS = POOL_WORDS + 8;
 
 /**
- * Claims and computes chunks until the published product has none left (the same code runs on the
- * main thread and, as text, in each worker). Returns the chunks this thread computed.
- */
-function claimChunks(c: Int32Array, gemm: ThreadedGemm["gemm"]): number {
-  let computed = 0;
-  for (;;) {
-    const v = Atomics.load(c, CLAIM);
-    const chunks = (v >>> 8) & 0xff;
-    const i = v & 0xff;
-    if (i >= chunks) return computed;
-    if (Atomics.compareExchange(c, CLAIM, v, v + 1) !== v) continue;
-    const per = c[PER_CHUNK] as number;
-    const first = i * per;
-    const k = c[K] as number;
-    const ldc = c[LDC] as number;
-    gemm((c[PA] as number) + first * k * 32, c[PB] as number, (c[PC] as number) + first * 4 * ldc * 8, k, Math.min(per, (c[M_PANELS] as number) - first), c[N_PANELS] as number, ldc);
-    computed++;
-    if (Atomics.add(c, DONE, 1) + 1 === chunks) Atomics.notify(c, DONE);
-  }
-}
-
-/**
- * What a worker runs (CommonJS, evaluated by `new Worker(…, { eval: true })`): {@link claimChunks}
- * written out with the control words' indices as numbers (text, so a bundler renaming
- * identifiers cannot break it), between sleeps on the wake word.
+ * What a worker runs (CommonJS, evaluated by `new Worker(…, { eval: true })`): one chunk of row
+ * panels of the published product, with the parameter words' indices written in as numbers (text,
+ * so a bundler renaming identifiers cannot break it), inside the shared claim loop.
  */
 const WORKER_SOURCE = `
 const { workerData } = require("node:worker_threads");
 const { module, memory, control } = workerData;
 const gemm = new WebAssembly.Instance(module, { env: { memory } }).exports.gemm;
 const c = new Int32Array(control);
-for (;;) {
-  const wake = Atomics.load(c, ${WAKE});
-  if (Atomics.load(c, ${STOP}) !== 0) break;
-  for (;;) {
-    const v = Atomics.load(c, ${CLAIM});
-    const chunks = (v >>> 8) & 0xff;
-    const i = v & 0xff;
-    if (i >= chunks) break;
-    if (Atomics.compareExchange(c, ${CLAIM}, v, v + 1) !== v) continue;
-    const per = c[${PER_CHUNK}];
-    const first = i * per;
-    const k = c[${K}];
-    const ldc = c[${LDC}];
-    gemm(c[${PA}] + first * k * 32, c[${PB}], c[${PC}] + first * 4 * ldc * 8, k, Math.min(per, c[${M_PANELS}] - first), c[${N_PANELS}], ldc);
-    if (Atomics.add(c, ${DONE}, 1) + 1 === chunks) Atomics.notify(c, ${DONE});
-  }
-  Atomics.wait(c, ${WAKE}, wake);
+function runChunk(i) {
+  const per = c[${PER_CHUNK}];
+  const first = i * per;
+  const k = c[${K}];
+  const ldc = c[${LDC}];
+  gemm(c[${PA}] + first * k * 32, c[${PB}], c[${PC}] + first * 4 * ldc * 8, k, Math.min(per, c[${M_PANELS}] - first), c[${N_PANELS}], ldc);
 }
-`;
+${workerLoopSource()}`;
 
 /** The part of Node's `worker_threads` used here. */
 interface WorkerApi {
@@ -182,9 +140,7 @@ export function onStopThreads(stop: () => void): void {
 export function stopThreads(): void {
   for (const stop of stopHooks) stop();
   if (core) {
-    Atomics.store(core.control, STOP, 1);
-    Atomics.add(core.control, WAKE, 1);
-    Atomics.notify(core.control, WAKE);
+    stopWorkers(core.control);
     for (const w of core.workers) void w.terminate();
   }
   core = undefined;
@@ -225,17 +181,15 @@ export function threadedGemm(): ThreadedGemm | null {
   return core;
 }
 
-/** Products published so far (the claim word's generation). */
-let generation = 0;
-
 /**
  * Computes `mPanels × nPanels` tiles (the arguments of `gemm`) on every thread of `t`: the product
  * is published as chunks of row panels, claimed by the workers and by this thread, which then
- * waits for the chunks the workers claimed.
+ * waits for the chunks the workers claimed. Should a worker fail its chunk, this thread computes
+ * the whole block again (the same tiles, so the same bits).
  */
 export function gemmOnThreads(t: ThreadedGemm, pa: number, pb: number, pc: number, k: number, mPanels: number, nPanels: number, ldc: number): void {
   const c = t.control;
-  const per = Math.max(PANELS_PER_CHUNK, Math.ceil(mPanels / 255));
+  const per = Math.max(PANELS_PER_CHUNK, Math.ceil(mPanels / MAX_CHUNKS));
   const chunks = Math.ceil(mPanels / per);
   c[PA] = pa;
   c[PB] = pb;
@@ -245,11 +199,11 @@ export function gemmOnThreads(t: ThreadedGemm, pa: number, pb: number, pc: numbe
   c[N_PANELS] = nPanels;
   c[LDC] = ldc;
   c[PER_CHUNK] = per;
-  Atomics.store(c, DONE, 0);
-  generation = (generation + 1) & 0x7fff;
-  Atomics.store(c, CLAIM, (generation << 16) | (chunks << 8));
-  Atomics.add(c, WAKE, 1);
-  Atomics.notify(c, WAKE);
-  claimChunks(c, t.gemm);
-  for (let done = Atomics.load(c, DONE); done < chunks; done = Atomics.load(c, DONE)) Atomics.wait(c, DONE, done, 50);
+  publishChunks(c, chunks);
+  for (let i = claimChunk(c); i >= 0; i = claimChunk(c)) {
+    const first = i * per;
+    t.gemm(pa + first * k * 32, pb, pc + first * 4 * ldc * 8, k, Math.min(per, mPanels - first), nPanels, ldc);
+    chunkDone(c, chunks);
+  }
+  if (!waitForChunks(c, chunks)) t.gemm(pa, pb, pc, k, mPanels, nPanels, ldc);
 }
