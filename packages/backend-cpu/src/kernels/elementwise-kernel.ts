@@ -275,7 +275,7 @@ export class ElementwiseProgramBuilder {
     // Across cores only for generated code (a worker compiles the same source) and enough work.
     const threaded: ThreadedLaunch | undefined =
       runner.path === "generated" && cpuThreads() > 1 && threadedWorthIt(steps, plan.total, count)
-        ? { key, portable: () => portableElementwise(program, plan), body, bindingOf, dtypes, offsets, dims: plan.dims, strides: plan.strides, writable }
+        ? { key, portable: () => portableElementwise(program, plan), body, bindingOf, dtypes, offsets, dims: plan.dims, strides: plan.strides, writable, inputs: nIn }
         : undefined;
     const kernel: CpuKernel = {
       key,

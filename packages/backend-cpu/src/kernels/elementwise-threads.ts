@@ -294,6 +294,8 @@ export interface ThreadedLaunch {
   readonly dims: Int32Array;
   readonly strides: Int32Array;
   readonly writable: readonly boolean[];
+  /** Operands before this index are inputs, the rest outputs. */
+  readonly inputs: number;
 }
 
 /** Bytes per element of the dtypes threaded launches take (f16 never reaches a kernel). */
@@ -329,7 +331,8 @@ export function runThreaded(launch: ThreadedLaunch, buffers: readonly Uint8Array
   }
   const scratch = p.scratch;
   const whole = new Uint8Array(scratch);
-  for (let b = 0; b < buffers.length; b++) whole.set(buffers[b] as Uint8Array, at[b] as number);
+  const overwritten = wholeOutputs(launch, buffers);
+  for (let b = 0; b < buffers.length; b++) if (!overwritten.has(b)) whole.set(buffers[b] as Uint8Array, at[b] as number);
 
   const a = p.args;
   const outer = launch.dims[0] as number;
@@ -396,6 +399,23 @@ export function runThreaded(launch: ThreadedLaunch, buffers: readonly Uint8Array
   }
   counts.threaded++;
   return true;
+}
+
+/**
+ * The bindings the launch writes entirely and never reads: an output's, when no input binds the
+ * same memory and the output covers the binding from its first byte to its last at unit stride
+ * (a fresh dense output, the usual case). Their bytes need no copy into the scratch.
+ */
+function wholeOutputs(launch: ThreadedLaunch, buffers: readonly Uint8Array[]): Set<number> {
+  const out = new Set<number>();
+  if (launch.dims.length !== 1) return out;
+  const total = launch.dims[0] as number;
+  for (let k = launch.inputs; k < launch.bindingOf.length; k++) {
+    const b = launch.bindingOf[k] as number;
+    if (launch.offsets[k] === 0 && launch.strides[k] === 1 && total * bytesOf(launch.dtypes[k] as DType) === (buffers[b] as Uint8Array).byteLength) out.add(b);
+  }
+  for (let k = 0; k < launch.inputs; k++) out.delete(launch.bindingOf[k] as number);
+  return out;
 }
 
 function view(code: number, buffer: SharedArrayBuffer, offset: number, length: number): TypedArray {
