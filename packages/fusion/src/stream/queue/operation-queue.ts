@@ -112,7 +112,7 @@ export class OperationQueue {
    */
   execute<H>(plan: ExecutionPlan<Optimization<H>>, stream: StreamId, env: ExecutionEnv<H>): number {
     const n = plan.operations.length;
-    invariant(n <= this.global.length, () => `plan of ${n} operations on a segment of ${this.global.length}`);
+    if (n > this.global.length) invariant(false, `plan of ${n} operations on a segment of ${this.global.length}`);
     const assigned = this.shapesAssigned[n - 1] ?? 0;
     if (plan.maxRelativeShapeId >= assigned) {
       this.executeUnfused(n, stream, env);
@@ -125,18 +125,22 @@ export class OperationQueue {
     let at = 0;
     for (const step of plan.strategy) {
       const positions = order.slice(at, at + step.len);
-      if (step.kind === "optimization") runOptimization(step.optimization, positions.map((p) => this.#op(p)), positions, ran, ctx, env);
-      else for (const p of positions) ran[p] = runUnfused(this.global[p], ctx, env);
+      if (step.kind === "optimization") {
+        // A plain loop: one closure per position (for an invariant's message) was most of a dead block's cost.
+        const ops: OperationIr[] = new Array<OperationIr>(positions.length);
+        for (let i = 0; i < positions.length; i++) ops[i] = this.#op(positions[i] as number);
+        runOptimization(step.optimization, ops, positions, ran, ctx, env);
+      } else for (const p of positions) ran[p] = runUnfused(this.global[p], ctx, env);
       at += step.len;
     }
-    invariant(at === n, () => `plan strategy covered ${at} of its ${n} operations`);
+    if (at !== n) invariant(false, `plan strategy covered ${at} of its ${n} operations`);
     this.drain(n, ran, env);
     return n;
   }
 
   #op(position: number): OperationIr {
     const op = this.global[position];
-    invariant(op !== undefined, () => `plan position ${position} past the segment of ${this.global.length}`);
+    if (op === undefined) invariant(false, `plan position ${position} past the segment of ${this.global.length}`);
     return op;
   }
 
@@ -189,9 +193,9 @@ export class OperationQueue {
  * be checked the same way. Free when no error exists anywhere (the common case): no container
  * error, and the runtime says no device-side claim is live (`deviceClaims`).
  */
-function externalInputError<H>(ops: readonly OperationIr[], env: ExecutionEnv<H>): Error | undefined {
+function externalInputError<H>(ops: readonly OperationIr[], env: ExecutionEnv<H>, claims: boolean): Error | undefined {
   const { handles, runtime } = env;
-  const deviceSide = runtime.deviceClaims?.() === false ? undefined : runtime.handleError;
+  const deviceSide = claims ? runtime.handleError : undefined;
   if (handles.errorCount === 0 && deviceSide === undefined) return undefined;
   let found: Error | undefined;
   const check = (t: TensorIr): void => {
@@ -214,10 +218,10 @@ function externalInputError<H>(ops: readonly OperationIr[], env: ExecutionEnv<H>
  * input (within the block): fused, that operation's output would inherit a check it has nothing
  * to do with. One lookup per external input; nothing when the runtime has no deferred checks.
  */
-function pendingSplitsBlock<H>(ops: readonly OperationIr[], env: ExecutionEnv<H>): boolean {
+function pendingSplitsBlock<H>(ops: readonly OperationIr[], env: ExecutionEnv<H>, claims: boolean): boolean {
   const { handles, runtime } = env;
   const pending = runtime.handlePending;
-  if (pending === undefined || runtime.deviceClaims?.() === false) return false;
+  if (pending === undefined || !claims) return false;
   // The common case first, without allocating: no input the block reads from outside is claimed.
   // (A tensor produced inside the block has no handle before the block runs.)
   let claimed = false;
@@ -278,12 +282,14 @@ function runOptimization<H>(
   ctx: ExecutionContext<H>,
   env: ExecutionEnv<H>,
 ): void {
+  // Asked once per block, for both checks below (an earlier block of the plan may have failed).
+  const claims = env.runtime.deviceClaims?.() !== false;
   // An op whose input carries an error (in the container, or device-side: `handleError`) must not
   // run fused: run the block op by op, so the error travels to exactly the outputs that depend on
   // it (the backend skips only the launches that read tainted bytes) and the rest still computes.
   // Likewise when a pending deferred check claims an input that some op of the block does not
   // depend on (`handlePending`): one launch would make that op's output inherit the check.
-  if (externalInputError(ops, env) !== undefined || pendingSplitsBlock(ops, env)) {
+  if (externalInputError(ops, env, claims) !== undefined || pendingSplitsBlock(ops, env, claims)) {
     for (let i = 0; i < ops.length; i++) ran[positions[i] ?? 0] = runUnfused(ops[i], ctx, env);
     return;
   }
