@@ -6,7 +6,7 @@ import { BlockGraph } from "./block-graph.js";
 import { outputHandle } from "./pack-outputs.js";
 import { pushParams } from "./elementwise-ops.js";
 import type { Launcher } from "./launcher.js";
-import { type InputLocator, locate, producedAt, pushDims, SignatureEntries, tensorAt } from "./launch-signature.js";
+import { type InputLocator, locateBlock, producedAt, pushDims, sameKinds, SignatureEntries, tensorAt } from "./launch-signature.js";
 import { bindingOf, bytesOf, runElementwiseBlockUncached, type ElementwiseDecision } from "./run-elementwise.js";
 
 /** Most layout signatures one {@link ElementwiseLaunchCache} keeps (oldest dropped first). */
@@ -62,13 +62,6 @@ export class ElementwiseLaunchCache {
   #structure: BlockStructure | undefined;
   /** Replayable executions by layout signature; at most {@link MAX_LAUNCH_ENTRIES}. */
   readonly #entries = new SignatureEntries<LaunchEntry>(MAX_LAUNCH_ENTRIES);
-  /** Scratch: the current execution's signature (reused, never stored). */
-  readonly #signature: number[] = [];
-  /** Scratch: the current execution's input handles (reused, never stored). */
-  readonly #handles: WebGpuHandle[] = [];
-  /** Scratch: the current execution's parameter values (reused, never stored). */
-  readonly #params: number[] = [];
-
   /** Number of layout signatures held (tests). */
   get size(): number {
     return this.#entries.size;
@@ -96,10 +89,10 @@ export class ElementwiseLaunchCache {
       runElementwiseBlockUncached(launcher, ctx, ops, fused);
       return;
     }
-    const handles = this.#handles;
+    const handles = this.#entries.handles;
     handles.length = 0;
     for (const input of structure.inputs) handles.push(ctx.handles.getHandle(tensorAt(ops, input)));
-    const signature = this.#signature;
+    const signature = this.#entries.signature;
     if (!buildSignature(ops, handles, signature)) {
       handles.length = 0;
       runElementwiseBlockUncached(launcher, ctx, ops, fused);
@@ -112,7 +105,7 @@ export class ElementwiseLaunchCache {
       if (!decision.copied && this.#remember(signature, decision, structure.inputs.length)) launcher.counters.launchCacheEvictions++;
       return;
     }
-    const params = this.#params;
+    const params = this.#entries.params;
     params.length = 0;
     for (const op of ops) pushParams(op, params);
     try {
@@ -134,9 +127,7 @@ export class ElementwiseLaunchCache {
   #structureOf(ops: readonly OperationIr[]): BlockStructure | undefined {
     const known = this.#structure;
     if (known !== undefined) {
-      if (known.kinds.length !== ops.length) return undefined;
-      for (let i = 0; i < ops.length; i++) if (ops[i]?.kind !== known.kinds[i]) return undefined;
-      return known;
+      return sameKinds(known.kinds, ops) ? known : undefined;
     }
     const structure = analyse(ops);
     this.#structure = structure;
@@ -148,22 +139,12 @@ export class ElementwiseLaunchCache {
 function analyse(ops: readonly OperationIr[]): BlockStructure | undefined {
   const block = new BlockGraph();
   for (const op of ops) if (!block.add(op)) return undefined;
-  const inputs: InputLocator[] = [];
-  for (const input of block.inputs) {
-    const found = locate(ops, input.tensor.id);
-    if (found === undefined) return undefined;
-    inputs.push({ ...found, dies: input.dies });
-  }
-  const written: number[] = [];
-  for (const o of block.written()) {
-    const index = ops.findIndex((op) => op.kind !== "drop" && op.out.id === o.tensor.id);
-    if (index < 0) return undefined;
-    written.push(index);
-  }
+  const located = locateBlock(ops, block.inputs, block.written());
+  if (located === undefined) return undefined;
   return {
     kinds: ops.map((o) => o.kind),
-    inputs,
-    written,
+    inputs: located.inputs,
+    written: located.written,
     elided: block.elided(),
     producing: ops.filter((o) => o.kind !== "drop").length,
   };

@@ -2,6 +2,7 @@ import { invariant } from "@weft/environment";
 import type { OperationIr, TensorId, TensorIr } from "@weft/fusion";
 import { forEachTensor, tensorAt as operandAt } from "@weft/fusion";
 import type { WebGpuHandle } from "../handle/webgpu-handle.js";
+import type { BlockInput, BlockOutput } from "./block-graph.js";
 
 /**
  * Where one tensor of a block is found in the operations of every execution of its optimization:
@@ -31,6 +32,30 @@ export function locate(ops: readonly OperationIr[], id: TensorId): TensorLocator
     if (found >= 0) return { op: i, pos: found };
   }
   return undefined;
+}
+
+/**
+ * Where a block's inputs (with whether each dies in it) and written outputs (the index of the op
+ * producing each) are found in `ops`, in the given orders; `undefined` when one is not there.
+ */
+export function locateBlock(
+  ops: readonly OperationIr[],
+  inputs: readonly BlockInput[],
+  written: readonly BlockOutput[],
+): { readonly inputs: InputLocator[]; readonly written: number[] } | undefined {
+  const located: InputLocator[] = [];
+  for (const input of inputs) {
+    const found = locate(ops, input.tensor.id);
+    if (found === undefined) return undefined;
+    located.push({ ...found, dies: input.dies });
+  }
+  const producers: number[] = [];
+  for (const o of written) {
+    const index = ops.findIndex((op) => op.kind !== "drop" && op.out.id === o.tensor.id);
+    if (index < 0) return undefined;
+    producers.push(index);
+  }
+  return { inputs: located, written: producers };
 }
 
 /** The tensor at `at` in this execution's operations (same order as `forEachTensor`). */
@@ -80,14 +105,28 @@ export function sameSignature(a: readonly number[], b: readonly number[]): boole
   return true;
 }
 
+/** Whether `ops` has exactly the op kinds `kinds` (the guard of a launch cache's structure). */
+export function sameKinds(kinds: readonly OperationIr["kind"][], ops: readonly OperationIr[]): boolean {
+  if (kinds.length !== ops.length) return false;
+  for (let i = 0; i < ops.length; i++) if (ops[i]?.kind !== kinds[i]) return false;
+  return true;
+}
+
 /**
  * The replayable executions of one optimization, by layout signature: at most `capacity`, the
- * most recent last, the oldest dropped first.
+ * most recent last, the oldest dropped first; and the scratch arrays one execution fills to look
+ * itself up and replay (reused, never stored: the caller empties them when done).
  */
 export class SignatureEntries<E> {
   readonly #capacity: number;
   /** Entries, oldest first; at most `capacity`. */
   readonly #entries: { readonly signature: readonly number[]; readonly entry: E }[] = [];
+  /** Scratch: the current execution's signature. */
+  readonly signature: number[] = [];
+  /** Scratch: the current execution's input handles. */
+  readonly handles: WebGpuHandle[] = [];
+  /** Scratch: the current execution's parameter values. */
+  readonly params: number[] = [];
 
   constructor(capacity: number) {
     this.#capacity = capacity;

@@ -4,7 +4,7 @@ import { encodeParamValues } from "../codegen/wgsl/params.js";
 import { contiguousHandle, type WebGpuHandle } from "../handle/webgpu-handle.js";
 import { pushParams } from "./elementwise-ops.js";
 import type { Launcher } from "./launcher.js";
-import { type InputLocator, locate, producedAt, pushDims, pushLayout, sharesAllocation, SignatureEntries, tensorAt } from "./launch-signature.js";
+import { type InputLocator, locateBlock, producedAt, pushDims, pushLayout, sharesAllocation, sameKinds, SignatureEntries, tensorAt } from "./launch-signature.js";
 import { bindingOf, bytesOf } from "./run-elementwise.js";
 import { planReduceBlock, type ReduceDecision, runReduceBlockUncached } from "./run-reduce.js";
 
@@ -63,13 +63,6 @@ export class ReduceLaunchCache {
   #structure: ReduceStructure | null | undefined;
   /** Replayable executions by layout signature; at most {@link MAX_REDUCE_LAUNCH_ENTRIES}. */
   readonly #entries = new SignatureEntries<ReduceDecision>(MAX_REDUCE_LAUNCH_ENTRIES);
-  /** Scratch: the current execution's signature (reused, never stored). */
-  readonly #signature: number[] = [];
-  /** Scratch: the current execution's input handles (reused, never stored). */
-  readonly #handles: WebGpuHandle[] = [];
-  /** Scratch: the current execution's parameter values (reused, never stored). */
-  readonly #params: number[] = [];
-
   /** Number of layout signatures held (tests). */
   get size(): number {
     return this.#entries.size;
@@ -79,8 +72,8 @@ export class ReduceLaunchCache {
   run(launcher: Launcher, ctx: ExecutionContext<WebGpuHandle>, ops: readonly OperationIr[], fused: boolean): boolean {
     const structure = this.#structureOf(ops);
     if (structure === undefined) return runReduceBlockUncached(launcher, ctx, ops, fused) !== undefined;
-    const handles = this.#handles;
-    const signature = this.#signature;
+    const handles = this.#entries.handles;
+    const signature = this.#entries.signature;
     try {
       handles.length = 0;
       for (const input of structure.inputs) handles.push(ctx.handles.getHandle(tensorAt(ops, input)));
@@ -94,14 +87,14 @@ export class ReduceLaunchCache {
         if (!decision.copied && decision.passes.length > 0 && this.#entries.remember(signature, decision)) launcher.counters.launchCacheEvictions++;
         return true;
       }
-      const params = this.#params;
+      const params = this.#entries.params;
       params.length = 0;
       for (const op of ops) pushParams(op, params);
       replay(launcher, ctx, ops, fused, structure, entry, handles, params);
       return true;
     } finally {
       handles.length = 0;
-      this.#params.length = 0;
+      this.#entries.params.length = 0;
     }
   }
 
@@ -110,9 +103,7 @@ export class ReduceLaunchCache {
     const known = this.#structure;
     if (known === null) return undefined;
     if (known !== undefined) {
-      if (known.kinds.length !== ops.length) return undefined;
-      for (let i = 0; i < ops.length; i++) if (ops[i]?.kind !== known.kinds[i]) return undefined;
-      return known;
+      return sameKinds(known.kinds, ops) ? known : undefined;
     }
     const structure = analyse(ops);
     this.#structure = structure ?? null;
@@ -127,23 +118,13 @@ function analyse(ops: readonly OperationIr[]): ReduceStructure | undefined {
   const { prologue, epilogue } = planned;
   // As the full path does: the reduce input becomes a prologue input when no prologue op makes it.
   prologue.leaf(planned.reduce.input);
-  const inputs: InputLocator[] = [];
-  for (const input of [...prologue.inputs, ...epilogue.inputs]) {
-    const found = locate(ops, input.tensor.id);
-    if (found === undefined) return undefined;
-    inputs.push({ ...found, dies: input.dies });
-  }
-  const written: number[] = [];
-  for (const o of epilogue.written()) {
-    const index = ops.findIndex((op) => op.kind !== "drop" && op.out.id === o.tensor.id);
-    if (index < 0) return undefined;
-    written.push(index);
-  }
+  const located = locateBlock(ops, [...prologue.inputs, ...epilogue.inputs], epilogue.written());
+  if (located === undefined) return undefined;
   return {
     kinds: ops.map((o) => o.kind),
-    inputs,
+    inputs: located.inputs,
     prologueInputs: prologue.inputs.length,
-    written,
+    written: located.written,
     reduce: ops.indexOf(planned.reduce),
     elided: epilogue.elided() + prologue.elided(),
     producing: ops.filter((o) => o.kind !== "drop").length,
