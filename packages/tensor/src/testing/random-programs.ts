@@ -179,7 +179,10 @@ class Generator {
     return { seed: this.#seed, steps: this.steps, outputs, facts: this.facts };
   }
 
-  #push(step: Step, facts: Facts | undefined): number {
+  #push(step: Step, given: Facts | undefined): number {
+    // A model that lost track (0 · ∞: the sum of an empty set of unbounded values) bounds nothing,
+    // and a NaN bound would fail every comparison: such a value is computed but never read or used.
+    const facts = given === undefined || Number.isNaN(given.lo) || Number.isNaN(given.hi) || Number.isNaN(given.err) ? undefined : given;
     this.steps.push(step);
     this.facts.push(facts);
     const id = this.steps.length - 1;
@@ -904,7 +907,7 @@ function reduceFacts(op: ReduceName, f: Facts, axes: readonly number[] | undefin
   if (op === "sum") {
     if (integer) return { ...f, shape, dtype: f.dtype === "bool" ? "i32" : f.dtype, lo: -(2 ** 31), hi: 2 ** 32, err: 0, integral: true, special: false };
     const hi = k * m;
-    if (hi > 1e30 || !Number.isFinite(f.err)) return undefined;
+    if (!(hi <= 1e30) || !Number.isFinite(f.err)) return undefined; // NaN for an empty sum of unbounded values
     const exact = f.err === 0 && f.integral && hi < EXACT_INT;
     return { ...f, shape, lo: -hi, hi, err: exact ? 0 : k * f.err + (Math.log2(Math.max(k, 1)) + 2) * 2 * U * hi, fails };
   }
