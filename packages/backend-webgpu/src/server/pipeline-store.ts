@@ -27,6 +27,12 @@ export interface PipelineEntry {
   bindGroupLayout: GPUBindGroupLayout | undefined;
   state: PipelineState;
   readonly ready: Promise<void>;
+  /**
+   * Whether `ready` was handed to the store's `track` (reads wait for tracked promises). A compile
+   * started only to have the pipeline ready later (`getOrCompile(kernel, false)`) is tracked when
+   * it is first asked for with tracking, i.e. by a launch; never twice.
+   */
+  tracked: boolean;
 }
 
 /** Longest wait for a failed shader module's compilation messages (they only improve the error text). */
@@ -199,14 +205,26 @@ export class PipelineStore {
     return this.#cache.peek(kernel.key, this.#features);
   }
 
-  /** The cached entry for `kernel`, compiling it on first use (see the type doc). */
-  getOrCompile(kernel: WgslKernel): PipelineEntry {
+  /**
+   * The cached entry for `kernel`, compiling it on first use (see the type doc). With `track`
+   * false (a compile ahead of any launch: `WebGpuServer.ready`), its validation is not handed to
+   * `track` until a later call with `track` (a launch) asks for it: reads wait for tracked
+   * validations, and no read should wait for a pipeline that nothing launched. On the H200 a
+   * tuner's winner compiling ahead of use (185 ms) held every read of the serving workload's next
+   * round until it settled.
+   */
+  getOrCompile(kernel: WgslKernel, track = true): PipelineEntry {
     let full = this.#keys.get(kernel);
     if (full === undefined) {
       full = PipelineCache.canonicalKey(kernel.key, this.#features);
       this.#keys.set(kernel, full);
     }
-    return this.#cache.getOrCreateCanonical(full, () => this.#compile(kernel));
+    const entry = this.#cache.getOrCreateCanonical(full, () => this.#compile(kernel));
+    if (track && !entry.tracked) {
+      entry.tracked = true;
+      this.track(entry.ready);
+    }
+    return entry;
   }
 
   #compile(kernel: WgslKernel): PipelineEntry {
@@ -246,6 +264,7 @@ export class PipelineStore {
       bindGroupLayout: explicit,
       state: { kind: "pending" },
       ready: Promise.resolve(),
+      tracked: false,
     };
     // The scope (the module and the layouts) and the pipeline's promise decide validity. The
     // compiler's messages only improve the error's text, so they are asked for only on failure
@@ -288,7 +307,6 @@ export class PipelineStore {
         },
       );
     (entry as { ready: Promise<void> }).ready = ready;
-    this.track(ready);
     return entry;
   }
 }

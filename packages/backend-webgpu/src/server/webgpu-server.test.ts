@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { requestWebGpuDevice, type WebGpuDevice } from "../device/request-device.js";
 import type { WgslKernel } from "../kernel.js";
 import { asU32, brokenKernel, doubleKernel, incrementKernel, requestTestDevice, u32Bytes } from "../testing/gpu-test-support.js";
+import { PipelineStore } from "./pipeline-store.js";
 import { WebGpuServer } from "./webgpu-server.js";
 
 const S0 = StreamId.of(0);
@@ -44,6 +45,32 @@ beforeAll(async () => {
 afterAll(() => gpu?.device.destroy());
 
 describe("WebGpuServer", () => {
+  it("ready() compiles ahead without holding reads: its validation is tracked only once a launch uses the pipeline", async () => {
+    const tracked: Promise<void>[] = [];
+    const store = new PipelineStore(gpu.device, (p) => tracked.push(p));
+    const kernel = incrementKernel("test/ready-ahead");
+    const ahead = store.getOrCompile(kernel, false);
+    expect([ahead.tracked, tracked.length], "compiled ahead of any launch: reads do not wait for it").toEqual([false, 0]);
+    const launched = store.getOrCompile(kernel);
+    expect(launched, "the same entry").toBe(ahead);
+    expect([launched.tracked, tracked.length], "a launch asks for it: tracked once").toEqual([true, 1]);
+    store.getOrCompile(kernel);
+    expect(tracked.length, "never twice").toBe(1);
+    await launched.ready;
+    expect(launched.state.kind, "it compiled").toBe("valid");
+    const fresh = incrementKernel("test/ready-launched-first");
+    store.getOrCompile(fresh);
+    expect(tracked.length, "a pipeline first asked for by a launch is tracked at once, as before").toBe(2);
+    const s = new WebGpuServer(gpu.device);
+    const other = incrementKernel("test/ready-server");
+    expect(s.ready(other, false), "not cached, not compiled: not ready, and nothing started").toBe(false);
+    expect(s.stats().pipelinesHeld, "peeking compiles nothing").toBe(0);
+    s.ready(other);
+    expect(s.stats().pipelinesHeld, "ready() starts the compile").toBe(1);
+    for (let i = 0; i < 100 && !s.ready(other); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(s.ready(other, false), "compiled").toBe(true);
+  });
+
   it("compiles a kernel's text exactly as given and refuses a read-only storage declaration, naming the fix", () => {
     const readOnly: WgslKernel = {
       key: "test/read-only",

@@ -593,7 +593,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
 
   ready(kernel: WgslKernel, compile = true): boolean {
     this.#checkAlive();
-    const entry = compile ? this.#pipelines.getOrCompile(kernel) : this.#pipelines.peek(kernel);
+    const entry = compile ? this.#pipelines.getOrCompile(kernel, false) : this.#pipelines.peek(kernel);
     return entry?.state.kind === "valid";
   }
 
