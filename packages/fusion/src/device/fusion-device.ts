@@ -340,7 +340,7 @@ export class FusionDevice<H> implements FusionClient {
     if (this.#disposed) return;
     this.#disposed = true;
     this.#registerLeaks();
-    if (this.planCache.pending) void this.planCache.flush();
+    if (this.planCache.pending) this.planCache.flushInBackground();
     this.runtime.dispose?.();
   }
 

@@ -101,4 +101,29 @@ describe("persisted plans (PlanCache)", () => {
     expect(loaded.imported).toBe(records.get(a.planCache.key)?.plans.length);
     expect(b.inspector.plans).toBeLessThanOrEqual(2);
   });
+
+  it("a write nobody awaits (dispose's, the timer's) that fails is dropped, never an unhandled rejection; an awaited flush rejects to its caller", async () => {
+    class FailingStore extends MemoryTuneStore<PlanCacheState> {
+      override async put(): Promise<void> {
+        throw new Error("disk full");
+      }
+    }
+    const unhandled: unknown[] = [];
+    const hear = (reason: unknown): void => void unhandled.push(reason);
+    process.on("unhandledRejection", hear);
+    try {
+      const a = createTestDevice("elementwise", { planCache: { adapter: "test", store: new FailingStore() } }).device;
+      await step(a, 4);
+      expect(a.planCache.pending, "a write is scheduled after new plans").toBe(true);
+      a.dispose(); // starts the pending write in the background: it fails
+      await new Promise((r) => setTimeout(r, 20));
+      expect(unhandled, "no unhandled rejection").toEqual([]);
+      const b = createTestDevice("elementwise", { planCache: { adapter: "test", store: new FailingStore() } }).device;
+      await step(b, 4);
+      await expect(b.planCache.flush(), "an awaited flush hears the failure").rejects.toThrow("disk full");
+      b.dispose();
+    } finally {
+      process.off("unhandledRejection", hear);
+    }
+  });
 });

@@ -56,7 +56,9 @@ const SAVE_DELAY_MS = 200;
  * **Saving.** A new plan schedules one write `SAVE_DELAY_MS` later (a timer that never keeps
  * Node alive); {@link flush} writes now. A write replaces the record under this key with the
  * store's plans, so the persisted set is bounded like the store (`maxPlans`); records of other
- * keys (other versions, adapters) are left as they are.
+ * keys (other versions, adapters) are left as they are. A write nobody awaits (the timer's,
+ * {@link flushInBackground}) that fails is dropped: plans are only an optimisation, and an
+ * unhandled rejection would end a Node process. {@link flush} rejects to its caller.
  * **Bound.** Holds a key, a timer and the pending write's promise.
  */
 export class PlanCache<O> {
@@ -110,9 +112,14 @@ export class PlanCache<O> {
     if (this.#timer !== undefined) return;
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
-      void this.flush();
+      this.flushInBackground();
     }, SAVE_DELAY_MS);
     (this.#timer as { unref?: () => void }).unref?.();
+  }
+
+  /** Starts {@link flush} without a caller to hear its outcome: a failed write is dropped (see the type doc). */
+  flushInBackground(): void {
+    this.flush().catch(() => undefined);
   }
 
   /** Writes the plans now (after any write in progress); resolves once written. */
