@@ -187,6 +187,14 @@ describe("vec4 matmul with a fused epilogue", () => {
   let nextId = 1;
   const stream = StreamId.DEFAULT;
   const t = (shape: number[], status: TensorStatus = "ReadOnly"): TensorIr => ({ id: nextId++ as TensorId, shape, dtype: "f32", status });
+  /** Uploads f32 `data` of `shape` as a fresh tensor registered in `ctx`. */
+  const uploader =
+    (ctx: { readonly handles: HandleContainer<WebGpuHandle> }) =>
+    (data: Float32Array, shape: number[]): TensorIr => {
+      const x = t(shape);
+      ctx.handles.registerHandle(x.id, runtime.upload({ data, shape, dtype: "f32" } as never, stream));
+      return x;
+    };
 
   it("matmul then add bias then relu runs as ONE vec4 launch with the CPU's values", async () => {
     const ctx = { handles: new HandleContainer<WebGpuHandle>((h) => runtime.releaseHandle(h)), stream };
@@ -194,11 +202,7 @@ describe("vec4 matmul with a fused epilogue", () => {
     const a = operand([M, K], "f32", 1);
     const b = operand([K, N], "f32", 2);
     const biasValues = Float32Array.from({ length: N }, (_, i) => ((i % 5) - 2) * 0.75);
-    const upload = (data: Float32Array, shape: number[]): TensorIr => {
-      const x = t(shape);
-      ctx.handles.registerHandle(x.id, runtime.upload({ data, shape, dtype: "f32" } as never, stream));
-      return x;
-    };
+    const upload = uploader(ctx);
     const [lhs, rhs, bias] = [upload(a.values as Float32Array, [M, K]), upload(b.values as Float32Array, [K, N]), upload(biasValues, [N])];
     const [prod, biased, out] = [t([M, N]), t([M, N]), t([M, N])];
     const ops: OperationIr[] = [
@@ -230,11 +234,7 @@ describe("vec4 matmul with a fused epilogue", () => {
     const a = operand([M, K], "f32", 3);
     const b = operand([K, N], "f32", 4);
     const biasValues = Float32Array.from({ length: N }, (_, i) => ((i % 7) - 3) * 0.5);
-    const upload = (data: Float32Array, shape: number[]): TensorIr => {
-      const x = t(shape);
-      ctx.handles.registerHandle(x.id, runtime.upload({ data, shape, dtype: "f32" } as never, stream));
-      return x;
-    };
+    const upload = uploader(ctx);
     const [lhs, rhs, bias] = [upload(a.values as Float32Array, [M, K]), upload(b.values as Float32Array, [K, N]), upload(biasValues, [N])];
     const [prod, scaled, biased, out] = [t([M, N]), t([M, N]), t([M, N]), t([M, N])];
     const ops: OperationIr[] = [
@@ -268,11 +268,7 @@ describe("vec4 matmul with a fused epilogue", () => {
     /** One execution of relu(a·b + bias) with `choose`; the key prefix of the product's kernel. */
     const once = async (choose: () => { config: MatmulConfig; standIn?: MatmulConfig }): Promise<string> => {
       const ctx = { handles: new HandleContainer<WebGpuHandle>((h) => runtime.releaseHandle(h)), stream };
-      const upload = (data: Float32Array, shape: number[]): TensorIr => {
-        const x = t(shape);
-        ctx.handles.registerHandle(x.id, runtime.upload({ data, shape, dtype: "f32" } as never, stream));
-        return x;
-      };
+      const upload = uploader(ctx);
       const [lhs, rhs, bias] = [upload(a.values as Float32Array, [M, K]), upload(b.values as Float32Array, [K, N]), upload(biasValues, [N])];
       const [prod, biased, out] = [t([M, N]), t([M, N]), t([M, N])];
       launched = [];

@@ -36,6 +36,23 @@ function offsetKernel(delta: number): HostTestKernel {
   };
 }
 
+/** A candidate writing `input + 1` whose every run first calls `tick(run)` (its runs counted from 0): what advances a test's fake clock. */
+function tickingCandidate(name: string, tick: (run: number) => void): Tunable<Inputs, MemoryHandle, HostTestKernel> {
+  let run = 0;
+  return {
+    name,
+    run(inputs, c) {
+      tick(run++);
+      const output = c.empty(inputs.length * 4);
+      c.launch(offsetKernel(1), [1, 1, 1], [
+        { binding: inputs.input.binding(), access: "read" },
+        { binding: output.binding(), access: "write" },
+      ]);
+      return output;
+    },
+  };
+}
+
 /**
  * A harness with a fake clock: each candidate advances it by its cost per run, so "fastest" is
  * decided deterministically, never by wall time.
@@ -97,21 +114,8 @@ describe("Tuner", () => {
     const server = new RecordingServer();
     const client = new Client(server).withStream(StreamId.allocate());
     let clock = 0;
-    const candidate = (name: string, costs: (run: number) => number): Tunable<Inputs, MemoryHandle, HostTestKernel> => {
-      let run = 0;
-      return {
-        name,
-        run(inputs, c) {
-          clock += costs(run++);
-          const output = c.empty(inputs.length * 4);
-          c.launch(offsetKernel(1), [1, 1, 1], [
-            { binding: inputs.input.binding(), access: "read" },
-            { binding: output.binding(), access: "write" },
-          ]);
-          return output;
-        },
-      };
-    };
+    const candidate = (name: string, costs: (run: number) => number): Tunable<Inputs, MemoryHandle, HostTestKernel> =>
+      tickingCandidate(name, (run) => void (clock += costs(run)));
     // Runs: validation, one warmup (cost 1: samples of 2 runs for sampleMs 2), then three samples.
     // "spiky" costs 1 per run but its first and last samples met a busy device (a run of 20);
     // "steady" always costs 3.
@@ -138,19 +142,11 @@ describe("Tuner", () => {
     let clock = 0;
     let run = 0; // every candidate's runs, counted together: the device's timeline
     const busy = (r: number): boolean => r >= 8 && r <= 19; // twelve consecutive runs meet a busy device (+20 each)
-    const candidate = (name: string, cost: number): Tunable<Inputs, MemoryHandle, HostTestKernel> => ({
-      name,
-      run(inputs, c) {
+    const candidate = (name: string, cost: number): Tunable<Inputs, MemoryHandle, HostTestKernel> =>
+      tickingCandidate(name, () => {
         run += 1;
         clock += cost + (busy(run) ? 20 : 0);
-        const output = c.empty(inputs.length * 4);
-        c.launch(offsetKernel(1), [1, 1, 1], [
-          { binding: inputs.input.binding(), access: "read" },
-          { binding: output.binding(), access: "write" },
-        ]);
-        return output;
-      },
-    });
+      });
     // Runs 1–6: each candidate's validation and one warmup (samples of 1, 4 and 2 runs for sampleMs 4).
     // Interleaved, runs 8–19 are "fast"'s first two samples and "steady"'s first two; one after
     // another, they would have been all three of "fast"'s samples, and "steady" would have won.
