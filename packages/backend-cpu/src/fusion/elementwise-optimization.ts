@@ -1,9 +1,10 @@
-import type { ExecutionContext, OperationIr, Optimization, TensorId, TensorIr, TensorStatus } from "@weft/fusion";
-import { BlockFallback, broadcastShapes, denseLayout, isElementwise, numElements, operationInputs, sameShape } from "@weft/fusion";
-import { UnsupportedError, invariant } from "@weft/environment";
+import type { ExecutionContext, OperationIr, Optimization, TensorId, TensorIr } from "@weft/fusion";
+import { BlockFallback, broadcastShapes, denseLayout, isElementwise, numElements, sameShape } from "@weft/fusion";
+import { invariant } from "@weft/environment";
 import { hostBytesPerElement, isDense, withLayout, type CpuHandle } from "../handle/cpu-handle.js";
 import { ElementwiseProgramBuilder, type Register } from "../kernels/elementwise-kernel.js";
 import { appendElementwise } from "../kernels/elementwise-ops.js";
+import { scanBlock } from "./block-scan.js";
 import type { CpuRuntime } from "../runtime/cpu-runtime.js";
 
 /**
@@ -47,22 +48,13 @@ export class ElementwiseOptimization implements Optimization<CpuHandle> {
   execute(ctx: ExecutionContext<CpuHandle>, operations: readonly OperationIr[]): void {
     invariant(operations.length === this.len, () => `elementwise block of ${this.len} ops executed with ${operations.length}`);
     const runtime = this.#runtime;
-    const last = new Map<TensorId, TensorStatus>();
-    const produced = new Map<TensorId, TensorIr>();
-    const external: TensorIr[] = [];
+    const { last, produced, external } = scanBlock(operations, "elementwise");
     let reference: number[] | undefined;
     // The reference of the ops whose outputs hold elements (see "Empty outputs" in the type doc).
     let live: number[] | undefined;
     for (const op of operations) {
-      for (const input of operationInputs(op)) {
-        if (input.dtype === "f16" || (op.kind !== "drop" && op.out.dtype === "f16")) throw new UnsupportedError("f16 on the CPU backend", "fused elementwise block: use f32");
-        if (!produced.has(input.id) && !external.some((t) => t.id === input.id)) external.push(input);
-        last.set(input.id, op.kind === "drop" ? "ReadWrite" : input.status);
-      }
       if (op.kind === "drop") continue;
       invariant(isElementwise(op), () => `elementwise block holds a ${op.kind} op`);
-      produced.set(op.out.id, op.out);
-      last.set(op.out.id, "NotInit");
       reference = reference === undefined ? [...op.out.shape] : broadcastShapes(reference, op.out.shape);
       invariant(reference !== undefined, "fused ops broadcast to one reference shape (checked by the fuser)");
       if (numElements(op.out.shape) > 0) live = live === undefined ? [...op.out.shape] : broadcastShapes(live, op.out.shape);
@@ -91,7 +83,7 @@ export class ElementwiseOptimization implements Optimization<CpuHandle> {
 
     // In-place candidates: external inputs dying in the block whose memory nothing else holds.
     const candidates: CpuHandle[] = [];
-    for (const t of external) {
+    for (const t of external.values()) {
       if (last.get(t.id) !== "ReadWrite") continue;
       const handle = ctx.handles.getHandleRef(t.id);
       if (handle !== undefined && runtime.canMut(handle) && isDense(handle) && sameShape(handle.shape, ref)) candidates.push(handle);
@@ -146,6 +138,6 @@ export class ElementwiseOptimization implements Optimization<CpuHandle> {
     runtime.stats.inPlaceWrites += inPlace;
     runtime.stats.elidedWrites += elided;
     for (const [out, handle] of outputs) ctx.handles.registerHandle(out.id, handle);
-    for (const t of external) if (last.get(t.id) === "ReadWrite") ctx.handles.removeHandle(t.id);
+    for (const id of external.keys()) if (last.get(id) === "ReadWrite") ctx.handles.removeHandle(id);
   }
 }

@@ -1,11 +1,12 @@
-import type { ExecutionContext, OperationIr, Optimization, TensorId, TensorIr, TensorStatus } from "@weft/fusion";
-import { BlockFallback, isElementwise, operationInputs } from "@weft/fusion";
-import { UnsupportedError, invariant } from "@weft/environment";
+import type { ExecutionContext, OperationIr, Optimization, TensorId, TensorIr } from "@weft/fusion";
+import { BlockFallback, isElementwise } from "@weft/fusion";
+import { invariant } from "@weft/environment";
 import type { CpuHandle } from "../handle/cpu-handle.js";
 import { BindingSet, type CpuKernel } from "../kernels/cpu-kernel.js";
 import { ElementwiseProgramBuilder, type Register } from "../kernels/elementwise-kernel.js";
 import { appendElementwise } from "../kernels/elementwise-ops.js";
 import { matmulKernel } from "../kernels/tensor-kernels.js";
+import { scanBlock } from "./block-scan.js";
 import type { CpuRuntime } from "../runtime/cpu-runtime.js";
 
 /**
@@ -45,19 +46,7 @@ export class MatmulEpilogueOptimization implements Optimization<CpuHandle> {
     const matmul = operations[0];
     invariant(matmul?.kind === "matmul", "a matmul block starts with its matmul");
     const runtime = this.#runtime;
-    const last = new Map<TensorId, TensorStatus>();
-    const external = new Map<TensorId, TensorIr>();
-    const produced = new Map<TensorId, TensorIr>();
-    for (const op of operations) {
-      for (const input of operationInputs(op)) {
-        if (input.dtype === "f16" || (op.kind !== "drop" && op.out.dtype === "f16")) throw new UnsupportedError("f16 on the CPU backend", "fused matmul block: use f32");
-        if (!produced.has(input.id)) external.set(input.id, input);
-        last.set(input.id, op.kind === "drop" ? "ReadWrite" : input.status);
-      }
-      if (op.kind === "drop") continue;
-      produced.set(op.out.id, op.out);
-      last.set(op.out.id, "NotInit");
-    }
+    const { last, produced, external } = scanBlock(operations, "matmul");
     const product = matmul.out;
     const written = (t: TensorIr): boolean => last.get(t.id) !== "ReadWrite";
 
