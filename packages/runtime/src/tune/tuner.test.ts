@@ -53,6 +53,20 @@ function tickingCandidate(name: string, tick: (run: number) => void): Tunable<In
   };
 }
 
+/** The tunable set of `candidates` over {@link Inputs}: keyed by length, validated by exact equality of the f32 outputs. */
+function offsetSet(name: string, candidates: Tunable<Inputs, MemoryHandle, HostTestKernel>[]): TunableSet<Inputs, MemoryHandle, number[], HostTestKernel> {
+  return new TunableSet<Inputs, MemoryHandle, number[], HostTestKernel>({
+    name,
+    candidates,
+    key: (inputs) => AutotuneKey.of({ shapes: [[inputs.length]], dtypes: ["f32"] }),
+    validation: {
+      read: async (output, c) => f32Values((await c.read([output.binding()]))[0] ?? new Uint8Array()),
+      equal: (a, b) => a.length === b.length && a.every((v, i) => v === b[i]),
+    },
+    releaseOutput: (output) => output.release(),
+  });
+}
+
 /**
  * A harness with a fake clock: each candidate advances it by its cost per run, so "fastest" is
  * decided deterministically, never by wall time.
@@ -76,21 +90,12 @@ function harness(options: { referenceFails?: boolean } = {}) {
       return output;
     },
   });
-  const set = new TunableSet<Inputs, MemoryHandle, number[], HostTestKernel>({
-    name: "offset-by-one",
-    candidates: [
-      candidate("reference", 5, 1, options.referenceFails === true),
-      candidate("wrong-but-fastest", 0.1, 2),
-      candidate("failing", 0, 1, true),
-      candidate("fast", 1, 1),
-    ],
-    key: (inputs) => AutotuneKey.of({ shapes: [[inputs.length]], dtypes: ["f32"] }),
-    validation: {
-      read: async (output, c) => f32Values((await c.read([output.binding()]))[0] ?? new Uint8Array()),
-      equal: (a, b) => a.length === b.length && a.every((v, i) => v === b[i]),
-    },
-    releaseOutput: (output) => output.release(),
-  });
+  const set = offsetSet("offset-by-one", [
+    candidate("reference", 5, 1, options.referenceFails === true),
+    candidate("wrong-but-fastest", 0.1, 2),
+    candidate("failing", 0, 1, true),
+    candidate("fast", 1, 1),
+  ]);
   const events: TuneProgress[] = [];
   const cache = new TuneCache({ adapter: "test-adapter", store: new MemoryTuneStore() });
   const tuner = new Tuner(client, { cache, now: () => clock, warmups: 1, warmupMs: 0, samples: 3, sampleMs: 4, onProgress: (p) => events.push(p) });
@@ -119,16 +124,7 @@ describe("Tuner", () => {
     // Runs: validation, one warmup (cost 1: samples of 2 runs for sampleMs 2), then three samples.
     // "spiky" costs 1 per run but its first and last samples met a busy device (a run of 20);
     // "steady" always costs 3.
-    const set = new TunableSet<Inputs, MemoryHandle, number[], HostTestKernel>({
-      name: "outliers",
-      candidates: [candidate("reference", () => 5), candidate("steady", () => 3), candidate("spiky", (r) => (r === 2 || r === 6 ? 20 : 1))],
-      key: (inputs) => AutotuneKey.of({ shapes: [[inputs.length]], dtypes: ["f32"] }),
-      validation: {
-        read: async (output, c) => f32Values((await c.read([output.binding()]))[0] ?? new Uint8Array()),
-        equal: (a, b) => a.length === b.length && a.every((v, i) => v === b[i]),
-      },
-      releaseOutput: (output) => output.release(),
-    });
+    const set = offsetSet("outliers", [candidate("reference", () => 5), candidate("steady", () => 3), candidate("spiky", (r) => (r === 2 || r === 6 ? 20 : 1))]);
     const cache = new TuneCache({ adapter: "test-adapter", store: new MemoryTuneStore() });
     const tuner = new Tuner(client, { cache, now: () => clock, warmups: 1, warmupMs: 0, samples: 3, sampleMs: 2 });
     const record = await tuner.tune(set, { input: client.create(f32Bytes([1, 2, 3])), length: 3 });
@@ -150,16 +146,7 @@ describe("Tuner", () => {
     // Runs 1–6: each candidate's validation and one warmup (samples of 1, 4 and 2 runs for sampleMs 4).
     // Interleaved, runs 8–19 are "fast"'s first two samples and "steady"'s first two; one after
     // another, they would have been all three of "fast"'s samples, and "steady" would have won.
-    const set = new TunableSet<Inputs, MemoryHandle, number[], HostTestKernel>({
-      name: "interleaved",
-      candidates: [candidate("reference", 5), candidate("fast", 1), candidate("steady", 3)],
-      key: (inputs) => AutotuneKey.of({ shapes: [[inputs.length]], dtypes: ["f32"] }),
-      validation: {
-        read: async (output, c) => f32Values((await c.read([output.binding()]))[0] ?? new Uint8Array()),
-        equal: (a, b) => a.length === b.length && a.every((v, i) => v === b[i]),
-      },
-      releaseOutput: (output) => output.release(),
-    });
+    const set = offsetSet("interleaved", [candidate("reference", 5), candidate("fast", 1), candidate("steady", 3)]);
     const cache = new TuneCache({ adapter: "test-adapter", store: new MemoryTuneStore() });
     const tuner = new Tuner(client, { cache, now: () => clock, warmups: 1, warmupMs: 0, samples: 3, sampleMs: 4 });
     const record = await tuner.tune(set, { input: client.create(f32Bytes([1, 2, 3])), length: 3 });
