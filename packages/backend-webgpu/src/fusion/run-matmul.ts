@@ -74,17 +74,22 @@ export interface MatmulChoice {
  */
 export type MatmulChooser = (lhs: WebGpuHandle, rhs: WebGpuHandle, dtype: DType, outShape: readonly number[]) => MatmulChoice;
 
-/** The spec to launch for `choice`: its config's, unless a kernel of it is still compiling and its stand-in's are all ready. */
-function readySpec(launcher: Launcher, choice: MatmulChoice, specOf: (config: MatmulConfig) => MatmulSpec): MatmulSpec {
-  const spec = specOf(choice.config);
-  if (choice.standIn === undefined) return spec;
+/**
+ * The spec to launch for `choice` and its kernel plans: its config's, unless a kernel of it is
+ * still compiling and its stand-in's are all ready.
+ */
+function readySpec(launcher: Launcher, choice: MatmulChoice, specOf: (config: MatmulConfig) => MatmulSpec): { spec: MatmulSpec; plans: KernelLaunchPlan[] } {
   const plan = (key: string, build: () => KernelLaunchPlan): KernelLaunchPlan => launcher.plan(key, build);
+  const spec = specOf(choice.config);
+  const plans = matmulPlans(spec, launcher.profile, plan);
+  if (choice.standIn === undefined) return { spec, plans };
   // Every kernel of the winner is asked, so each one's compile has started when this returns; the
   // stand-in's are only looked up (never compiled for this: it stands in only where it is ready).
-  const ready = (s: MatmulSpec, compile: boolean): boolean => matmulPlans(s, launcher.profile, plan).map((p) => launcher.ready(p, compile)).every((r) => r);
-  if (ready(spec, true)) return spec;
+  const ready = (p: readonly KernelLaunchPlan[], compile: boolean): boolean => p.map((k) => launcher.ready(k, compile)).every((r) => r);
+  if (ready(plans, true)) return { spec, plans };
   const standIn = specOf(choice.standIn);
-  return ready(standIn, false) ? standIn : spec;
+  const standInPlans = matmulPlans(standIn, launcher.profile, plan);
+  return ready(standInPlans, false) ? { spec: standIn, plans: standInPlans } : { spec, plans };
 }
 
 /**
@@ -138,13 +143,13 @@ export function runMatmulBlock(launcher: Launcher, ctx: ExecutionContext<WebGpuH
       epilogue: { graph: epilogue.graph, inputs: blockInputs(epilogue, eHandles), outputs: written.map((o) => ({ node: o.node, dtype: o.tensor.dtype })) },
       label: ops.filter((o) => o.kind !== "drop").map((o) => (o.kind === "unary" || o.kind === "binary" || o.kind === "binary-scalar" ? o.op : o.kind)).join("+"),
     });
-    const spec = readySpec(launcher, choice, specOf);
+    const { spec, plans } = readySpec(launcher, choice, specOf);
     const run = {
       plan: (key: string, build: () => KernelLaunchPlan) => launcher.plan(key, build),
       launch: (plan: KernelLaunchPlan, bindings: readonly KernelBinding[], uniforms: Uint8Array | undefined) => launcher.launch(plan, bindings, ctx.stream, uniforms),
       empty: (bytes: number) => launcher.empty(bytes, ctx.stream),
     };
-    launchMatmul(spec, launcher.profile, run, bindingOf(lhs, "read"), bindingOf(rhs, "read"), eHandles.map((h) => bindingOf(h, "read")), outHandles.map((h) => bindingOf(h, "write")));
+    launchMatmul(spec, launcher.profile, run, bindingOf(lhs, "read"), bindingOf(rhs, "read"), eHandles.map((h) => bindingOf(h, "read")), outHandles.map((h) => bindingOf(h, "write")), plans);
     if (fused && ops.filter((o) => o.kind !== "drop").length > 1) launcher.counters.fusedLaunches++;
   } else {
     // No output element: the outputs are still computed from the operands (see propagate).

@@ -351,10 +351,20 @@ export function matmulPlans(spec: MatmulSpec, profile: DeviceProfile, plan: Matm
 /**
  * Launches the product `spec`: one kernel, or for a split-K config the partial products into a
  * temporary and the kernel that combines them. `inputs` are the epilogue's inputs and `outputs` its
- * outputs, as bindings (the binding layout of {@link MatmulSpec}).
+ * outputs, as bindings (the binding layout of {@link MatmulSpec}). `plans` are `spec`'s
+ * ({@link matmulPlans}), passed by a caller that already looked them up.
  */
-export function launchMatmul(spec: MatmulSpec, profile: DeviceProfile, run: MatmulRunner, lhs: KernelBinding, rhs: KernelBinding, inputs: readonly KernelBinding[], outputs: readonly KernelBinding[]): void {
-  const [main, combine] = matmulPlans(spec, profile, (key, build) => run.plan(key, build));
+export function launchMatmul(
+  spec: MatmulSpec,
+  profile: DeviceProfile,
+  run: MatmulRunner,
+  lhs: KernelBinding,
+  rhs: KernelBinding,
+  inputs: readonly KernelBinding[],
+  outputs: readonly KernelBinding[],
+  plans: readonly KernelLaunchPlan[] = matmulPlans(spec, profile, (key, build) => run.plan(key, build)),
+): void {
+  const [main, combine] = plans;
   invariant(main !== undefined, "a product has a main kernel");
   const split = splitOf(spec.config);
   if (combine === undefined) {
