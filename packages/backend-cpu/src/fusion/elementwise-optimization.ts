@@ -1,10 +1,26 @@
 import type { ExecutionContext, OperationIr, Optimization, TensorId, TensorIr } from "@weft/fusion";
+import type { BindingAccess } from "@weft/server";
 import { BlockFallback, broadcastShapes, denseLayout, isElementwise, numElements, sameShape } from "@weft/fusion";
 import { invariant } from "@weft/environment";
 import { hostBytesPerElement, isDense, withLayout, type CpuHandle } from "../handle/cpu-handle.js";
+import { BindingSet, type CpuKernel } from "../kernels/cpu-kernel.js";
 import { ElementwiseProgramBuilder, type Register } from "../kernels/elementwise-kernel.js";
 import { appendElementwise } from "../kernels/elementwise-ops.js";
 import { scanBlock } from "./block-scan.js";
+import {
+  LaunchEntries,
+  bindingSources,
+  blockStructure,
+  producedAt,
+  replayBindings,
+  replayUniforms,
+  sameKinds,
+  signatureOf,
+  DeferredFallback,
+  tensorOf,
+  type BindingSource,
+  type BlockStructure,
+} from "./launch-replay.js";
 import type { CpuRuntime } from "../runtime/cpu-runtime.js";
 
 /**
@@ -34,19 +50,101 @@ import type { CpuRuntime } from "../runtime/cpu-runtime.js";
  * only the outputs computed from the op that fails (issue 9).
  * **Freeing.** External inputs that die in the block are removed from the container after the
  * launch; an in-place output keeps the memory alive through its own reference.
+ * **Launch replay.** What an execution decided (the kernel with its loop plan and key, which
+ * outputs are written in place into which input, the binding pattern, which ops were evaluated)
+ * is remembered under its layout signature (`launch-replay.ts`: output shapes, and per external
+ * input its dtype, layout and `canMut`); a later execution with the same signature replays it —
+ * no scan, builder, loop plan, key or closures — and binds, allocates, registers, frees and counts
+ * exactly what the full path would. Scalars are read from each execution's ops into uniforms, so
+ * a new scalar replays the same entry. Never replayed: two inputs on one memory, an input without
+ * a handle. Bounded by `MAX_LAUNCH_ENTRIES` signatures per optimization.
  */
 export class ElementwiseOptimization implements Optimization<CpuHandle> {
   readonly name = "elementwise";
   readonly len: number;
   readonly #runtime: CpuRuntime;
+  /** The block's structure, from its first execution (`undefined` before, or when it cannot be located). */
+  #structure: BlockStructure | undefined;
+  /** Replayable executions by layout signature; at most `MAX_LAUNCH_ENTRIES`. */
+  readonly #launches = new LaunchEntries<ElementwiseLaunch>();
+  /** The fallback of every replayed launch (armed per launch). */
+  readonly #fallback: DeferredFallback;
 
   constructor(runtime: CpuRuntime, len: number) {
     this.#runtime = runtime;
     this.len = len;
+    this.#fallback = new DeferredFallback(runtime.fallbackPort);
+  }
+
+  /** Number of layout signatures remembered (tests). */
+  get launchEntries(): number {
+    return this.#launches.size;
   }
 
   execute(ctx: ExecutionContext<CpuHandle>, operations: readonly OperationIr[]): void {
     invariant(operations.length === this.len, () => `elementwise block of ${this.len} ops executed with ${operations.length}`);
+    const launches = this.#launches;
+    const structure = this.#structure;
+    if (structure !== undefined && sameKinds(structure, operations) && signatureOf(operations, structure, ctx.handles, launches.scratch)) {
+      const entry = launches.find();
+      if (entry !== undefined) {
+        this.#replay(ctx, operations, structure, entry, launches.scratch.handles);
+        return;
+      }
+      const decided = this.#execute(ctx, operations, launches.scratch.handles);
+      if (decided !== undefined) launches.remember(decided);
+      return;
+    }
+    this.#execute(ctx, operations, undefined);
+  }
+
+  /** Replays `entry` for this execution (see "Launch replay" in the type doc). */
+  #replay(ctx: ExecutionContext<CpuHandle>, operations: readonly OperationIr[], structure: BlockStructure, entry: ElementwiseLaunch, inputs: readonly CpuHandle[]): void {
+    const runtime = this.#runtime;
+    const written = structure.written;
+    const outputs = this.#launches.scratch.outputs;
+    let made = 0;
+    try {
+      for (let j = 0; j < written.length; j++) {
+        const out = producedAt(operations, written[j] as number);
+        const slot = entry.outputs[j] as number;
+        const reused = slot >= 0 ? inputs[slot] : undefined;
+        if (reused !== undefined) {
+          reused.memory.retain();
+          outputs[j] = withLayout(reused, denseLayout(out.shape, reused.offset), out.dtype);
+        } else {
+          outputs[j] = runtime.allocate(out.shape, out.dtype, ctx.stream);
+        }
+        made++;
+      }
+      const kernel = entry.kernel;
+      if (kernel !== undefined) {
+        const bindings = replayBindings(entry.sources, entry.access, inputs, outputs, undefined);
+        const uniforms = replayUniforms(operations, entry.evaluated, entry.uniforms);
+        const fallback = this.#fallback.arm(ctx, operations, written, outputs);
+        runtime.client.group(fallback, () => runtime.launch(kernel, bindings, ctx.stream, uniforms), ctx.stream);
+        fallback.settled();
+        runtime.stats.fusedLaunches++;
+        runtime.stats.replayedLaunches++;
+      }
+    } catch (error) {
+      this.#fallback.discard(); // disarmed whether or not the server got to it
+      for (let j = 0; j < made; j++) runtime.releaseHandle(outputs[j] as CpuHandle);
+      throw error;
+    }
+    runtime.stats.inPlaceWrites += entry.inPlace;
+    runtime.stats.elidedWrites += structure.elided;
+    for (let j = 0; j < written.length; j++) ctx.handles.registerHandle(producedAt(operations, written[j] as number).id, outputs[j] as CpuHandle);
+    const dies = structure.dies;
+    for (let k = 0; k < dies.length; k++) if (dies[k] === true) ctx.handles.removeHandle(tensorOf(operations, structure.inputs[k]!).id);
+  }
+
+  /**
+   * The full path: derives everything from `operations`. With `inputs` (this execution's external
+   * input handles, in structure order, when its signature allows a replay) returns what it decided
+   * for the launch cache.
+   */
+  #execute(ctx: ExecutionContext<CpuHandle>, operations: readonly OperationIr[], inputs: readonly CpuHandle[] | undefined): ElementwiseLaunch | undefined {
     const runtime = this.#runtime;
     const { last, produced, external } = scanBlock(operations, "elementwise");
     let reference: number[] | undefined;
@@ -65,7 +163,8 @@ export class ElementwiseOptimization implements Optimization<CpuHandle> {
     const ref = numElements(reference) === 0 && live !== undefined ? live : reference;
     const evaluated = (op: Exclude<OperationIr, { kind: "drop" }>): boolean => ref === reference || numElements(op.out.shape) > 0;
 
-    const builder = new ElementwiseProgramBuilder(ref);
+    const set = new BindingSet();
+    const builder = new ElementwiseProgramBuilder(ref, set);
     const registers = new Map<TensorId, Register>();
     const load = (t: TensorIr): Register => {
       const known = registers.get(t.id);
@@ -76,20 +175,29 @@ export class ElementwiseOptimization implements Optimization<CpuHandle> {
       registers.set(t.id, r);
       return r;
     };
-    for (const op of operations) {
+    const appended: number[] = [];
+    for (let i = 0; i < operations.length; i++) {
+      const op = operations[i] as OperationIr;
       if (op.kind === "drop" || !isElementwise(op) || !evaluated(op)) continue;
       registers.set(op.out.id, appendElementwise(builder, op, load));
+      appended.push(i);
     }
 
-    // In-place candidates: external inputs dying in the block whose memory nothing else holds.
-    const candidates: CpuHandle[] = [];
+    // In-place candidates: external inputs dying in the block whose memory nothing else holds
+    // (with their slot: their index among the external inputs).
+    const candidates: { readonly handle: CpuHandle; readonly slot: number }[] = [];
+    let slot = 0;
     for (const t of external.values()) {
+      const k = slot++;
       if (last.get(t.id) !== "ReadWrite") continue;
       const handle = ctx.handles.getHandleRef(t.id);
-      if (handle !== undefined && runtime.canMut(handle) && isDense(handle) && sameShape(handle.shape, ref)) candidates.push(handle);
+      if (handle !== undefined && runtime.canMut(handle) && isDense(handle) && sameShape(handle.shape, ref)) candidates.push({ handle, slot: k });
     }
 
     const outputs: [TensorIr, CpuHandle][] = [];
+    const outputSlots: number[] = [];
+    let kernel: CpuKernel | undefined;
+    let uniforms = 0;
     let inPlace = 0;
     let elided = 0;
     let stored = 0;
@@ -105,18 +213,21 @@ export class ElementwiseOptimization implements Optimization<CpuHandle> {
           invariant(numElements(out.shape) === 0, () => `block output ${id} has a register`);
           const empty = runtime.allocate(out.shape, out.dtype, ctx.stream);
           outputs.push([out, empty]);
+          outputSlots.push(-1);
           continue;
         }
         let handle: CpuHandle;
-        const at = sameShape(out.shape, ref) ? candidates.findIndex((c) => hostBytesPerElement(c.dtype) === hostBytesPerElement(out.dtype)) : -1;
+        const at = sameShape(out.shape, ref) ? candidates.findIndex((c) => hostBytesPerElement(c.handle.dtype) === hostBytesPerElement(out.dtype)) : -1;
         const reused = candidates[at];
         if (reused !== undefined) {
           candidates.splice(at, 1);
-          reused.memory.retain();
-          handle = withLayout(reused, denseLayout(out.shape, reused.offset), out.dtype);
+          reused.handle.memory.retain();
+          handle = withLayout(reused.handle, denseLayout(out.shape, reused.handle.offset), out.dtype);
+          outputSlots.push(reused.slot);
           inPlace++;
         } else {
           handle = runtime.allocate(out.shape, out.dtype, ctx.stream);
+          outputSlots.push(-1);
         }
         outputs.push([out, handle]);
         builder.output(register, handle.memory, handle.dtype, handle);
@@ -124,6 +235,8 @@ export class ElementwiseOptimization implements Optimization<CpuHandle> {
       }
       if (stored > 0) {
         const built = builder.build(runtime.runner);
+        kernel = built.kernel;
+        uniforms = built.uniforms.byteLength / 8;
         // One launch group: should the fused kernel not run (it fails to compile, a fault hits
         // it, an input turns out tainted), the block runs op by op in its place.
         const fallback = new BlockFallback(runtime.fallbackPort, ctx, operations);
@@ -137,7 +250,40 @@ export class ElementwiseOptimization implements Optimization<CpuHandle> {
     }
     runtime.stats.inPlaceWrites += inPlace;
     runtime.stats.elidedWrites += elided;
+    // What a replay needs, taken before the registrations and frees below change the container.
+    const decided: ElementwiseLaunch | undefined =
+      inputs === undefined
+        ? undefined
+        : {
+            kernel,
+            sources: bindingSources(set.memories(), inputs, outputs.map(([, h]) => h), undefined),
+            access: set.accesses().slice(),
+            outputs: outputSlots,
+            evaluated: appended,
+            uniforms,
+            inPlace,
+          };
     for (const [out, handle] of outputs) ctx.handles.registerHandle(out.id, handle);
     for (const id of external.keys()) if (last.get(id) === "ReadWrite") ctx.handles.removeHandle(id);
+    if (this.#structure === undefined) this.#structure = blockStructure(operations, last, produced, external);
+    return decided;
   }
+}
+
+/** One replayable execution of an {@link ElementwiseOptimization}, stored under its layout signature. */
+interface ElementwiseLaunch {
+  /** The built kernel (loop plan, key, compiled or interpreted body); `undefined` when nothing is stored (no launch). */
+  readonly kernel: CpuKernel | undefined;
+  /** Where each binding's memory comes from, in binding order. */
+  readonly sources: readonly BindingSource[];
+  /** Each binding's access, in binding order. */
+  readonly access: readonly BindingAccess[];
+  /** Per written output (structure order): the input slot it is written in place into, or -1 (a fresh allocation). */
+  readonly outputs: readonly number[];
+  /** Indices of the ops whose steps (and uniforms) the program holds, in order. */
+  readonly evaluated: readonly number[];
+  /** Number of uniforms the program reads. */
+  readonly uniforms: number;
+  /** Outputs written in place (the `inPlaceWrites` counter). */
+  readonly inPlace: number;
 }

@@ -1,4 +1,5 @@
 import type { ExecutionContext, OperationIr, Optimization, TensorId, TensorIr } from "@weft/fusion";
+import type { BindingAccess } from "@weft/server";
 import { BlockFallback, isElementwise } from "@weft/fusion";
 import { invariant } from "@weft/environment";
 import type { CpuHandle } from "../handle/cpu-handle.js";
@@ -7,6 +8,20 @@ import { ElementwiseProgramBuilder, type Register } from "../kernels/elementwise
 import { appendElementwise } from "../kernels/elementwise-ops.js";
 import { matmulKernel } from "../kernels/tensor-kernels.js";
 import { scanBlock } from "./block-scan.js";
+import {
+  LaunchEntries,
+  bindingSources,
+  blockStructure,
+  producedAt,
+  replayBindings,
+  replayUniforms,
+  sameKinds,
+  signatureOf,
+  DeferredFallback,
+  tensorOf,
+  type BindingSource,
+  type BlockStructure,
+} from "./launch-replay.js";
 import type { CpuRuntime } from "../runtime/cpu-runtime.js";
 
 /**
@@ -30,19 +45,95 @@ import type { CpuRuntime } from "../runtime/cpu-runtime.js";
  * block runs op by op instead, so a failure reaches only what depends on it.
  * **Freeing.** External inputs whose last use is in the block are removed from the container
  * after the launch.
+ * **Launch replay.** As `ElementwiseOptimization`'s: the combined kernel (matmul with its operand
+ * layouts, the epilogue's program), where the product goes (an output or a scratch) and the
+ * binding pattern are remembered under the execution's layout signature (`launch-replay.ts`) and
+ * replayed for the same layouts, allocating, binding, registering and freeing exactly what the
+ * full path would; scalars flow through uniforms. Bounded by `MAX_LAUNCH_ENTRIES` signatures.
  */
 export class MatmulEpilogueOptimization implements Optimization<CpuHandle> {
   readonly name = "matmul";
   readonly len: number;
   readonly #runtime: CpuRuntime;
+  /** The block's structure, from its first execution (`undefined` before, or when it cannot be located). */
+  #structure: BlockStructure | undefined;
+  /** Replayable executions by layout signature; at most `MAX_LAUNCH_ENTRIES`. */
+  readonly #launches = new LaunchEntries<MatmulLaunch>();
+  /** The fallback of every replayed launch (armed per launch). */
+  readonly #fallback: DeferredFallback;
 
   constructor(runtime: CpuRuntime, len: number) {
     this.#runtime = runtime;
     this.len = len;
+    this.#fallback = new DeferredFallback(runtime.fallbackPort);
+  }
+
+  /** Number of layout signatures remembered (tests). */
+  get launchEntries(): number {
+    return this.#launches.size;
   }
 
   execute(ctx: ExecutionContext<CpuHandle>, operations: readonly OperationIr[]): void {
     invariant(operations.length === this.len, () => `matmul block of ${this.len} ops executed with ${operations.length}`);
+    const launches = this.#launches;
+    const structure = this.#structure;
+    if (structure !== undefined && sameKinds(structure, operations) && signatureOf(operations, structure, ctx.handles, launches.scratch)) {
+      const entry = launches.find();
+      if (entry !== undefined) {
+        this.#replay(ctx, operations, structure, entry, launches.scratch.handles);
+        return;
+      }
+      const decided = this.#execute(ctx, operations, launches.scratch.handles);
+      if (decided !== undefined) launches.remember(decided);
+      return;
+    }
+    this.#execute(ctx, operations, undefined);
+  }
+
+  /** Replays `entry` for this execution (see "Launch replay" in the type doc). */
+  #replay(ctx: ExecutionContext<CpuHandle>, operations: readonly OperationIr[], structure: BlockStructure, entry: MatmulLaunch, inputs: readonly CpuHandle[]): void {
+    const runtime = this.#runtime;
+    const written = structure.written;
+    const outputs = this.#launches.scratch.outputs;
+    let made = 0;
+    let scratch: CpuHandle | undefined;
+    try {
+      for (let j = 0; j < written.length; j++) {
+        const out = producedAt(operations, written[j] as number);
+        outputs[j] = runtime.allocate(out.shape, out.dtype, ctx.stream);
+        made++;
+      }
+      if (entry.scratch) {
+        const product = producedAt(operations, 0);
+        scratch = runtime.allocate(product.shape, product.dtype, ctx.stream);
+      }
+      const bindings = replayBindings(entry.sources, entry.access, inputs, outputs, scratch);
+      const uniforms = replayUniforms(operations, entry.evaluated, entry.uniforms);
+      const fallback = this.#fallback.arm(ctx, operations, written, outputs);
+      const kernel = entry.kernel;
+      runtime.client.group(fallback, () => runtime.launch(kernel, bindings, ctx.stream, uniforms), ctx.stream);
+      fallback.settled();
+      runtime.stats.fusedLaunches++;
+      runtime.stats.replayedLaunches++;
+    } catch (error) {
+      this.#fallback.discard(); // disarmed whether or not the server got to it
+      for (let j = 0; j < made; j++) runtime.releaseHandle(outputs[j] as CpuHandle);
+      if (scratch !== undefined) runtime.releaseHandle(scratch);
+      throw error;
+    }
+    if (scratch !== undefined) runtime.releaseHandle(scratch);
+    runtime.stats.elidedWrites += structure.elided;
+    for (let j = 0; j < written.length; j++) ctx.handles.registerHandle(producedAt(operations, written[j] as number).id, outputs[j] as CpuHandle);
+    const dies = structure.dies;
+    for (let k = 0; k < dies.length; k++) if (dies[k] === true) ctx.handles.removeHandle(tensorOf(operations, structure.inputs[k]!).id);
+  }
+
+  /**
+   * The full path: derives everything from `operations`. With `inputs` (this execution's external
+   * input handles, in structure order, when its signature allows a replay) returns what it decided
+   * for the launch cache.
+   */
+  #execute(ctx: ExecutionContext<CpuHandle>, operations: readonly OperationIr[], inputs: readonly CpuHandle[] | undefined): MatmulLaunch | undefined {
     const matmul = operations[0];
     invariant(matmul?.kind === "matmul", "a matmul block starts with its matmul");
     const runtime = this.#runtime;
@@ -53,6 +144,7 @@ export class MatmulEpilogueOptimization implements Optimization<CpuHandle> {
     const allocated: CpuHandle[] = [];
     const outputs: [TensorIr, CpuHandle][] = [];
     let scratch: CpuHandle | undefined;
+    let decided: MatmulLaunch | undefined;
     try {
       // Outputs first: the product may be stored into one of them.
       let target: CpuHandle | undefined;
@@ -88,11 +180,13 @@ export class MatmulEpilogueOptimization implements Optimization<CpuHandle> {
         registers.set(t.id, r);
         return r;
       };
+      const appended: number[] = [];
       for (let i = 1; i < operations.length; i++) {
         const op = operations[i] as OperationIr;
         if (op.kind === "drop") continue;
         invariant(isElementwise(op), () => `matmul block epilogue holds a ${op.kind} op`);
         registers.set(op.out.id, appendElementwise(builder, op, load));
+        appended.push(i);
       }
       for (const [out, handle] of outputs) {
         if (out.id === product.id) continue; // the matmul kernel stores it
@@ -116,6 +210,17 @@ export class MatmulEpilogueOptimization implements Optimization<CpuHandle> {
       for (const [out, handle] of outputs) fallback.output(out, handle);
       runtime.client.group(fallback, () => runtime.launch(kernel, set, ctx.stream, epilogue.uniforms), ctx.stream);
       runtime.stats.fusedLaunches++;
+      // What a replay needs, taken before the frees below change the container.
+      if (inputs !== undefined) {
+        decided = {
+          kernel,
+          sources: bindingSources(set.memories(), inputs, allocated, scratch),
+          access: set.accesses().slice(),
+          scratch: scratch !== undefined,
+          evaluated: appended,
+          uniforms: epilogue.uniforms.byteLength / 8,
+        };
+      }
     } catch (error) {
       for (const handle of allocated) runtime.releaseHandle(handle);
       if (scratch !== undefined) runtime.releaseHandle(scratch);
@@ -125,5 +230,23 @@ export class MatmulEpilogueOptimization implements Optimization<CpuHandle> {
     runtime.stats.elidedWrites += produced.size - outputs.length;
     for (const [out, handle] of outputs) ctx.handles.registerHandle(out.id, handle);
     for (const [id] of external) if (last.get(id) === "ReadWrite") ctx.handles.removeHandle(id);
+    if (this.#structure === undefined) this.#structure = blockStructure(operations, last, produced, external);
+    return decided;
   }
+}
+
+/** One replayable execution of a {@link MatmulEpilogueOptimization}, stored under its layout signature. */
+interface MatmulLaunch {
+  /** The combined kernel: the matmul (operand layouts and bindings baked in), then the epilogue program. */
+  readonly kernel: CpuKernel;
+  /** Where each binding's memory comes from, in binding order. */
+  readonly sources: readonly BindingSource[];
+  /** Each binding's access, in binding order. */
+  readonly access: readonly BindingAccess[];
+  /** Whether the product goes to a scratch allocation (no written output of its dtype). */
+  readonly scratch: boolean;
+  /** Indices of the epilogue ops whose steps (and uniforms) the program holds, in order. */
+  readonly evaluated: readonly number[];
+  /** Number of uniforms the program reads. */
+  readonly uniforms: number;
 }

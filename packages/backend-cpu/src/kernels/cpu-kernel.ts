@@ -49,6 +49,16 @@ export class BindingSet {
     return this.#access.map((a) => a !== "read");
   }
 
+  /** The bound memories, in binding order (what a launch cache records its binding pattern from). */
+  memories(): readonly MemoryHandle[] {
+    return this.#memories;
+  }
+
+  /** Each binding's merged access, in binding order. */
+  accesses(): readonly BindingAccess[] {
+    return this.#access;
+  }
+
   /** The launch's bindings: whole allocations, in binding order. */
   bindings(): KernelBinding[] {
     return this.#memories.map((memory, i) => ({ binding: memory.binding(), access: this.#access[i] ?? "read" }));

@@ -5,7 +5,8 @@
  *
  * @module
  */
-import type { ElementwiseOperation, TensorIr } from "@weft/fusion";
+import type { ElementwiseOperation, OperationIr, TensorIr } from "@weft/fusion";
+import { convert } from "../numerics/scalar-ops.js";
 import type { ElementwiseProgramBuilder, Register } from "./elementwise-kernel.js";
 
 /** Appends `op`'s step to `builder`, reading its inputs through `load`; returns its output's register. */
@@ -25,5 +26,26 @@ export function appendElementwise(builder: ElementwiseProgramBuilder, op: Elemen
       return builder.where(load(op.condition), load(op.lhs), load(op.rhs), op.out.dtype);
     default:
       return op satisfies never;
+  }
+}
+
+/**
+ * Writes the uniforms {@link appendElementwise} makes `op`'s step push (its scalar values,
+ * converted as the builder converts them) into `out` from `at`, in the same order; returns the
+ * index after them (`at` for an op without scalars). What a replayed fused launch sends instead of
+ * building the program again (`fusion/launch-replay.ts`): the two must agree value for value
+ * (tested).
+ */
+export function writeUniforms(op: OperationIr, out: Float64Array, at: number): number {
+  switch (op.kind) {
+    case "binary-scalar":
+      out[at] = convert(op.scalar, op.lhs.dtype);
+      return at + 1;
+    case "clamp":
+      out[at] = convert(op.min, op.out.dtype);
+      out[at + 1] = convert(op.max, op.out.dtype);
+      return at + 2;
+    default:
+      return at;
   }
 }

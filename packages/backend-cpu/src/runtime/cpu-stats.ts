@@ -7,6 +7,12 @@
 export class CpuFusionStats {
   /** Fused elementwise blocks launched (one kernel launch each). */
   fusedLaunches = 0;
+  /**
+   * Fused launches that replayed what an earlier execution of their optimization decided for the
+   * same layouts (`fusion/launch-replay.ts`) instead of building their kernel again; a subset of
+   * {@link CpuFusionStats.fusedLaunches}.
+   */
+  replayedLaunches = 0;
   /** Block outputs written into the memory of an input that died in the block. */
   inPlaceWrites = 0;
   /** Block outputs never written because their last use lies inside the block. */

@@ -1,6 +1,6 @@
 import { StreamId, invariant } from "@weft/environment";
 import { OperationConverter } from "@weft/fusion/internal";
-import { HandleContainer, numElements, type DType, type OperationIr, type TensorId, type TensorIr, type TensorStatus, type TypedArray } from "@weft/fusion";
+import { HandleContainer, numElements, type DType, type OperationIr, type Optimization, type TensorId, type TensorIr, type TensorStatus, type TypedArray } from "@weft/fusion";
 import type { CpuHandle } from "../handle/cpu-handle.js";
 import { createCpuRuntime, type CpuRuntime, type CpuRuntimeOptions } from "../runtime/cpu-runtime.js";
 import { allocateTyped } from "../kernels/cpu-kernel.js";
@@ -62,15 +62,24 @@ export class CpuTestHarness {
    * @returns the fuser's score.
    */
   runFused(ops: readonly OperationIr[], kind: "elementwise" | "matmul" = "elementwise"): number {
+    const { optimization, score } = this.optimize(ops, kind);
+    optimization.execute({ handles: this.handles, stream: this.stream }, ops);
+    return score;
+  }
+
+  /**
+   * The optimization (and score) a fresh fuser of `kind` makes of `ops`, not executed: what a
+   * cached plan holds, so a test can execute it again and again with new global operations of the
+   * same relative structure (`optimization.execute({ handles, stream }, ops)`).
+   */
+  optimize(ops: readonly OperationIr[], kind: "elementwise" | "matmul" = "elementwise"): { readonly optimization: Optimization<CpuHandle>; readonly score: number } {
     const fuser = this.runtime.fusers()[kind === "elementwise" ? 0 : 1];
     invariant(fuser !== undefined, "runFused needs a runtime created with fusion");
     const converter = new OperationConverter();
     for (const op of ops) fuser.fuse(converter.toRelative(op).op);
     invariant(fuser.len() === ops.length, () => `the fuser accepted ${fuser.len()} of ${ops.length} ops`);
     const { score } = fuser.properties();
-    const optimization = fuser.finish();
-    optimization.execute({ handles: this.handles, stream: this.stream }, ops);
-    return score;
+    return { optimization: fuser.finish(), score };
   }
 
   /** The values of `tensor` (row-major). */

@@ -1,0 +1,331 @@
+/**
+ * What the CPU launch caches of the fused optimizations share (`ElementwiseOptimization`,
+ * `MatmulEpilogueOptimization`): where a block's tensors are in every execution's operations, the
+ * layout signature an execution is looked up by, the bounded entries, and how a replayed launch
+ * binds its memories. The CPU counterpart of `backend-webgpu`'s `launch-signature.ts`; see
+ * docs/performance.md ("Launch replay on the CPU") for the design and figures.
+ *
+ * @module
+ */
+import { invariant } from "@weft/environment";
+import type { BlockFallbackPort, DType, ExecutionContext, OperationIr, TensorId, TensorIr, TensorStatus } from "@weft/fusion";
+import { BlockFallback, forEachTensor, tensorAt } from "@weft/fusion";
+import type { BindingAccess, FallbackGap, KernelBinding, LaunchFallback, MemoryHandle, ServerError } from "@weft/server";
+import type { CpuHandle } from "../handle/cpu-handle.js";
+import { writeUniforms } from "../kernels/elementwise-ops.js";
+
+/** Most layout signatures one optimization's launch cache keeps (oldest dropped first). */
+export const MAX_LAUNCH_ENTRIES = 8;
+
+/**
+ * Where one tensor of a block is found in every execution of its optimization: `forEachTensor`
+ * position `pos` of op `op`. Every execution of a cached plan has the same relative structure, so
+ * a position found in the first execution names the same role in every later one.
+ */
+export interface TensorLocator {
+  readonly op: number;
+  readonly pos: number;
+}
+
+/**
+ * What never changes between executions of one optimization, derived from the first one's
+ * {@link scanBlock}-style maps: the op kinds (the guard), the external inputs (where, and whether
+ * each dies in the block), the written outputs (the producing op of each) and the elided count.
+ */
+export interface BlockStructure {
+  readonly kinds: readonly OperationIr["kind"][];
+  /** External inputs in first-use order (the order of `BlockScan.external`). */
+  readonly inputs: readonly TensorLocator[];
+  /** Per input, whether its latest status is `ReadWrite` (its handle is removed after the launch). */
+  readonly dies: readonly boolean[];
+  /** Op index of each written output (latest status not `ReadWrite`), in production order. */
+  readonly written: readonly number[];
+  /** Produced tensors never written (write elision). */
+  readonly elided: number;
+}
+
+/** The first position of tensor `id` in `ops` (in `forEachTensor` order), or `undefined`. */
+function locate(ops: readonly OperationIr[], id: TensorId): TensorLocator | undefined {
+  for (let i = 0; i < ops.length; i++) {
+    let pos = 0;
+    let found = -1;
+    forEachTensor(ops[i] as OperationIr, (t) => {
+      if (found < 0 && t.id === id) found = pos;
+      pos++;
+    });
+    if (found >= 0) return { op: i, pos: found };
+  }
+  return undefined;
+}
+
+/** The {@link BlockStructure} of `ops` from their scan (`last`, `produced`, `external`). */
+export function blockStructure(
+  ops: readonly OperationIr[],
+  last: ReadonlyMap<TensorId, TensorStatus>,
+  produced: ReadonlyMap<TensorId, TensorIr>,
+  external: ReadonlyMap<TensorId, TensorIr>,
+): BlockStructure | undefined {
+  const inputs: TensorLocator[] = [];
+  const dies: boolean[] = [];
+  for (const id of external.keys()) {
+    const at = locate(ops, id);
+    if (at === undefined) return undefined;
+    inputs.push(at);
+    dies.push(last.get(id) === "ReadWrite");
+  }
+  const written: number[] = [];
+  let elided = 0;
+  for (const id of produced.keys()) {
+    if (last.get(id) === "ReadWrite") {
+      elided++;
+      continue;
+    }
+    const index = ops.findIndex((op) => op.kind !== "drop" && op.out.id === id);
+    if (index < 0) return undefined;
+    written.push(index);
+  }
+  return { kinds: ops.map((o) => o.kind), inputs, dies, written, elided };
+}
+
+/** Whether `ops` has exactly the op kinds of `structure` (the guard of a launch cache). */
+export function sameKinds(structure: BlockStructure, ops: readonly OperationIr[]): boolean {
+  const kinds = structure.kinds;
+  if (kinds.length !== ops.length) return false;
+  for (let i = 0; i < ops.length; i++) if (ops[i]?.kind !== kinds[i]) return false;
+  return true;
+}
+
+/** The tensor at `at` in this execution's operations. */
+export function tensorOf(ops: readonly OperationIr[], at: TensorLocator): TensorIr {
+  const op = ops[at.op];
+  const t = op === undefined ? undefined : tensorAt(op, at.pos);
+  invariant(t !== undefined, () => `launch cache: no tensor at op ${at.op} position ${at.pos}`);
+  return t;
+}
+
+/** The output of producing op `index` in this execution's operations. */
+export function producedAt(ops: readonly OperationIr[], index: number): TensorIr {
+  const op = ops[index];
+  invariant(op !== undefined && op.kind !== "drop", () => `launch cache: op ${index} produces nothing`);
+  return op.out;
+}
+
+/** Where {@link signatureOf} finds the inputs' handles (an execution's `HandleContainer`). */
+export interface HandleLookup {
+  getHandleRef(id: TensorId): CpuHandle | undefined;
+}
+
+const DTYPE_CODE: Record<DType, number> = { f32: 0, f16: 1, i32: 2, u32: 3, bool: 4 };
+
+/**
+ * Fills `scratch` with the external inputs' handles and the layout signature of one execution:
+ * every producing op's output shape, then per input its dtype, shape, strides, offset and
+ * `canMut()`. With the structure (fixed per plan) these are everything a full execution's
+ * decisions depend on: the reference shape and the empty-output case, the loop plan, the kernel
+ * key, the in-place choice (dying, `canMut`, dense, reference shape, bytes per element). Values
+ * (scalars, clamp bounds) are not part of it: they travel as uniforms. Returns false — not
+ * replayable, take the full path — when an input has no handle or two inputs bind one memory
+ * (the full path merges their bindings).
+ */
+export function signatureOf(ops: readonly OperationIr[], structure: BlockStructure, container: HandleLookup, scratch: ReplayScratch): boolean {
+  const out = scratch.signature;
+  const handles = scratch.handles;
+  scratch.size = 0;
+  for (const op of ops) {
+    if (op.kind === "drop") continue;
+    pushDims(scratch, op.out.shape);
+  }
+  const inputs = structure.inputs;
+  for (let k = 0; k < inputs.length; k++) {
+    const h = container.getHandleRef(tensorOf(ops, inputs[k] as TensorLocator).id);
+    if (h === undefined) return false;
+    for (let j = 0; j < k; j++) if ((handles[j] as CpuHandle).memory === h.memory) return false;
+    handles[k] = h;
+    out[scratch.size++] = DTYPE_CODE[h.dtype];
+    pushDims(scratch, h.shape);
+    const strides = h.strides;
+    for (let d = 0; d < strides.length; d++) out[scratch.size++] = strides[d] as number;
+    out[scratch.size++] = h.offset;
+    out[scratch.size++] = h.memory.canMut() ? 1 : 0;
+  }
+  return true;
+}
+
+function pushDims(scratch: ReplayScratch, dims: readonly number[]): void {
+  const out = scratch.signature;
+  out[scratch.size++] = dims.length;
+  for (let d = 0; d < dims.length; d++) out[scratch.size++] = dims[d] as number;
+}
+
+/** Whether `held` equals the first `size` values of `signature`. */
+function sameSignature(held: readonly number[], signature: readonly number[], size: number): boolean {
+  if (held.length !== size) return false;
+  for (let i = 0; i < size; i++) if (held[i] !== signature[i]) return false;
+  return true;
+}
+
+/**
+ * What one execution fills to look itself up and replay, reused by every execution of one
+ * optimization. Never truncated (`length = 0` would give V8's backing store back and the next
+ * execution would grow it again): `size` says how much of `signature` is this execution's, and
+ * `handles`/`outputs` are written by index. Bounded by the block's inputs and outputs; the handles
+ * it still refers to after an execution are borrowed (they own no memory reference).
+ */
+export class ReplayScratch {
+  /** The current execution's signature: its first `size` values. */
+  readonly signature: number[] = [];
+  size = 0;
+  /** The current execution's external input handles, in structure order (borrowed). */
+  readonly handles: CpuHandle[] = [];
+  /** A replay's output handles, in structure order. */
+  readonly outputs: CpuHandle[] = [];
+  /** A replay's uniform values. */
+  readonly uniforms: number[] = [];
+}
+
+/**
+ * The replayable executions of one optimization, by layout signature: at most
+ * {@link MAX_LAUNCH_ENTRIES}, the most recent last, the oldest dropped first; and the
+ * {@link ReplayScratch} its executions share.
+ */
+export class LaunchEntries<E> {
+  /** Entries, oldest first; at most {@link MAX_LAUNCH_ENTRIES}. */
+  readonly #entries: { readonly signature: readonly number[]; readonly entry: E }[] = [];
+  readonly scratch = new ReplayScratch();
+
+  /** Number of signatures held. */
+  get size(): number {
+    return this.#entries.length;
+  }
+
+  /** The entry stored under the scratch's signature, newest first. */
+  find(): E | undefined {
+    const { signature, size } = this.scratch;
+    for (let e = this.#entries.length - 1; e >= 0; e--) {
+      const held = this.#entries[e];
+      if (held !== undefined && sameSignature(held.signature, signature, size)) return held.entry;
+    }
+    return undefined;
+  }
+
+  /** Stores `entry` under a copy of the scratch's signature, dropping the oldest past the cap. */
+  remember(entry: E): void {
+    this.#entries.push({ signature: this.scratch.signature.slice(0, this.scratch.size), entry });
+    if (this.#entries.length > MAX_LAUNCH_ENTRIES) this.#entries.shift();
+  }
+}
+
+/**
+ * Where binding `i` of a decided launch comes from: `>= 0` external input slot, `-1 - j` written
+ * output `j`, {@link SCRATCH_SOURCE} the matmul block's scratch product.
+ */
+export type BindingSource = number;
+
+/** The {@link BindingSource} of a matmul block's scratch product. */
+export const SCRATCH_SOURCE = Number.MIN_SAFE_INTEGER;
+
+/**
+ * The binding pattern of a launch the full path bound (`memories`, `access` in binding order),
+ * as sources: each memory is one of `inputs` (distinct memories), one of `outputs`, or `scratch`.
+ */
+export function bindingSources(memories: readonly MemoryHandle[], inputs: readonly CpuHandle[], outputs: readonly CpuHandle[], scratch: CpuHandle | undefined): BindingSource[] {
+  return memories.map((m) => {
+    const slot = inputs.findIndex((h) => h.memory === m);
+    if (slot >= 0) return slot;
+    const out = outputs.findIndex((h) => h.memory === m);
+    if (out >= 0) return -1 - out;
+    invariant(scratch !== undefined && scratch.memory === m, "launch cache: every bound memory is an input, an output or the scratch");
+    return SCRATCH_SOURCE;
+  });
+}
+
+/** This execution's bindings for a decided pattern (`sources`, `access`): what the full path would bind. */
+export function replayBindings(sources: readonly BindingSource[], access: readonly BindingAccess[], inputs: readonly CpuHandle[], outputs: readonly CpuHandle[], scratch: CpuHandle | undefined): KernelBinding[] {
+  const bindings = new Array<KernelBinding>(sources.length);
+  for (let i = 0; i < sources.length; i++) {
+    const source = sources[i] as number;
+    const handle = source >= 0 ? inputs[source] : source === SCRATCH_SOURCE ? scratch : outputs[-1 - source];
+    invariant(handle !== undefined, () => `launch cache: binding ${i} has no memory`);
+    bindings[i] = { binding: handle.memory.binding(), access: access[i] ?? "read" };
+  }
+  return bindings;
+}
+
+/**
+ * This execution's uniforms: the scalars of ops `evaluated` (indices, in the order the full path
+ * appended them), encoded as the builder encodes them: `appendElementwise` would have pushed the
+ * same values ({@link pushUniforms}).
+ */
+export function replayUniforms(ops: readonly OperationIr[], evaluated: readonly number[], count: number): Uint8Array {
+  const values = new Float64Array(count);
+  let at = 0;
+  for (let e = 0; e < evaluated.length; e++) at = writeUniforms(ops[evaluated[e] as number] as OperationIr, values, at);
+  invariant(at === count, () => `launch cache: ${at} uniforms for a program of ${count}`);
+  return new Uint8Array(values.buffer);
+}
+
+/**
+ * A replayed launch's group fallback: the block's `BlockFallback`, built only when the server
+ * runs it — so a launch that runs (every launch but a failing one) takes no reference on its
+ * inputs and outputs and builds no fallback object. One per optimization, armed for each replayed
+ * launch.
+ *
+ * @remarks
+ * **Why it is safe.** The CPU backend's host server ends a group synchronously: `Client.group`
+ * returns only after the fallback was run or discarded. Until then the block's external inputs
+ * are still in the execution's container (a block removes them after its launch) and its outputs
+ * still hold their references, so a `BlockFallback` built inside `run` takes exactly what one
+ * built before the launch would have (the CPU port has no holds). {@link DeferredFallback.settled}
+ * checks the assumption after every group: a fallback left armed throws an invariant error.
+ */
+export class DeferredFallback implements LaunchFallback {
+  readonly #port: BlockFallbackPort<CpuHandle>;
+  #ctx: ExecutionContext<CpuHandle> | undefined;
+  #ops: readonly OperationIr[] | undefined;
+  #written: readonly number[] | undefined;
+  #outputs: readonly CpuHandle[] | undefined;
+
+  constructor(port: BlockFallbackPort<CpuHandle>) {
+    this.#port = port;
+  }
+
+  /** Arms it for one launch: the execution, its operations, its written outputs (producing op indices) and their handles. */
+  arm(ctx: ExecutionContext<CpuHandle>, ops: readonly OperationIr[], written: readonly number[], outputs: readonly CpuHandle[]): this {
+    invariant(this.#ctx === undefined, "a deferred fallback armed twice");
+    this.#ctx = ctx;
+    this.#ops = ops;
+    this.#written = written;
+    this.#outputs = outputs;
+    return this;
+  }
+
+  /** Throws unless the server ran or discarded it (called after `Client.group` returned); disarms it either way. */
+  settled(): void {
+    const armed = this.#ctx !== undefined;
+    this.#disarm();
+    invariant(!armed, "a CPU launch group returned before its fallback was run or discarded (the host server ends groups synchronously)");
+  }
+
+  run(failure: ServerError): readonly FallbackGap[] {
+    const ctx = this.#ctx;
+    const ops = this.#ops;
+    const written = this.#written;
+    const outputs = this.#outputs;
+    this.#disarm();
+    invariant(ctx !== undefined && ops !== undefined && written !== undefined && outputs !== undefined, "a deferred fallback run while not armed");
+    const fallback = new BlockFallback(this.#port, ctx, ops);
+    for (let j = 0; j < written.length; j++) fallback.output(producedAt(ops, written[j] as number), outputs[j] as CpuHandle);
+    return fallback.run(failure);
+  }
+
+  discard(): void {
+    this.#disarm();
+  }
+
+  #disarm(): void {
+    this.#ctx = undefined;
+    this.#ops = undefined;
+    this.#written = undefined;
+    this.#outputs = undefined;
+  }
+}
