@@ -46,6 +46,21 @@ export class ReentrancyGuard {
   }
 
   /**
+   * {@link ReentrancyGuard.enter} without the closure, for hot paths: starts one call (throws
+   * `ReentrancyError` when one is running). The caller must end it with
+   * {@link ReentrancyGuard.end} in a `finally`, and only when `begin` returned.
+   */
+  begin(): void {
+    if (this.#busy) throw new ReentrancyError(this.service);
+    this.#busy = true;
+  }
+
+  /** Ends the call {@link ReentrancyGuard.begin} started. */
+  end(): void {
+    this.#busy = false;
+  }
+
+  /**
    * Runs `fn` as if outside the guard, then restores it: for the one documented nested entry
    * point — a launch group's fallback (`LaunchFallback.run`), which the server calls from inside
    * a guarded call and which legitimately records launches. Anything else re-entering still

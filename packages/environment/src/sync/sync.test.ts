@@ -76,6 +76,18 @@ describe("ReentrancyGuard", () => {
     expect((inner as Error).message).toContain("fusion server");
   });
 
+  it("begin/end bracket one call like enter: re-entry is refused until end", () => {
+    const guard = new ReentrancyGuard("svc");
+    guard.begin();
+    expect(guard.busy).toBe(true);
+    expect(() => guard.begin(), "a second begin is a re-entry").toThrow(ReentrancyError);
+    expect(() => guard.enter(() => undefined), "so is an enter").toThrow(ReentrancyError);
+    expect(guard.busy, "a refused begin leaves the running call in place").toBe(true);
+    guard.end();
+    expect(guard.busy).toBe(false);
+    expect(guard.enter(() => 7)).toBe(7);
+  });
+
   it("clears the busy flag on throw", () => {
     const guard = new ReentrancyGuard("svc");
     expect(() =>
