@@ -93,9 +93,8 @@ interface GroupLaunch {
   readonly kernel: HostKernel;
   readonly count: CubeCount;
   readonly bindings: readonly KernelBinding[];
+  /** A copy of the launch's uniforms. Its bindings are pinned when recorded (`MemoryManagement.pinBinding`), so the bytes stay as they were until the group ran. */
   readonly uniforms: Uint8Array | undefined;
-  /** Pins taken when recorded, so the bytes stay as they were until the group ran. */
-  readonly unpins: readonly (() => void)[];
 }
 
 /** An open launch group (see `ComputeServer.beginGroup`). */
@@ -194,7 +193,13 @@ export class HostComputeServer implements ComputeServer<HostKernel> {
   }
 
   empty(size: number, stream: StreamId): ManagedMemoryHandle {
-    return this.#guard.enter(() => this.#reserve(size, stream));
+    // Hot calls (`empty`, `launch`, groups) enter the guard without a closure.
+    this.#guard.begin();
+    try {
+      return this.#reserve(size, stream);
+    } finally {
+      this.#guard.end();
+    }
   }
 
   create(data: Uint8Array, stream: StreamId): ManagedMemoryHandle {
@@ -272,34 +277,43 @@ export class HostComputeServer implements ComputeServer<HostKernel> {
     mode: LaunchMode,
     uniforms?: Uint8Array,
   ): void {
-    this.#guard.enter(() => {
+    this.#guard.begin();
+    try {
       const group = mode === "execute" ? this.#groups.get(stream) : undefined;
       if (group === undefined) this.#launch(kernel, count, bindings, stream, mode, uniforms);
       else this.#record(group, kernel, count, bindings, stream, uniforms);
-    });
+    } finally {
+      this.#guard.end();
+    }
   }
 
   beginGroup(stream: StreamId, fallback: LaunchFallback): void {
-    this.#guard.enter(() => {
+    this.#guard.begin();
+    try {
       if (this.#groups.has(stream)) {
         throw new LaunchError(`beginGroup: stream ${stream} already has an open launch group; end it first (groups do not nest)`);
       }
       this.pool.getOrCreate(stream);
       this.#groups.set(stream, { fallback, launches: [] });
-    });
+    } finally {
+      this.#guard.end();
+    }
   }
 
   endGroup(stream: StreamId, end: GroupEnd): void {
-    this.#guard.enter(() => {
+    this.#guard.begin();
+    try {
       const group = this.#groups.get(stream);
       if (group === undefined) throw new LaunchError(`endGroup: stream ${stream} has no open launch group; call beginGroup first`);
       this.#groups.delete(stream);
       try {
         this.#endGroup(group, stream, end);
       } finally {
-        for (const l of group.launches) for (const unpin of l.unpins) unpin();
+        this.#unpinGroup(group);
       }
-    });
+    } finally {
+      this.#guard.end();
+    }
   }
 
   flush(stream: StreamId): void {
@@ -420,9 +434,12 @@ export class HostComputeServer implements ComputeServer<HostKernel> {
     checkCount(kernel, count);
     this.pool.getOrCreate(stream);
     // Misuse is thrown before anything is recorded: every binding must name live bytes.
-    for (const { binding } of bindings) this.#memoryOf("launch", binding).resolve(binding);
-    const writes = launchWrites(bindings);
-
+    for (let i = 0; i < bindings.length; i++) {
+      const binding = (bindings[i] as KernelBinding).binding;
+      this.#memoryOf("launch", binding).check(binding);
+    }
+    // The writes list is built only where a failure path or a live claim needs it (the common
+    // launch allocates nothing but its views array and views).
     if (mode === "discard") {
       this.#stats.discarded++;
       this.#compile(kernel);
@@ -432,62 +449,89 @@ export class HostComputeServer implements ComputeServer<HostKernel> {
     try {
       this.#compile(kernel);
     } catch (error) {
-      this.#fail(error as ServerError, writes);
+      this.#fail(error as ServerError, launchWrites(bindings));
       return;
     }
     // While no failure is live (the common case) no read can be claimed: no list of reads.
     const readFailure = this.failures.hasClaims ? this.failures.checkReads(launchReads(bindings)) : undefined;
     if (readFailure) {
       this.#stats.skipped++;
-      this.failures.skipLaunch(readFailure, writes, `kernel "${kernelName(kernel)}"`);
+      this.failures.skipLaunch(readFailure, launchWrites(bindings), `kernel "${kernelName(kernel)}"`);
       return;
     }
     const ordinal = ++this.#launchOrdinal;
-    if (this.#launchFaults.delete(ordinal)) {
-      this.#fail(new InjectedFaultError(`launch #${ordinal} (kernel "${kernelName(kernel)}")`), writes);
+    if (this.#launchFaults.size > 0 && this.#launchFaults.delete(ordinal)) {
+      this.#fail(new InjectedFaultError(`launch #${ordinal} (kernel "${kernelName(kernel)}")`), launchWrites(bindings));
       return;
     }
     const keyFault = this.#keyFault(kernel);
     if (keyFault !== undefined) {
-      this.#fail(keyFault, writes);
+      this.#fail(keyFault, launchWrites(bindings));
       return;
     }
-    const unpins = bindings.map(({ binding }) => this.#memoryOf("launch", binding).pin(binding));
+    // Pinned while the kernel runs; `pinBinding`/`unpinBinding` pair per binding (no closure each).
+    const views = new Array<Uint8Array>(bindings.length);
+    for (let i = 0; i < bindings.length; i++) {
+      const binding = (bindings[i] as KernelBinding).binding;
+      const memory = this.#memoryOf("launch", binding);
+      memory.pinBinding(binding);
+      views[i] = memory.resolveWith(binding, byteView);
+    }
     this.#stats.launched++;
     try {
-      kernel.run(
-        bindings.map(({ binding }) => this.#view("launch", binding)),
-        uniforms,
-      );
+      kernel.run(views, uniforms);
     } catch (error) {
       this.#fail(
         error instanceof ServerError
           ? error
           : new LaunchError(`kernel "${kernelName(kernel)}" failed: ${describeError(error)}`, { cause: error }),
-        writes,
+        launchWrites(bindings),
       );
       return;
     } finally {
-      for (const unpin of unpins) unpin();
+      for (let i = 0; i < bindings.length; i++) {
+        const binding = (bindings[i] as KernelBinding).binding;
+        this.#memoryOf("launch", binding).unpinBinding(binding);
+      }
     }
-    this.failures.written(writes);
+    if (this.failures.hasClaims) this.failures.written(launchWrites(bindings));
   }
 
   /** The injected fault every launch of `kernel` fails with (`kernelKey`/`kernelMatching`), if any. */
   #keyFault(kernel: HostKernel): InjectedFaultError | undefined {
-    if (this.#kernelFaults.has(kernel.key) || this.#patternFaults.some((p) => p.test(kernel.key) || p.test(kernel.label ?? ""))) {
-      return new InjectedFaultError(`every launch of kernel "${kernelName(kernel)}"`);
+    // No closure per launch: with no fault injected (the common case) this is two size checks.
+    let hit = this.#kernelFaults.size > 0 && this.#kernelFaults.has(kernel.key);
+    for (let i = 0; !hit && i < this.#patternFaults.length; i++) {
+      const p = this.#patternFaults[i] as RegExp;
+      hit = p.test(kernel.key) || p.test(kernel.label ?? "");
     }
-    return undefined;
+    return hit ? new InjectedFaultError(`every launch of kernel "${kernelName(kernel)}"`) : undefined;
   }
 
   /** Checks a launch for misuse and keeps it, pinned, in `group` (see `endGroup`). */
   #record(group: OpenGroup, kernel: HostKernel, count: CubeCount, bindings: readonly KernelBinding[], stream: StreamId, uniforms: Uint8Array | undefined): void {
     checkCount(kernel, count);
     this.pool.getOrCreate(stream);
-    for (const { binding } of bindings) this.#memoryOf("launch", binding).resolve(binding);
-    const unpins = bindings.map(({ binding }) => this.#memoryOf("launch", binding).pin(binding));
-    group.launches.push({ kernel, count, bindings, uniforms: uniforms?.slice(), unpins });
+    for (let i = 0; i < bindings.length; i++) {
+      const binding = (bindings[i] as KernelBinding).binding;
+      this.#memoryOf("launch", binding).check(binding);
+    }
+    // Every binding pinned here is unpinned once by `endGroup` (`#unpinGroup`).
+    for (let i = 0; i < bindings.length; i++) {
+      const binding = (bindings[i] as KernelBinding).binding;
+      this.#memoryOf("launch", binding).pinBinding(binding);
+    }
+    group.launches.push({ kernel, count, bindings, uniforms: uniforms?.slice() });
+  }
+
+  /** Takes back the pins `#record` took for every launch of `group`. */
+  #unpinGroup(group: OpenGroup): void {
+    for (const l of group.launches) {
+      for (let i = 0; i < l.bindings.length; i++) {
+        const binding = (l.bindings[i] as KernelBinding).binding;
+        this.#memoryOf("launch", binding).unpinBinding(binding);
+      }
+    }
   }
 
   /** Runs a submitted group as a whole, or its fallback (see the type doc); drops an aborted one. */
@@ -564,9 +608,13 @@ export class HostComputeServer implements ComputeServer<HostKernel> {
   }
 
   #view(op: string, binding: BufferBinding): Uint8Array {
-    const { resource, offset, size } = this.#memoryOf(op, binding).resolve(binding);
-    return new Uint8Array(resource, offset, size);
+    return this.#memoryOf(op, binding).resolveWith(binding, byteView);
   }
+}
+
+/** A byte view of `size` bytes at `offset` of `buffer` (`MemoryManagement.resolveWith`'s maker). */
+function byteView(buffer: ArrayBuffer, offset: number, size: number): Uint8Array {
+  return new Uint8Array(buffer, offset, size);
 }
 
 /** Throws the misuse error of a launch whose `count` is not three non-negative integers. */

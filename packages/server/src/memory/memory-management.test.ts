@@ -71,6 +71,24 @@ describe("MemoryManagement", () => {
     expect(() => readerPin(), "unpinning twice is refused").toThrow(ReleasedHandleError);
   });
 
+  it("pinBinding/unpinBinding pin like pin(): the slice stays until the last unpin, then is freed once", () => {
+    const freed: AllocationId[] = [];
+    const { memory } = setup(undefined, (a) => freed.push(a));
+    const h = memory.reserve(32);
+    const binding = h.binding();
+    memory.pinBinding(binding);
+    memory.pinBinding(binding);
+    h.release();
+    expect(memory.isLive(h.allocation), "two pins keep it").toBe(true);
+    memory.unpinBinding(binding);
+    expect(freed, "one pin left").toEqual([]);
+    expect(memory.resolveWith(binding, (_r, offset, size) => [offset, size])).toEqual([0, 32]);
+    memory.unpinBinding(binding);
+    expect(freed, "freed exactly once, when the last pin went").toEqual([h.allocation]);
+    expect(() => memory.unpinBinding(binding), "an unpin without a pin is a bug").toThrow(/not pinned/);
+    expect(() => memory.check(binding), "a freed binding is refused").toThrow(InvalidBindingError);
+  });
+
   it("canMut is true exactly when one handle reference exists; pins do not count", () => {
     const { memory } = setup();
     const h = memory.reserve(16);

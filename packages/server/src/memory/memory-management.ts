@@ -190,6 +190,41 @@ export class MemoryManagement<R> implements HandleOwner {
     return { resource: entry.page.resource, offset: entry.slice.offset + binding.offset, size: binding.size };
   }
 
+  /**
+   * `resolve` without building its answer: throws {@link InvalidBindingError} when `binding`'s
+   * bytes are not live here (a launch's misuse check, once per binding).
+   */
+  check(binding: BufferBinding): void {
+    this.#entry("resolve", binding);
+  }
+
+  /**
+   * `make(resource, offset, size)` of `binding`'s bytes (what `resolve` answers, passed as
+   * arguments: a host launch builds its views from them without an intermediate object).
+   */
+  resolveWith<V>(binding: BufferBinding, make: (resource: R, offset: number, size: number) => V): V {
+    const entry = this.#entry("resolve", binding);
+    return make(entry.page.resource, entry.slice.offset + binding.offset, binding.size);
+  }
+
+  /**
+   * {@link MemoryManagement.pin} without the closure, for a caller that pairs the calls itself (a
+   * host launch, a launch group): every `pinBinding` must be matched by exactly one
+   * {@link MemoryManagement.unpinBinding} of the same allocation.
+   */
+  pinBinding(binding: BufferBinding): void {
+    this.#entry("pin", binding).state.bindingRefs++;
+  }
+
+  /** Takes back one {@link MemoryManagement.pinBinding} of `binding`'s allocation (see there). */
+  unpinBinding(binding: BufferBinding): void {
+    const entry = this.#live.get(binding.allocation);
+    invariant(entry !== undefined && entry.state.bindingRefs > 0, "MemoryManagement.unpinBinding: the allocation is not pinned");
+    const state = entry.state;
+    state.bindingRefs--;
+    if (state.bindingRefs === 0) this.maybeFree(state);
+  }
+
   /** Whether `allocation` is live (a reference or a pin) in this manager. */
   isLive(allocation: AllocationId): boolean {
     return this.#live.has(allocation);
