@@ -11,6 +11,7 @@ import type {
   CubeCount,
   KernelBinding,
   KernelDefinition,
+  GroupEnd,
   LaunchFallback,
   MemoryHandle,
   MemoryUsage,
@@ -235,7 +236,14 @@ export class Client<K extends KernelDefinition = KernelDefinition> {
     const process = getProcessMode();
     const mode = STREAM_MODES.mode(this.service, stream, defaultStreamMode(process));
     if (mode === "execute") {
-      this.#call(() => this.server.launch(kernel, count, bindings, stream, "execute", uniforms));
+      // The hot path: one guarded call without a closure.
+      const guard = this.#shared.guard;
+      guard.begin();
+      try {
+        this.server.launch(kernel, count, bindings, stream, "execute", uniforms);
+      } finally {
+        guard.end();
+      }
     } else if (process === "compile-and-autotune") {
       this.#call(() => this.server.launch(kernel, count, bindings, stream, "discard", uniforms));
     } else {
@@ -278,30 +286,41 @@ export class Client<K extends KernelDefinition = KernelDefinition> {
    */
   group<T>(fallback: LaunchFallback, fn: () => T, stream: StreamId = this.stream()): T {
     const server = this.server;
-    const begin = server.beginGroup?.bind(server);
-    const end = server.endGroup?.bind(server);
-    if (begin === undefined || end === undefined || this.mode(stream) !== "execute") {
+    if (server.beginGroup === undefined || server.endGroup === undefined || this.mode(stream) !== "execute") {
       try {
         return fn();
       } finally {
         fallback.discard();
       }
     }
+    // Guarded calls without closures: a group is opened and ended once per fused block.
     const guard = this.#shared.guard;
-    const guarded: LaunchFallback = {
-      run: (failure) => guard.release(() => fallback.run(failure)),
-      discard: () => fallback.discard(),
-    };
-    this.#call(() => begin(stream, guarded));
+    guard.begin();
+    try {
+      server.beginGroup(stream, new GuardedFallback(guard, fallback));
+    } finally {
+      guard.end();
+    }
     let result: T;
     try {
       result = fn();
     } catch (error) {
-      this.#call(() => end(stream, "abort"));
+      this.#endGroup(server, stream, "abort");
       throw error;
     }
-    this.#call(() => end(stream, "submit"));
+    this.#endGroup(server, stream, "submit");
     return result;
+  }
+
+  /** `server.endGroup(stream, end)` as one guarded call. */
+  #endGroup(server: ComputeServer<K>, stream: StreamId, end: GroupEnd): void {
+    const guard = this.#shared.guard;
+    guard.begin();
+    try {
+      server.endGroup?.(stream, end);
+    } finally {
+      guard.end();
+    }
   }
 
   /** The mode launches on `stream` (default: this client's) have now, on this device. */
@@ -363,5 +382,25 @@ export class Client<K extends KernelDefinition = KernelDefinition> {
   /** Runs one synchronous server call inside the server's re-entrancy guard. */
   #call<T>(fn: () => T): T {
     return this.#shared.guard.enter(fn);
+  }
+}
+
+/**
+ * A launch group's fallback as the server gets it: `run` releases the client's guard while the
+ * fallback runs (it may launch through the client), `discard` passes through. One object per
+ * group, no closures.
+ */
+class GuardedFallback implements LaunchFallback {
+  constructor(
+    readonly guard: ReentrancyGuard,
+    readonly inner: LaunchFallback,
+  ) {}
+
+  run(failure: ServerError): ReturnType<LaunchFallback["run"]> {
+    return this.guard.release(() => this.inner.run(failure));
+  }
+
+  discard(): void {
+    this.inner.discard();
   }
 }
