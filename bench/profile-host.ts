@@ -14,6 +14,7 @@
  *
  * @module
  */
+import { Session } from "node:inspector/promises";
 import { PerformanceObserver } from "node:perf_hooks";
 import { requestWebGpuDevice, type WebGpuServerOptions, type WebGpuServerStats } from "@weft/backend-webgpu";
 import { type Device, type Tensor, tensor, tidy } from "@weft/tensor";
@@ -171,21 +172,37 @@ async function serving(requests: number, inFlight: number): Promise<void> {
     }
   });
   observer.observe({ entryTypes: ["gc"] });
+  // WEFT_PROBE_ALLOC=1: the bytes allocated per request in each round, from V8's sampling heap
+  // profiler (every object, collected or not; it slows the round down: read µs from a run without it).
+  const alloc = process.env["WEFT_PROBE_ALLOC"] === "1" ? new Session() : undefined;
+  alloc?.connect();
+  await alloc?.post("HeapProfiler.enable");
   for (let r = 0; r < rounds; r++) {
     const before = stats();
     Object.assign(gc, { count: 0, ms: 0, max: 0 });
+    await alloc?.post("HeapProfiler.startSampling", { samplingInterval: 512, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
     const cpu = process.cpuUsage();
     const ms = await round();
     const used = process.cpuUsage(cpu);
+    const sampled = alloc === undefined ? undefined : await alloc.post("HeapProfiler.stopSampling");
+    const bytes = sampled === undefined ? "" : `; ${(sampledBytes(sampled.profile.head) / requests / 1024).toFixed(1)} KB allocated/request`;
     await new Promise((resolve) => setImmediate(resolve)); // the round's GC entries are delivered
     const cpuPerRequest = (used.user + used.system) / requests;
     const sorted = latencies.sort((p, q) => p - q);
     const at = (q: number): string => (sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN).toFixed(2);
-    console.log(`serving on ${d.label}: ${((requests * 1000) / ms).toFixed(0)} req/s, ${((ms / requests) * 1000).toFixed(0)} µs/request (${inFlight} in flight), latency p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, max ${at(1)} ms; ${cpuPerRequest.toFixed(0)} µs CPU/request; GC ${gc.count}× ${gc.ms.toFixed(1)} ms (longest ${gc.max.toFixed(1)} ms)${counters(before, requests, "request")}`);
+    console.log(`serving on ${d.label}: ${((requests * 1000) / ms).toFixed(0)} req/s, ${((ms / requests) * 1000).toFixed(0)} µs/request (${inFlight} in flight), latency p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, max ${at(1)} ms; ${cpuPerRequest.toFixed(0)} µs CPU/request; GC ${gc.count}× ${gc.ms.toFixed(1)} ms (longest ${gc.max.toFixed(1)} ms)${bytes}${counters(before, requests, "request")}`);
     if (showBlocks) console.log(`  blocks (last logged): ${blocks()}`);
   }
   observer.disconnect();
+  alloc?.disconnect();
   for (const t of ws) t.dispose();
+}
+
+/** The bytes a sampling heap profile's tree accounts for (its nodes' self sizes). */
+function sampledBytes(node: { readonly selfSize: number; readonly children: readonly { readonly selfSize: number; readonly children: readonly unknown[] }[] }): number {
+  let sum = node.selfSize;
+  for (const child of node.children) sum += sampledBytes(child as typeof node);
+  return sum;
 }
 
 /** Workload "dependent": `ops` dependent `add(1)` on one element inside a `tidy`, then its read. */
