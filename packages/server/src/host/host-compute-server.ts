@@ -104,6 +104,38 @@ interface OpenGroup {
 }
 
 /**
+ * The open launch groups by stream. Groups are opened and ended once per fused block, on fresh
+ * task streams: one slot holds the usual single open group (no `Map` entry set and deleted per
+ * block, which made the map rehash), further groups open at the same time go to a map.
+ * **Bound.** One entry per stream with an open group (removed at its `endGroup`).
+ */
+class OpenGroups {
+  #stream: StreamId | undefined;
+  #group: OpenGroup | undefined;
+  readonly #others = new Map<StreamId, OpenGroup>();
+
+  get(stream: StreamId): OpenGroup | undefined {
+    if (stream === this.#stream) return this.#group;
+    return this.#others.size === 0 ? undefined : this.#others.get(stream);
+  }
+
+  /** Opens `group` on `stream` (which has none). */
+  set(stream: StreamId, group: OpenGroup): void {
+    if (this.#stream === undefined) {
+      this.#stream = stream;
+      this.#group = group;
+    } else this.#others.set(stream, group);
+  }
+
+  delete(stream: StreamId): void {
+    if (stream === this.#stream) {
+      this.#stream = undefined;
+      this.#group = undefined;
+    } else this.#others.delete(stream);
+  }
+}
+
+/**
  * Defaults for host memory: pages from 64 KiB growing to 4 MiB, 16-byte alignment, 2 GiB largest
  * buffer. With the default 32 stream slots, at most 32 × 4 MiB = 128 MiB of regular pages exist
  * at once however many task streams run (per-slot memory, docs/concepts.md#streampool-streammemory-and-taint), and free pages go back
@@ -164,7 +196,7 @@ export class HostComputeServer implements ComputeServer<HostKernel> {
   /** Key patterns whose every launch fails; cleared by `clearFaults`. */
   readonly #patternFaults: RegExp[] = [];
   /** Open launch groups by stream; an entry lives from `beginGroup` to `endGroup`. */
-  readonly #groups = new Map<StreamId, OpenGroup>();
+  readonly #groups = new OpenGroups();
   #launchOrdinal = 0;
   #allocationOrdinal = 0;
   #stats = { launched: 0, skipped: 0, failed: 0, discarded: 0, fallbacks: 0 };
@@ -290,7 +322,7 @@ export class HostComputeServer implements ComputeServer<HostKernel> {
   beginGroup(stream: StreamId, fallback: LaunchFallback): void {
     this.#guard.begin();
     try {
-      if (this.#groups.has(stream)) {
+      if (this.#groups.get(stream) !== undefined) {
         throw new LaunchError(`beginGroup: stream ${stream} already has an open launch group; end it first (groups do not nest)`);
       }
       this.pool.getOrCreate(stream);

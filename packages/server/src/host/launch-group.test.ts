@@ -118,4 +118,23 @@ describe("HostComputeServer launch groups", () => {
     expect(server.readF32(out.binding(), S0), "the aborted fill never ran").toEqual([5, 5]);
     expect(() => server.endGroup(S0, "submit"), "no group is open any more").toThrow(LaunchError);
   });
+
+  it("groups open on several streams at once stay apart, whichever ends first; their pins are given back", () => {
+    const server = new DummyServer();
+    const streams = [StreamId.of(1), StreamId.of(2), StreamId.of(3)];
+    const outs = streams.map((s) => server.createF32([0, 0], s));
+    const fallbacks = streams.map(() => recordingFallback());
+    streams.forEach((s, k) => server.beginGroup(s, fallbacks[k]!));
+    streams.forEach((s, k) => server.fill(outs[k]!.binding(), k + 1, s));
+    expect(server.stats().launched, "each launch waits in its own group").toBe(0);
+    // The second and first end before the last: the slot and the map both hand back the right group.
+    server.endGroup(streams[1]!, "submit");
+    server.endGroup(streams[0]!, "abort");
+    expect(() => server.endGroup(streams[0]!, "submit"), "ended").toThrow(LaunchError);
+    server.endGroup(streams[2]!, "submit");
+    expect(fallbacks.map((f) => f.calls)).toEqual([["discard"], ["discard"], ["discard"]]);
+    expect(streams.map((s, k) => server.readF32(outs[k]!.binding(), s))).toEqual([[0, 0], [2, 2], [3, 3]]);
+    for (const out of outs) out.release();
+    expect(server.memoryUsage().liveAllocations, "no pin outlives its group").toBe(0);
+  });
 });
