@@ -59,8 +59,8 @@ function watching(triggers: readonly WatchedTrigger[]): boolean {
  * **Bound.** Its lists hold plans of the store matching the current segment; `reset()` clears them.
  */
 export class Policy<O> {
-  #candidates: Candidate[] = [];
-  #availables: Available[] = [];
+  readonly #candidates: Candidate[] = [];
+  readonly #availables: Available[] = [];
   #found: { plan: ExecutionPlanId; size: number } | undefined;
   #numOperations = 0;
   /** The store's eviction count when this policy last dropped evicted plans. */
@@ -68,8 +68,10 @@ export class Policy<O> {
 
   /** Forgets the segment (after an execution; the caller re-feeds the remaining operations). */
   reset(): void {
-    if (this.#candidates.length > 0) this.#candidates = [];
-    if (this.#availables.length > 0) this.#availables = [];
+    // Emptied in place: the arrays keep their backing stores for the next segment (a fresh array
+    // per segment was most of `update`'s allocation: its first push grows a new store).
+    if (this.#candidates.length > 0) this.#candidates.length = 0;
+    if (this.#availables.length > 0) this.#availables.length = 0;
     this.#found = undefined;
     this.#numOperations = 0;
   }

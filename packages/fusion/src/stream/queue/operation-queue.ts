@@ -124,13 +124,18 @@ export class OperationQueue {
     const order = plan.order;
     let at = 0;
     for (const step of plan.strategy) {
-      const positions = order.slice(at, at + step.len);
+      // The step's positions are `order[at, at + step.len)`, read in place (no slice per step).
       if (step.kind === "optimization") {
         // A plain loop: one closure per position (for an invariant's message) was most of a dead block's cost.
-        const ops: OperationIr[] = new Array<OperationIr>(positions.length);
-        for (let i = 0; i < positions.length; i++) ops[i] = this.#op(positions[i] as number);
-        runOptimization(step.optimization, ops, positions, ran, ctx, env);
-      } else for (const p of positions) ran[p] = runUnfused(this.global[p], ctx, env);
+        const ops: OperationIr[] = new Array<OperationIr>(step.len);
+        for (let i = 0; i < step.len; i++) ops[i] = this.#op(order[at + i] as number);
+        runOptimization(step.optimization, ops, order, at, ran, ctx, env);
+      } else {
+        for (let i = at; i < at + step.len; i++) {
+          const p = order[i] as number;
+          ran[p] = runUnfused(this.global[p], ctx, env);
+        }
+      }
       at += step.len;
     }
     if (at !== n) invariant(false, `plan strategy covered ${at} of its ${n} operations`);
@@ -274,10 +279,43 @@ export function setOutputErrors<H>(ops: readonly OperationIr[], cause: unknown, 
   }
 }
 
+/**
+ * The kinds of a fused block's operations as the inspector logs them, shared by the executions of
+ * one optimization (a cached plan's step covers the same operations every time): compared, not
+ * rebuilt, so a repeated block allocates no array. Weakly held: goes with its optimization.
+ */
+const fusedKinds = new WeakMap<object, readonly OperationIr["kind"][]>();
+
+function blockKinds<H>(optimization: Optimization<H>, ops: readonly OperationIr[]): readonly OperationIr["kind"][] {
+  const cached = fusedKinds.get(optimization);
+  if (cached !== undefined && cached.length === ops.length) {
+    let same = true;
+    for (let i = 0; same && i < ops.length; i++) same = cached[i] === (ops[i] as OperationIr).kind;
+    if (same) return cached;
+  }
+  const kinds = ops.map((o) => o.kind);
+  fusedKinds.set(optimization, kinds);
+  return kinds;
+}
+
+/** One-kind arrays of unfused blocks, one per operation kind (bounded by the kinds). */
+const singleKinds = new Map<OperationIr["kind"], readonly OperationIr["kind"][]>();
+
+function singleKind(kind: OperationIr["kind"]): readonly OperationIr["kind"][] {
+  let kinds = singleKinds.get(kind);
+  if (kinds === undefined) singleKinds.set(kind, (kinds = [kind]));
+  return kinds;
+}
+
+/**
+ * Runs `optimization` on `ops`, whose positions in the segment are `order[at, at + ops.length)`;
+ * records each position's outcome in `ran`.
+ */
 function runOptimization<H>(
   optimization: Optimization<H>,
   ops: readonly OperationIr[],
-  positions: readonly number[],
+  order: readonly number[],
+  at: number,
   ran: OperationRan[],
   ctx: ExecutionContext<H>,
   env: ExecutionEnv<H>,
@@ -290,10 +328,10 @@ function runOptimization<H>(
   // Likewise when a pending deferred check claims an input that some op of the block does not
   // depend on (`handlePending`): one launch would make that op's output inherit the check.
   if (externalInputError(ops, env, claims) !== undefined || pendingSplitsBlock(ops, env, claims)) {
-    for (let i = 0; i < ops.length; i++) ran[positions[i] ?? 0] = runUnfused(ops[i], ctx, env);
+    for (let i = 0; i < ops.length; i++) ran[order[at + i] ?? 0] = runUnfused(ops[i], ctx, env);
     return;
   }
-  const kinds = ops.map((o) => o.kind);
+  const kinds = blockKinds(optimization, ops);
   try {
     optimization.execute(ctx, ops);
     env.onBlock({ stream: ctx.stream, fused: true, name: optimization.name, kinds, ran: "ran" });
@@ -304,11 +342,11 @@ function runOptimization<H>(
       // The block failed as a whole (its kernel could not be built, an allocation failed) before
       // it changed anything: run it op by op, so only what is computed from the op that fails
       // carries an error and every other output of the block still computes.
-      for (let i = 0; i < ops.length; i++) ran[positions[i] ?? 0] = runUnfused(ops[i], ctx, env);
+      for (let i = 0; i < ops.length; i++) ran[order[at + i] ?? 0] = runUnfused(ops[i], ctx, env);
       return;
     }
     setOutputErrors(ops, error, env.handles);
-    for (const p of positions) ran[p] = "not-ran";
+    for (let i = 0; i < ops.length; i++) ran[order[at + i] ?? 0] = "not-ran";
   }
 }
 
@@ -337,7 +375,7 @@ function runUnfused<H>(op: OperationIr | undefined, ctx: ExecutionContext<H>, en
   invariant(op !== undefined, "unfused execution past the segment");
   // `init` handles are registered out of band: there is nothing to run.
   if (op.kind === "init") {
-    env.onBlock({ stream: ctx.stream, fused: false, name: op.kind, kinds: [op.kind], ran: "ran" });
+    env.onBlock({ stream: ctx.stream, fused: false, name: op.kind, kinds: singleKind(op.kind), ran: "ran" });
     return "ran";
   }
   // A `drop` is handed to the runtime like any operation, even when its tensor carries an error:
@@ -347,18 +385,18 @@ function runUnfused<H>(op: OperationIr | undefined, ctx: ExecutionContext<H>, en
     const error = env.handles.getError(input.id);
     if (error !== undefined) {
       setOutputErrors([op], error, env.handles);
-      env.onBlock({ stream: ctx.stream, fused: false, name: op.kind, kinds: [op.kind], ran: "not-ran" });
+      env.onBlock({ stream: ctx.stream, fused: false, name: op.kind, kinds: singleKind(op.kind), ran: "not-ran" });
       return "not-ran";
     }
   }
   try {
     env.runtime.executeOperation(op, ctx);
-    env.onBlock({ stream: ctx.stream, fused: false, name: op.kind, kinds: [op.kind], ran: "ran" });
+    env.onBlock({ stream: ctx.stream, fused: false, name: op.kind, kinds: singleKind(op.kind), ran: "ran" });
     return "ran";
   } catch (error) {
     if (isBug(error)) env.onBug(error);
     setOutputErrors([op], error, env.handles);
-    env.onBlock({ stream: ctx.stream, fused: false, name: op.kind, kinds: [op.kind], ran: "not-ran" });
+    env.onBlock({ stream: ctx.stream, fused: false, name: op.kind, kinds: singleKind(op.kind), ran: "not-ran" });
     return "not-ran";
   }
 }
