@@ -397,12 +397,10 @@ export class FusionDevice<H> implements FusionClient {
     let view = ref.views?.get(current);
     if (view === undefined) {
       const minted = this.#sharedView(tensor, current);
-      const views = (ref.views ??= new Map());
-      views.set(current, minted);
-      // Freed from the borrowing side at `current`'s next boundary once no pending op uses it.
-      this.streams.borrow(current, minted.id, () => {
-        if (views.get(current) === minted) views.delete(current);
-      });
+      (ref.views ??= new Map()).set(current, minted);
+      // Freed from the borrowing side at `current`'s next boundary once no pending op uses it;
+      // `ref` then forgets it (if it is still `current`'s view).
+      this.streams.borrow(current, minted.id, ref);
       view = minted;
     }
     return view;
@@ -518,9 +516,27 @@ export class FusionDevice<H> implements FusionClient {
   /** A fresh id on `current` aliasing `tensor` (the shared view of docs/concepts.md#multistream). */
   #sharedView(tensor: FusionTensor, current: StreamId): TensorIr {
     const dst = freshId();
-    this.#call(() => this.streams.tagSharedView(tensor.stream, tensor.id, dst, current, this.#env));
+    this.#pendingShare = tensor;
+    this.#pendingView = dst;
+    this.#pendingViewStream = current;
+    try {
+      this.#call(this.#tagBound);
+    } finally {
+      this.#pendingShare = undefined;
+    }
     return { id: dst, shape: tensor.shape, dtype: tensor.dtype, status: "ReadOnly" };
   }
+
+  /** `#tagBound`'s arguments: set just before the guarded call; the source cleared after it. */
+  #pendingShare: FusionTensor | undefined;
+  #pendingView = 0 as TensorId;
+  #pendingViewStream: StreamId = StreamId.DEFAULT;
+  /** `streams.tagSharedView` of the pending arguments: one function for the device, not a closure per share. */
+  readonly #tagBound = (): void => {
+    const tensor = this.#pendingShare;
+    invariant(tensor !== undefined, "a shared view without its source");
+    this.streams.tagSharedView(tensor.stream, tensor.id, this.#pendingView, this.#pendingViewStream, this.#env);
+  };
 
   /**
    * The synchronous part of a read: the read plan (drain the home stream only when the tensor has

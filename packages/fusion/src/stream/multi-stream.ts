@@ -37,6 +37,14 @@ export interface MultiStreamOptions {
   readonly maxPlans?: number;
 }
 
+/**
+ * What minted a borrowed view: the source tensor's shared reference, whose `views` hold one view
+ * per borrowing stream (`FusionTensor`'s `SharedRef`).
+ */
+export interface ViewOwner {
+  views: Map<StreamId, TensorIr> | undefined;
+}
+
 /** Empty streams kept for reuse, so a stream that empties and refills does not rebuild its fusers. */
 const STREAM_POOL_SIZE = 16;
 
@@ -80,7 +88,9 @@ export class MultiStream<H> {
    * Per borrowing stream, its views of foreign tensors and how their owner forgets each (bounded,
    * see the type doc). A stream's entry goes with its last view.
    */
-  readonly #borrowed = new Map<StreamId, Map<TensorId, () => void>>();
+  readonly #borrowed = new Map<StreamId, Map<TensorId, ViewOwner>>();
+  /** Empty per-stream view maps kept for the next borrowing stream (at most `STREAM_POOL_SIZE`). */
+  readonly #viewMaps: Map<TensorId, ViewOwner>[] = [];
   /** Views freed from the borrowing side so far (`weft.stats()`). */
   #viewsReleased = 0;
   readonly #queueLimit: number;
@@ -107,12 +117,13 @@ export class MultiStream<H> {
 
   /**
    * Records `view` as borrowed by `stream`: freed at the stream's next boundary where no pending
-   * operation uses it; `forget` then tells its owner (which mints a new view on the next use).
+   * operation uses it; `owner` then forgets it (`owner.views` loses `stream`'s entry if it is
+   * still `view`), so the next use mints a new view. No closure per borrow.
    */
-  borrow(stream: StreamId, view: TensorId, forget: () => void): void {
+  borrow(stream: StreamId, view: TensorId, owner: ViewOwner): void {
     let views = this.#borrowed.get(stream);
-    if (views === undefined) this.#borrowed.set(stream, (views = new Map()));
-    views.set(view, forget);
+    if (views === undefined) this.#borrowed.set(stream, (views = this.#viewMaps.pop() ?? new Map()));
+    views.set(view, owner);
   }
 
   /** Forgets `view` as borrowed by `stream` (its owner frees it another way). */
@@ -120,7 +131,13 @@ export class MultiStream<H> {
     const views = this.#borrowed.get(stream);
     if (views === undefined) return;
     views.delete(view);
-    if (views.size === 0) this.#borrowed.delete(stream);
+    if (views.size === 0) this.#dropViewMap(stream, views);
+  }
+
+  /** `stream` borrows nothing any more: its empty map goes back to the pool. */
+  #dropViewMap(stream: StreamId, views: Map<TensorId, ViewOwner>): void {
+    this.#borrowed.delete(stream);
+    if (this.#viewMaps.length < STREAM_POOL_SIZE) this.#viewMaps.push(views);
   }
 
   /** A boundary of `stream`: frees every view it borrowed that no pending operation uses. */
@@ -128,14 +145,17 @@ export class MultiStream<H> {
     const views = this.#borrowed.get(stream);
     if (views === undefined) return;
     const queue = this.#streams.get(stream)?.queue;
-    for (const [view, forget] of views) {
+    // Keys, then a lookup: iterating entries would build a [key, value] array per view.
+    for (const view of views.keys()) {
       if (queue?.referencesTensor(view) === true) continue;
+      const owner = views.get(view) as ViewOwner;
       views.delete(view);
       handles.removeHandle(view);
-      forget();
+      const minted = owner.views;
+      if (minted !== undefined && minted.get(stream)?.id === view) minted.delete(stream);
       this.#viewsReleased++;
     }
-    if (views.size === 0) this.#borrowed.delete(stream);
+    if (views.size === 0) this.#dropViewMap(stream, views);
   }
 
   /** The streams holding pending work or deferred frees. */
