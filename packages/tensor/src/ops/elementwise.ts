@@ -21,9 +21,9 @@ import type { BinaryOp, DType, UnaryOp } from "@weft/fusion";
 import type { Device } from "../device/device.js";
 import { fitsDType, floatTypeFor, integerRange, isDType, isFloat, promoteTypes, promoteWithScalar } from "../dtype/dtype.js";
 import { DTypeError } from "../errors/tensor-errors.js";
-import { broadcastShapes } from "../shape/shape.js";
+import { broadcastPair, broadcastShapes } from "../shape/shape.js";
 import { checkOperandValue, checkTensor } from "../tensor/arguments.js";
-import { castUnchecked, checkOperand, checkOperands, output, register, release, use, withDType } from "../tensor/record.js";
+import { castUnchecked, checkOperand, checkOperandPair, checkOperands, output, register, release, releaseOne, use, withDType } from "../tensor/record.js";
 import { Tensor } from "../tensor/tensor.js";
 
 /** A right-hand operand: a tensor or a weak JS scalar (booleans count as 0 and 1). */
@@ -152,8 +152,8 @@ function computeType(op: BinaryOp, a: DType, b: DType, aShape: readonly number[]
 }
 
 function binaryTensors(op: BinaryOp, lhs: Tensor, rhs: Tensor): Tensor {
-  const device = checkOperands(op, [lhs, rhs]);
-  const shape = broadcastShapes(op, lhs.shape, rhs.shape);
+  const device = checkOperandPair(op, lhs, rhs);
+  const shape = broadcastPair(op, lhs.shape, rhs.shape);
   const compute = computeType(op, lhs.dtype, rhs.dtype, lhs.shape, rhs.shape);
   const outType = FAMILY[op] === "compare" ? "bool" : compute;
   const l = lhs.dtype === compute ? lhs : castUnchecked(lhs, compute);
@@ -161,7 +161,8 @@ function binaryTensors(op: BinaryOp, lhs: Tensor, rhs: Tensor): Tensor {
   const lIr = use(op, l);
   const rIr = use(op, r);
   const out = register(device, { kind: "binary", op, lhs: lIr, rhs: rIr, out: output(device, shape, outType) });
-  release(l === lhs ? undefined : l, r === rhs ? undefined : r);
+  if (l !== lhs) releaseOne(l);
+  if (r !== rhs) releaseOne(r);
   return out;
 }
 

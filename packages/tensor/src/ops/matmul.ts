@@ -16,7 +16,8 @@ import { floatTypeFor, promoteTypes } from "../dtype/dtype.js";
 import { ShapeError, formatShape } from "../errors/tensor-errors.js";
 import { broadcastShapes } from "../shape/shape.js";
 import { checkTensor } from "../tensor/arguments.js";
-import { castUnchecked, checkOperands, output, register, release, use } from "../tensor/record.js";
+import type { Device } from "../device/device.js";
+import { castUnchecked, checkOperandPair, output, register, release, releaseOne, use } from "../tensor/record.js";
 import type { Tensor } from "../tensor/tensor.js";
 import { reshapeUnchecked, sameShape } from "./layout.js";
 
@@ -24,10 +25,11 @@ import { reshapeUnchecked, sameShape } from "./layout.js";
 export function matmul(lhs: Tensor, rhs: Tensor): Tensor {
   checkTensor("matmul", "the left operand", lhs);
   checkTensor("matmul", "the right operand", rhs);
-  const device = checkOperands("matmul", [lhs, rhs]);
+  const device = checkOperandPair("matmul", lhs, rhs);
   if (lhs.rank === 0 || rhs.rank === 0) {
     throw new ShapeError("matmul", [lhs.shape, rhs.shape], `shapes ${formatShape(lhs.shape)} and ${formatShape(rhs.shape)}: matmul needs operands of rank ≥ 1; use mul() for scalars`);
   }
+  if (lhs.rank === 2 && rhs.rank === 2) return matmul2d(device, lhs, rhs);
   const l2 = lhs.rank === 1 ? [1, ...lhs.shape] : [...lhs.shape];
   const r2 = rhs.rank === 1 ? [...rhs.shape, 1] : [...rhs.shape];
   const k = l2[l2.length - 1] ?? 0;
@@ -67,4 +69,31 @@ export function matmul(lhs: Tensor, rhs: Tensor): Tensor {
   const out = reshapeUnchecked(product, finalShape);
   release(product);
   return out;
+}
+
+/**
+ * The product of two matrices (every layer of a dense model): what `matmul` records for rank-2
+ * operands — no batch, no reshape, the same checks and errors — without the general path's
+ * shape arrays (padded shapes, batch broadcast, final shape).
+ */
+function matmul2d(device: Device, lhs: Tensor, rhs: Tensor): Tensor {
+  const m = lhs.shape[0] as number;
+  const k = lhs.shape[1] as number;
+  const k2 = rhs.shape[0] as number;
+  const n = rhs.shape[1] as number;
+  if (k !== k2) {
+    throw new ShapeError("matmul", [lhs.shape, rhs.shape], `shapes ${formatShape(lhs.shape)} and ${formatShape(rhs.shape)} cannot be multiplied (inner dimensions ${k} vs ${k2}); transpose or reshape one operand`);
+  }
+  const dtype = floatTypeFor(promoteTypes(lhs.dtype, rhs.dtype));
+  const lc = lhs.dtype === dtype ? lhs : castUnchecked(lhs, dtype);
+  const rc = rhs.dtype === dtype ? rhs : castUnchecked(rhs, dtype);
+  const product = register(device, {
+    kind: "matmul",
+    lhs: use("matmul", lc),
+    rhs: use("matmul", rc),
+    out: output(device, [m, n], dtype),
+  });
+  if (lc !== lhs) releaseOne(lc);
+  if (rc !== rhs) releaseOne(rc);
+  return product;
 }

@@ -65,6 +65,24 @@ export function broadcastShapes(op: string, ...shapes: Shape[]): number[] {
   return out;
 }
 
+/**
+ * {@link broadcastShapes} of two shapes a tensor already holds (so valid): the same answer and,
+ * when they cannot broadcast, the same error, without the rest array, the rank scan's arrays or a
+ * fill. What every binary op of two tensors calls.
+ */
+export function broadcastPair(op: string, a: Shape, b: Shape): number[] {
+  const rank = a.length > b.length ? a.length : b.length;
+  const out: number[] = [];
+  for (let i = 0; i < rank; i++) {
+    const da = a[a.length - rank + i] ?? 1;
+    const db = b[b.length - rank + i] ?? 1;
+    if (da === db || db === 1) out.push(da);
+    else if (da === 1) out.push(db);
+    else return broadcastShapes(op, a, b); // throws the ShapeError naming both shapes
+  }
+  return out;
+}
+
 /** `axis` in `[-rank, rank)` mapped to `[0, rank)`. */
 export function normalizeAxis(op: string, axis: number, shape: Shape, rank = shape.length): number {
   if (typeof axis !== "number" || !Number.isInteger(axis)) throw new AxisError(op, axis, shape, `axis ${describeValue(axis)} is not an integer; use an axis in [${-rank}, ${rank})`);

@@ -32,6 +32,17 @@ export function checkOperand(op: string, t: Tensor): Device {
 }
 
 /**
+ * {@link checkOperands} of two tensors (a binary op, a matmul) without building their array: the
+ * same checks in the same order, the same errors.
+ */
+export function checkOperandPair(op: string, a: Tensor, b: Tensor): Device {
+  checkOperand(op, a);
+  checkOperand(op, b);
+  if (b.device !== a.device) throw new DeviceMismatchError(op, a.device.name, b.device.name);
+  return a.device;
+}
+
+/**
  * Throws, naming `op`, when any of `tensors` was disposed or when they live on different devices.
  * Returns their common device. Pure: registers nothing.
  */
@@ -69,6 +80,11 @@ export function register(device: Device, operation: ProducingOperation): Tensor 
   const wrapped = Tensor.wrap(device.fusion.register(operation), device);
   if (observer !== undefined) observer.recorded(operation, wrapped);
   return wrapped;
+}
+
+/** {@link release} of one intermediate (no rest array): disposes `t` unless it is `undefined` or disposed. */
+export function releaseOne(t: Tensor | undefined): void {
+  if (t !== undefined && !t.disposed) t.dispose();
 }
 
 /**

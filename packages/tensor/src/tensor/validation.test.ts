@@ -12,7 +12,7 @@ import { Device, setDevice } from "../device/device.js";
 import { AxisError, DTypeError, DeviceMismatchError, NoDeviceError, ShapeError, SyncReadError } from "../errors/tensor-errors.js";
 import { arange, ones, rand, tensor, zeros } from "../ops/creation.js";
 import { concat, stack } from "../ops/layout.js";
-import { broadcastShapes } from "../shape/shape.js";
+import { broadcastPair, broadcastShapes } from "../shape/shape.js";
 import { promoteTypes } from "../dtype/dtype.js";
 import { setOpObserver } from "./observer.js";
 import type { Tensor } from "./tensor.js";
@@ -249,6 +249,26 @@ describe("shape and dtype rules", () => {
   it("broadcastShapes aligns from the right", () => {
     expect(broadcastShapes("t", [3, 1, 5], [4, 1])).toEqual([3, 4, 5]);
     expect(broadcastShapes("t", [], [2])).toEqual([2]);
+  });
+
+  it("broadcastPair (the binary ops' path) answers and fails exactly as broadcastShapes", () => {
+    const sizes = [0, 1, 2, 3];
+    let seed = 7;
+    const next = (n: number): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+    const shape = (): number[] => Array.from({ length: next(4) }, () => sizes[next(sizes.length)]!);
+    for (let i = 0; i < 2000; i++) {
+      const a = shape();
+      const b = shape();
+      let expected: number[] | Error;
+      try {
+        expected = broadcastShapes("add", a, b);
+      } catch (error) {
+        expected = error as Error;
+      }
+      if (expected instanceof Error) {
+        expect(() => broadcastPair("add", a, b), `${JSON.stringify(a)} with ${JSON.stringify(b)}`).toThrow(expected.message);
+      } else expect(broadcastPair("add", a, b), `${JSON.stringify(a)} with ${JSON.stringify(b)}`).toEqual(expected);
+    }
   });
 
   it("the promotion table is a lattice bool < u32 < i32 < f32", () => {
