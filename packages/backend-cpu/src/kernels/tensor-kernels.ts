@@ -19,7 +19,7 @@ import { broadcastStrides, contiguousStrides, sliceLayout, type Layout } from "@
 import { convert, converter, isIntegerDType } from "../numerics/scalar-ops.js";
 import { IndexOutOfRangeError } from "../errors/cpu-errors.js";
 import { KernelMemory, decodeUniforms, type CpuKernel } from "./cpu-kernel.js";
-import { forEachRun, planLoop } from "./strided-loop.js";
+import { forEachRun, planLoop, type LoopPlan } from "./strided-loop.js";
 import { ROWS_MAX, matmulF64, matmulRows } from "./matmul-f64.js";
 import { matmulWasm, matmulWasmRows } from "./matmul-wasm.js";
 import { SUM_BLOCK, extremeWasm, sumWasm, wasmReduces } from "./reduce-wasm.js";
@@ -196,6 +196,10 @@ export function reduceKernel(op: ReduceOp, input: KernelOperand, axes: readonly 
   const integer = isIntegerDType(outDtype) && outDtype !== "bool";
   const wrap = outDtype === "u32" ? (x: number) => x >>> 0 : (x: number) => x | 0;
   const store = converter(outDtype);
+  // Where each output's run starts, computed once when the reduced axes are one run and the
+  // outputs few (a kernel is kept and launched again: `ReduceKernelCache`): a launch then loops
+  // over them without a closure or an odometer.
+  const bases = oneRun && kept.total <= MAX_PLANNED_BASES ? runBases(kept, input.layout.offset) : undefined;
   return {
     key: `reduce:${op}[${axes.join(",")}]|${key(input)}|${key(out)}`,
     run(buffers) {
@@ -203,6 +207,11 @@ export function reduceKernel(op: ReduceOp, input: KernelOperand, axes: readonly 
       const src = memory.array(input.binding, input.dtype);
       const dst = memory.array(out.binding, outDtype);
       let o = out.layout.offset;
+      if (bases !== undefined) {
+        for (let i = 0; i < bases.length; i++) dst[o++] = store(reduceRange(op, src, bases[i] as number, extent, runStep, integer, wrap));
+        memory.commit();
+        return;
+      }
       const keptStep = kept.strides[kept.rank - 1] as number;
       // f32 rows gather into f32 (exact), so the sum loop sees one array kind (monomorphic in V8).
       const row = oneRun ? undefined : input.dtype === "f32" ? new Float32Array(extent) : new Float64Array(extent);
@@ -227,6 +236,20 @@ export function reduceKernel(op: ReduceOp, input: KernelOperand, axes: readonly 
       memory.commit();
     },
   };
+}
+
+/** Most outputs whose run starts a reduce kernel computes once ({@link reduceKernel}); 32 KB of offsets. */
+const MAX_PLANNED_BASES = 4096;
+
+/** The start of every innermost position of `kept` from `offset`, in row-major order (the outputs' order). */
+function runBases(kept: LoopPlan, offset: number): Float64Array {
+  const bases = new Float64Array(kept.total);
+  const step = kept.strides[kept.rank - 1] as number;
+  let b = 0;
+  forEachRun(kept, [offset], (start, count) => {
+    for (let i = 0; i < count; i++) bases[b++] = (start[0] as number) + i * step;
+  });
+  return bases;
 }
 
 /**

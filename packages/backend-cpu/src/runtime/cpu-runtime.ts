@@ -33,7 +33,8 @@ import { resolveKernelPath, type KernelPath, type KernelPathChoice } from "../ke
 import { appendElementwise } from "../kernels/elementwise-ops.js";
 import { arangeKernel, fullKernel, randomKernel } from "../kernels/creation-kernels.js";
 import { scanKernel, scatterKernel, sortKernel } from "../kernels/axis-kernels.js";
-import { concatKernel, gatherKernel, matmulKernel, padKernel, reduceKernel, type KernelOperand } from "../kernels/tensor-kernels.js";
+import { concatKernel, gatherKernel, matmulKernel, padKernel, type KernelOperand } from "../kernels/tensor-kernels.js";
+import { ReduceKernelCache } from "../kernels/reduce-kernel-cache.js";
 import { rejectF16 } from "../numerics/scalar-ops.js";
 import { InvalidOperationError } from "../errors/cpu-errors.js";
 import { ElementwiseFuser } from "../fusion/elementwise-fuser.js";
@@ -99,6 +100,8 @@ export class CpuRuntime extends BaseFusionRuntime<CpuHandle> {
   /** The host server the client forwards to (fault injection, stats). */
   readonly server: HostComputeServer;
   readonly #fusion: boolean;
+  /** Unfused reduce kernels by layout; at most `MAX_REDUCE_KERNELS`. */
+  readonly #reduces = new ReduceKernelCache();
   /** Kernel launches requested (`resourceStats().launches`). */
   #launches = 0;
 
@@ -337,7 +340,11 @@ export class CpuRuntime extends BaseFusionRuntime<CpuHandle> {
         if (extent === 0 && noIdentity) {
           throw new InvalidOperationError(`reduce ${op.op}`, `axes [${op.axes.join(", ")}] of shape [${op.input.shape.join(", ")}] are empty and ${op.op} has no identity; reduce a non-empty axis`);
         }
-        return this.#kernel(ctx.stream, op.out, [input], (operands, out, w) => reduceKernel(op.op, operands[0]!, op.axes, out, w));
+        // A kernel per layout, kept (bounded): the same reduce launched again reuses it.
+        const out = this.allocate(op.out.shape, op.out.dtype, ctx.stream);
+        const kernel = this.#reduces.kernel(op.op, op.axes, input, op.out.shape, op.out.dtype);
+        this.launch(kernel, [{ binding: input.memory.binding(), access: "read" }, { binding: out.memory.binding(), access: "write" }], ctx.stream);
+        return out;
       }
       case "matmul":
         return this.#kernel(ctx.stream, op.out, [get(op.lhs), get(op.rhs)], (o, out, w) => matmulKernel(o[0]!, o[1]!, out, w));
