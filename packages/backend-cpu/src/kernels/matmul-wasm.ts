@@ -66,19 +66,17 @@ export function matmulWasmRows(args: MatmulArgs): boolean {
   if (aBytes + bBytes + cBytes > WASM_GEMM_MAX_BYTES) return false;
   const buffer = memoryOf(exports.memory, aBytes + bBytes + cBytes);
   // C first (8-byte aligned), then A and B.
-  const block = new Float64Array(buffer, 0, m2 * n8);
-  const wa = new Float32Array(buffer, cBytes, m2 * k);
-  const wb = new Float32Array(buffer, cBytes + aBytes, k * n8);
+  const { block, wa, wb } = rowsViews(buffer, m2, k, n8);
   if (m2 > m) wa.fill(0, m * k);
   let copiedFrom = -1;
   for (let q = 0; q < batches; q++) {
     const aBase = offsets[3 * q] as number;
     const bBase = offsets[3 * q + 1] as number;
     const cBase = offsets[3 * q + 2] as number;
-    if (lk === 1 && lm === k) wa.set(a.subarray(aBase, aBase + m * k));
+    if (lk === 1 && lm === k) wa.set(aBase === 0 && a.length === m * k ? a : a.subarray(aBase, aBase + m * k));
     else copyRows(a, aBase, m, k, lm, lk, wa, k);
     if (bBase !== copiedFrom || q === 0) {
-      if (rn === 1 && rk === n && n8 === n) wb.set(b.subarray(bBase, bBase + k * n));
+      if (rn === 1 && rk === n && n8 === n) wb.set(bBase === 0 && b.length === k * n ? b : b.subarray(bBase, bBase + k * n));
       else copyRows(b, bBase, k, n, rk, rn, wb, n8);
       copiedFrom = bBase;
     }
@@ -98,6 +96,37 @@ export function matmulWasmRows(args: MatmulArgs): boolean {
     }
   }
   return true;
+}
+
+/** The views {@link matmulWasmRows} works in over one memory buffer, for one product size. */
+interface RowsViews {
+  readonly buffer: ArrayBufferLike;
+  readonly m2: number;
+  readonly k: number;
+  readonly n8: number;
+  readonly block: Float64Array;
+  readonly wa: Float32Array;
+  readonly wb: Float32Array;
+}
+
+/** Most product sizes whose views {@link rowsViews} keeps (a serving MLP has three layers). */
+const ROWS_VIEWS = 4;
+/** Views by product size, for the module's current buffer; at most {@link ROWS_VIEWS}, the oldest replaced first. */
+const keptViews: RowsViews[] = [];
+let nextKept = 0;
+
+/**
+ * `C` (`m2 × n8` f64), then `A` (`m2 × k` f32) and `B` (`k × n8` f32) over `buffer`: kept per
+ * product size, so a layer launched every request makes no views (a grown memory has a new buffer:
+ * views of the old one are never reused).
+ */
+function rowsViews(buffer: ArrayBufferLike, m2: number, k: number, n8: number): RowsViews {
+  for (const v of keptViews) if (v.buffer === buffer && v.m2 === m2 && v.k === k && v.n8 === n8) return v;
+  const cBytes = m2 * n8 * 8;
+  const made: RowsViews = { buffer, m2, k, n8, block: new Float64Array(buffer, 0, m2 * n8), wa: new Float32Array(buffer, cBytes, m2 * k), wb: new Float32Array(buffer, cBytes + m2 * k * 4, k * n8) };
+  keptViews[nextKept] = made;
+  nextKept = (nextKept + 1) % ROWS_VIEWS;
+  return made;
 }
 
 /**
