@@ -277,6 +277,10 @@ export class ElementwiseProgramBuilder {
       runner.path === "generated" && cpuThreads() > 1 && threadedWorthIt(steps, plan.total, count)
         ? { key, portable: () => portableElementwise(program, plan), body, bindingOf, dtypes, offsets, dims: plan.dims, strides: plan.strides, writable, inputs: nIn }
         : undefined;
+    // The operands' arrays of one launch, reused by every launch of this kernel (a kernel is kept
+    // and launched again: a fused block's launch replay); emptied after each launch, so a kept
+    // kernel never keeps a page that was given back alive.
+    const arrays: TypedArray[] = new Array<TypedArray>(count).fill(NO_ARRAY);
     const kernel: CpuKernel = {
       key,
       // What messages name the kernel by (never the key): "elementwise mul+add", "copy". A
@@ -288,9 +292,12 @@ export class ElementwiseProgramBuilder {
         if (plan.total === 0) return;
         if (threaded !== undefined && runThreaded(threaded, buffers, decodeUniforms(uniformBytes))) return;
         const memory = new KernelMemory(buffers, writable);
-        const arrays: TypedArray[] = new Array<TypedArray>(count);
         for (let k = 0; k < count; k++) arrays[k] = memory.array(bindingOf[k] as number, dtypes[k] as DType);
-        body(arrays, offsets, plan.dims, plan.strides, decodeUniforms(uniformBytes));
+        try {
+          body(arrays, offsets, plan.dims, plan.strides, decodeUniforms(uniformBytes));
+        } finally {
+          arrays.fill(NO_ARRAY);
+        }
         memory.commit();
       },
     };
@@ -312,6 +319,9 @@ export class ElementwiseProgramBuilder {
     return out;
   }
 }
+
+/** What a kept kernel's operand arrays hold between launches (no page). */
+const NO_ARRAY = new Float32Array(0);
 
 /**
  * The signature of a runnable elementwise program (compiled or interpreted): the operands' typed

@@ -20,7 +20,7 @@ import { convert, converter, isIntegerDType } from "../numerics/scalar-ops.js";
 import { IndexOutOfRangeError } from "../errors/cpu-errors.js";
 import { KernelMemory, decodeUniforms, type CpuKernel } from "./cpu-kernel.js";
 import { forEachRun, planLoop, type LoopPlan } from "./strided-loop.js";
-import { ROWS_MAX, matmulF64, matmulRows } from "./matmul-f64.js";
+import { ROWS_MAX, matmulF64, matmulRows, type MatmulArgs } from "./matmul-f64.js";
 import { matmulWasm, matmulWasmRows } from "./matmul-wasm.js";
 import { SUM_BLOCK, extremeWasm, sumWasm, wasmReduces } from "./reduce-wasm.js";
 
@@ -238,6 +238,9 @@ export function reduceKernel(op: ReduceOp, input: KernelOperand, axes: readonly 
   };
 }
 
+/** What a kept kernel's argument object holds between launches (no page). */
+const NO_ARRAY = new Float32Array(0);
+
 /** Most outputs whose run starts a reduce kernel computes once ({@link reduceKernel}); 32 KB of offsets. */
 const MAX_PLANNED_BASES = 4096;
 
@@ -297,6 +300,10 @@ export function matmulKernel(lhs: KernelOperand, rhs: KernelOperand, out: Kernel
   }
   const integer = isIntegerDType(out.dtype) && out.dtype !== "bool";
   const wrap = out.dtype === "u32" ? (x: number) => x >>> 0 : (x: number) => x | 0;
+  // One argument object for every launch of this kernel (a kernel is kept and launched again: a
+  // fused block's launch replay): the operands' arrays are set for the launch and let go after it,
+  // so a kept kernel never keeps a page that was given back alive.
+  const args: { -readonly [F in keyof MatmulArgs]: MatmulArgs[F] } = { a: NO_ARRAY, b: NO_ARRAY, c: NO_ARRAY, m, n, k, lm, lk, rk, rn, batches, offsets, store: converter(out.dtype) };
   return {
     key: `matmul|${key(lhs)}|${key(rhs)}|${key(out)}`,
     run(buffers) {
@@ -306,11 +313,19 @@ export function matmulKernel(lhs: KernelOperand, rhs: KernelOperand, out: Kernel
       const c = memory.array(out.binding, out.dtype);
       if (m * n === 0) return;
       if (!integer) {
-        const args = { a, b: bArr, c, m, n, k, lm, lk, rk, rn, batches, offsets, store: converter(out.dtype) };
-        // Few rows: no packing. WebAssembly SIMD where it runs, else JavaScript (all the same bits).
-        if (m <= ROWS_MAX) {
-          if (!matmulWasmRows(args)) matmulRows(args);
-        } else if (!matmulWasm(args)) matmulF64(args);
+        args.a = a;
+        args.b = bArr;
+        args.c = c;
+        try {
+          // Few rows: no packing. WebAssembly SIMD where it runs, else JavaScript (all the same bits).
+          if (m <= ROWS_MAX) {
+            if (!matmulWasmRows(args)) matmulRows(args);
+          } else if (!matmulWasm(args)) matmulF64(args);
+        } finally {
+          args.a = NO_ARRAY;
+          args.b = NO_ARRAY;
+          args.c = NO_ARRAY;
+        }
       } else {
         for (let q = 0; q < batches; q++) {
           const la = offsets[3 * q] as number;
