@@ -61,6 +61,8 @@ export function countOnce(state: AllocationState, count: "bindingRefs" | "holds"
 export class ManagedMemoryHandle implements MemoryHandle {
   readonly #state: AllocationState;
   readonly #owner: HandleOwner;
+  /** The whole-allocation binding, made on its first use (one per handle). */
+  #whole: BufferBinding | undefined;
 
   constructor(state: AllocationState, owner: HandleOwner) {
     this.#state = state;
@@ -106,6 +108,9 @@ export class ManagedMemoryHandle implements MemoryHandle {
 
   binding(offset = 0, size = this.#state.size - offset): BufferBinding {
     this.#alive("binding");
+    // The whole allocation (what backends bind per launch) is one object per handle: a binding
+    // is a plain readonly value, so sharing it changes nothing for its users.
+    if (offset === 0 && size === this.#state.size) return (this.#whole ??= { allocation: this.#state.id, offset: 0, size, stream: this.#state.stream });
     if (!Number.isSafeInteger(offset) || !Number.isSafeInteger(size) || offset < 0 || size < 0 || offset + size > this.#state.size) {
       throw new InvalidBindingError(
         "MemoryHandle.binding",

@@ -52,6 +52,16 @@ interface Page<R> {
   fresh: boolean;
 }
 
+/**
+ * A live allocation: its handle's counts (`AllocationState`, shared with its
+ * `ManagedMemoryHandle`) and where its bytes are, in one object (one per allocation, not a state
+ * and an entry). A freed one keeps its last slice and page until its handle is collected.
+ */
+interface LiveAllocation<R> extends AllocationState {
+  readonly slice: Slice;
+  readonly page: Page<R>;
+}
+
 /** Where a binding's bytes live in storage. */
 export interface ResolvedBinding<R> {
   readonly resource: R;
@@ -107,7 +117,7 @@ export class MemoryManagement<R> implements HandleOwner {
   /** Pages in allocation order; removed only by `cleanup`. */
   readonly #pages: Page<R>[] = [];
   /** Live allocations (a reference or a pin) and their slices. Removed when freed. */
-  readonly #live = new Map<AllocationId, { state: AllocationState; slice: Slice; page: Page<R> }>();
+  readonly #live = new Map<AllocationId, LiveAllocation<R>>();
   readonly #onFree: ((allocation: AllocationId) => void) | undefined;
   readonly #minPageSize: number;
   /** Set by `dispose`: every page is given back as soon as it is free. */
@@ -152,7 +162,11 @@ export class MemoryManagement<R> implements HandleOwner {
     if (size > this.config.maxAllocation) throw new BufferTooBigError(size, this.config.maxAllocation);
     const sliceSize = Math.max(this.#align(size), this.config.alignment);
     const found = this.#findFree(sliceSize) ?? this.#newPage(sliceSize);
-    const state: AllocationState = {
+    const { page, index } = found;
+    const slice = page.free[index];
+    invariant(slice && slice.allocation === undefined && slice.size >= sliceSize, "reserve: chosen slice is free and fits");
+    // The handle's state and the live entry are one object (where its bytes are, and its counts).
+    const state: LiveAllocation<R> = {
       id: nextAllocation++ as AllocationId,
       size,
       stream,
@@ -160,10 +174,9 @@ export class MemoryManagement<R> implements HandleOwner {
       bindingRefs: 0,
       holds: 0,
       freed: false,
+      slice,
+      page,
     };
-    const { page, index } = found;
-    const slice = page.free[index];
-    invariant(slice && slice.allocation === undefined && slice.size >= sliceSize, "reserve: chosen slice is free and fits");
     if (slice.size > sliceSize) {
       // The remainder takes the slice's place among the free ones (same address order).
       const rest: Slice = { offset: slice.offset + sliceSize, size: slice.size - sliceSize, allocation: undefined, prev: slice, next: slice.next };
@@ -176,7 +189,7 @@ export class MemoryManagement<R> implements HandleOwner {
       page.free.splice(index, 1);
     }
     slice.allocation = state;
-    this.#live.set(state.id, { state, slice, page });
+    this.#live.set(state.id, state);
     if (!found.created) page.freeChecks = Math.max(0, page.freeChecks - 1);
     const handle = new ManagedMemoryHandle(state, this);
     // After the slice is taken: a check run now cannot give its page back.
@@ -186,8 +199,8 @@ export class MemoryManagement<R> implements HandleOwner {
 
   /** Where `binding`'s bytes live. Throws {@link InvalidBindingError} when they are not live here. */
   resolve(binding: BufferBinding): ResolvedBinding<R> {
-    const entry = this.#entry("resolve", binding);
-    return { resource: entry.page.resource, offset: entry.slice.offset + binding.offset, size: binding.size };
+    const live = this.#entry("resolve", binding);
+    return { resource: live.page.resource, offset: live.slice.offset + binding.offset, size: binding.size };
   }
 
   /**
@@ -203,8 +216,8 @@ export class MemoryManagement<R> implements HandleOwner {
    * arguments: a host launch builds its views from them without an intermediate object).
    */
   resolveWith<V>(binding: BufferBinding, make: (resource: R, offset: number, size: number) => V): V {
-    const entry = this.#entry("resolve", binding);
-    return make(entry.page.resource, entry.slice.offset + binding.offset, binding.size);
+    const live = this.#entry("resolve", binding);
+    return make(live.page.resource, live.slice.offset + binding.offset, binding.size);
   }
 
   /**
@@ -213,14 +226,13 @@ export class MemoryManagement<R> implements HandleOwner {
    * {@link MemoryManagement.unpinBinding} of the same allocation.
    */
   pinBinding(binding: BufferBinding): void {
-    this.#entry("pin", binding).state.bindingRefs++;
+    this.#entry("pin", binding).bindingRefs++;
   }
 
   /** Takes back one {@link MemoryManagement.pinBinding} of `binding`'s allocation (see there). */
   unpinBinding(binding: BufferBinding): void {
-    const entry = this.#live.get(binding.allocation);
-    invariant(entry !== undefined && entry.state.bindingRefs > 0, "MemoryManagement.unpinBinding: the allocation is not pinned");
-    const state = entry.state;
+    const state = this.#live.get(binding.allocation);
+    invariant(state !== undefined && state.bindingRefs > 0, "MemoryManagement.unpinBinding: the allocation is not pinned");
     state.bindingRefs--;
     if (state.bindingRefs === 0) this.maybeFree(state);
   }
@@ -235,18 +247,18 @@ export class MemoryManagement<R> implements HandleOwner {
    * not reused even after its last handle is released. Call `unpin` exactly once.
    */
   pin(binding: BufferBinding): () => void {
-    const { state } = this.#entry("pin", binding);
-    return countOnce(state, "bindingRefs", "unpin (called twice)", this);
+    return countOnce(this.#entry("pin", binding), "bindingRefs", "unpin (called twice)", this);
   }
 
   /** Frees `state`'s slice when no reference and no pin remain. @internal */
   maybeFree(state: AllocationState): void {
     if (state.handleRefs > 0 || state.bindingRefs > 0 || state.holds > 0 || state.freed) return;
-    const entry = this.#live.get(state.id);
-    invariant(entry, () => `MemoryManagement: allocation ${state.id} freed twice`);
+    const live = this.#live.get(state.id);
+    invariant(live, () => `MemoryManagement: allocation ${state.id} freed twice`);
     state.freed = true;
     this.#live.delete(state.id);
-    const { page, slice } = entry;
+    const page = live.page;
+    const slice = live.slice;
     slice.allocation = undefined;
     const prev = slice.prev?.allocation === undefined ? slice.prev : undefined;
     const next = slice.next?.allocation === undefined ? slice.next : undefined;
@@ -306,7 +318,7 @@ export class MemoryManagement<R> implements HandleOwner {
   /** The memory report of this manager. `bytesInUse` counts requested sizes of live allocations. */
   usage(): MemoryUsage {
     let bytesInUse = 0;
-    for (const { state } of this.#live.values()) bytesInUse += state.size;
+    for (const state of this.#live.values()) bytesInUse += state.size;
     let bytesReserved = 0;
     let slices = 0;
     for (const page of this.#pages) {
@@ -376,9 +388,9 @@ export class MemoryManagement<R> implements HandleOwner {
     return { page, index: 0, created: true };
   }
 
-  #entry(op: string, binding: BufferBinding): { state: AllocationState; slice: Slice; page: Page<R> } {
-    const entry = this.#live.get(binding.allocation);
-    if (!entry) {
+  #entry(op: string, binding: BufferBinding): LiveAllocation<R> {
+    const live = this.#live.get(binding.allocation);
+    if (!live) {
       throw new InvalidBindingError(
         `MemoryManagement.${op}`,
         `allocation ${binding.allocation} is not live in stream ${this.stream}'s memory (it was freed, or another ` +
@@ -386,13 +398,13 @@ export class MemoryManagement<R> implements HandleOwner {
       );
     }
     const { offset, size } = binding;
-    if (!Number.isSafeInteger(offset) || !Number.isSafeInteger(size) || offset < 0 || size < 0 || offset + size > entry.state.size) {
+    if (!Number.isSafeInteger(offset) || !Number.isSafeInteger(size) || offset < 0 || size < 0 || offset + size > live.size) {
       throw new InvalidBindingError(
         `MemoryManagement.${op}`,
-        `bytes [${offset}, ${offset + size}) are outside allocation ${binding.allocation} of ${entry.state.size} bytes`,
+        `bytes [${offset}, ${offset + size}) are outside allocation ${binding.allocation} of ${live.size} bytes`,
       );
     }
-    return entry;
+    return live;
   }
 }
 
