@@ -67,4 +67,34 @@ describe("Policy", () => {
     expect(store.findExact(["a", "b"].map(op))).toBe(0);
     expect(store.findExact(["a"].map(op)), "a prefix is a different plan").toBeUndefined();
   });
+
+  it("reused candidates (segment after segment, some invalidated mid-way) match exactly as fresh ones", () => {
+    // Plans sharing first keys, so a segment starts with several candidates and drops some.
+    const store = storeWith(
+      [["a", "b", "c"], { kind: "always" }],
+      [["a", "b", "d"], { kind: "always" }],
+      [["a", "x"], { kind: "always" }],
+      [["b", "c"], { kind: "always" }],
+    );
+    const segments: [string[], unknown][] = [
+      [["a", "b", "d"], { kind: "execute", plan: 1 }],
+      [["a", "x"], { kind: "execute", plan: 2 }],
+      [["a", "b"], { kind: "defer" }],
+      [["b", "c"], { kind: "execute", plan: 3 }],
+      [["a", "b", "c"], { kind: "execute", plan: 0 }],
+      [["a", "z"], { kind: "explore" }],
+      [["a", "b", "d"], { kind: "execute", plan: 1 }],
+    ];
+    const reused = new Policy<never>();
+    for (let round = 0; round < 3; round++) {
+      for (const [keys, expected] of segments) {
+        const fresh = new Policy<never>();
+        feed(fresh, store, keys);
+        feed(reused, store, keys);
+        expect(fresh.action(keys.length, "lazy"), `fresh ${keys.join("")}`).toEqual(expected);
+        expect(reused.action(keys.length, "lazy"), `reused ${keys.join("")} (round ${round})`).toEqual(expected);
+        reused.reset();
+      }
+    }
+  });
 });

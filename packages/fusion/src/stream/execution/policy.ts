@@ -12,8 +12,9 @@ export type ExecutionMode = "lazy" | "sync";
  */
 export type Action = { readonly kind: "explore" } | { readonly kind: "defer" } | { readonly kind: "execute"; readonly plan: ExecutionPlanId };
 
+/** A plan whose operations may still match the segment; reused across segments (see `Policy`). */
 interface Candidate {
-  readonly plan: ExecutionPlanId;
+  plan: ExecutionPlanId;
   readonly validator: OperationsValidator<number>;
 }
 
@@ -59,7 +60,17 @@ function watching(triggers: readonly WatchedTrigger[]): boolean {
  * **Bound.** Its lists hold plans of the store matching the current segment; `reset()` clears them.
  */
 export class Policy<O> {
+  /**
+   * The live candidates are `#candidates[0, #candidateCount)`; the array is never truncated (setting
+   * an array's length to 0 drops its store, and the next segment's pushes grew a new one).
+   * Candidates that left the list wait in `#spare[0, #spareCount)` for the next segment, so a
+   * segment's candidates (and their validators) are objects of earlier segments. **Bound.** Both
+   * hold at most the most candidates one segment had (plans sharing a first operation).
+   */
   readonly #candidates: Candidate[] = [];
+  #candidateCount = 0;
+  readonly #spare: Candidate[] = [];
+  #spareCount = 0;
   readonly #availables: Available[] = [];
   #found: { plan: ExecutionPlanId; size: number } | undefined;
   #numOperations = 0;
@@ -68,9 +79,8 @@ export class Policy<O> {
 
   /** Forgets the segment (after an execution; the caller re-feeds the remaining operations). */
   reset(): void {
-    // Emptied in place: the arrays keep their backing stores for the next segment (a fresh array
-    // per segment was most of `update`'s allocation: its first push grows a new store).
-    if (this.#candidates.length > 0) this.#candidates.length = 0;
+    for (let i = 0; i < this.#candidateCount; i++) this.#free(this.#candidates[i] as Candidate);
+    this.#candidateCount = 0;
     if (this.#availables.length > 0) this.#availables.length = 0;
     this.#found = undefined;
     this.#numOperations = 0;
@@ -82,19 +92,25 @@ export class Policy<O> {
     const position = this.#numOperations;
     if (position === 0) {
       const plans = store.find(key);
-      for (const plan of plans) this.#candidates.push({ plan, validator: new OperationsValidator(store.get(plan).keyIds) });
+      for (const plan of plans) this.#candidates[this.#candidateCount++] = this.#candidate(plan, store.get(plan).keyIds);
     }
     // Triggers of plans that were already available watch the operations after them.
     for (const available of this.#availables) {
       for (const trigger of available.triggers) trigger.validator?.update(id, position - available.size);
     }
     const candidates = this.#candidates;
+    const count = this.#candidateCount;
     let kept = 0;
-    for (const candidate of candidates) {
+    for (let c = 0; c < count; c++) {
+      const candidate = candidates[c] as Candidate;
       candidate.validator.update(id, position);
       const state = candidate.validator.state;
-      if (state.kind === "validating") candidates[kept++] = candidate;
-      else if (state.kind === "found") {
+      if (state.kind === "validating") {
+        candidates[kept++] = candidate;
+        continue;
+      }
+      this.#free(candidate);
+      if (state.kind === "found") {
         const plan = store.tryGet(candidate.plan);
         if (plan === undefined) continue;
         const triggers: WatchedTrigger[] = [];
@@ -107,8 +123,7 @@ export class Policy<O> {
         this.#availables.push({ plan: candidate.plan, size: state.size, triggers });
       }
     }
-    // Setting an array's length is a runtime call even when it does not change.
-    if (kept !== candidates.length) candidates.length = kept;
+    this.#candidateCount = kept;
     this.#numOperations = position + 1;
     if (this.#found === undefined) {
       for (const available of this.#availables) {
@@ -120,6 +135,20 @@ export class Policy<O> {
     }
   }
 
+  /** A candidate for `plan` (its interned keys `keyIds`): a spare one restarted, or a new one. */
+  #candidate(plan: ExecutionPlanId, keyIds: readonly number[]): Candidate {
+    if (this.#spareCount === 0) return { plan, validator: new OperationsValidator(keyIds) };
+    const spare = this.#spare[--this.#spareCount] as Candidate;
+    spare.plan = plan;
+    spare.validator.restart(keyIds);
+    return spare;
+  }
+
+  /** `candidate` left the list: kept for a later segment. */
+  #free(candidate: Candidate): void {
+    this.#spare[this.#spareCount++] = candidate;
+  }
+
   /**
    * The advice for a segment of `numOperations` operations in `mode`. Plans `store` no longer
    * holds (evicted while this segment was matching them) are never advised.
@@ -128,7 +157,7 @@ export class Policy<O> {
     if (store !== undefined) this.#dropEvicted(store);
     if (this.#found !== undefined && this.#found.size <= numOperations) return { kind: "execute", plan: this.#found.plan };
     if (mode === "lazy") {
-      if (this.#candidates.length > 0) return DEFER;
+      if (this.#candidateCount > 0) return DEFER;
       for (const available of this.#availables) {
         if (available.size === numOperations) return DEFER;
         if (watching(available.triggers)) return DEFER;
@@ -145,8 +174,12 @@ export class Policy<O> {
     this.#seenEvictions = store.evictions;
     if (this.#found !== undefined && !store.has(this.#found.plan)) this.#found = undefined;
     let kept = 0;
-    for (const c of this.#candidates) if (store.has(c.plan)) this.#candidates[kept++] = c;
-    this.#candidates.length = kept;
+    for (let i = 0; i < this.#candidateCount; i++) {
+      const c = this.#candidates[i] as Candidate;
+      if (store.has(c.plan)) this.#candidates[kept++] = c;
+      else this.#free(c);
+    }
+    this.#candidateCount = kept;
     kept = 0;
     for (const a of this.#availables) if (store.has(a.plan)) this.#availables[kept++] = a;
     this.#availables.length = kept;

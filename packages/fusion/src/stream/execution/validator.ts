@@ -16,7 +16,17 @@ const INVALIDATED: ValidatorState = { kind: "invalidated" };
  */
 export class OperationsValidator<K = string> {
   #state: ValidatorState = VALIDATING;
-  constructor(private readonly expected: readonly K[]) {}
+  #expected: readonly K[];
+
+  constructor(expected: readonly K[]) {
+    this.#expected = expected;
+  }
+
+  /** Starts over on `expected` (a reused validator: the policy keeps its candidates' validators). */
+  restart(expected: readonly K[]): void {
+    this.#expected = expected;
+    this.#state = VALIDATING;
+  }
 
   get state(): ValidatorState {
     return this.#state;
@@ -30,7 +40,8 @@ export class OperationsValidator<K = string> {
   /** Compares `key`, the operation at `position` of the watched sequence, with the expectation. */
   update(key: K, position: number): void {
     if (this.#state !== VALIDATING) return;
-    if (position < 0 || position >= this.expected.length || this.expected[position] !== key) this.#state = INVALIDATED;
-    else if (position === this.expected.length - 1) this.#state = { kind: "found", size: this.expected.length };
+    const expected = this.#expected;
+    if (position < 0 || position >= expected.length || expected[position] !== key) this.#state = INVALIDATED;
+    else if (position === expected.length - 1) this.#state = { kind: "found", size: expected.length };
   }
 }

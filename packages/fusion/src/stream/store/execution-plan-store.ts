@@ -98,6 +98,9 @@ export interface PlanImport {
 /** Default {@link ExecutionPlanStore} capacity: plans kept per device. */
 export const DEFAULT_MAX_PLANS = 1024;
 
+/** What `find` answers for a first key no plan starts with (one shared empty list). */
+const NO_PLANS: readonly ExecutionPlanId[] = [];
+
 /**
  * The execution plans of one device, shared by all of its streams. Burn's `ExecutionPlanStore`.
  *
@@ -213,7 +216,7 @@ export class ExecutionPlanStore<O> {
 
   /** Ids of the plans whose first operation has key `firstKey`. */
   find(firstKey: string): readonly ExecutionPlanId[] {
-    return this.#index.get(firstKey) ?? [];
+    return this.#index.get(firstKey) ?? NO_PLANS;
   }
 
   /** The plan covering exactly `operations`, if one exists. */
