@@ -1,4 +1,5 @@
 import type { ExecutionPlanId, ExecutionPlanStore } from "../store/execution-plan-store.js";
+import { truncateInPlace } from "../arrays.js";
 import { OperationsValidator } from "./validator.js";
 
 /** Lazy: an operation was just added; sync: the segment must be emptied now. Burn's `ExecutionMode`. */
@@ -81,7 +82,7 @@ export class Policy<O> {
   reset(): void {
     for (let i = 0; i < this.#candidateCount; i++) this.#free(this.#candidates[i] as Candidate);
     this.#candidateCount = 0;
-    if (this.#availables.length > 0) this.#availables.length = 0;
+    truncateInPlace(this.#availables, 0);
     this.#found = undefined;
     this.#numOperations = 0;
   }

@@ -4,6 +4,10 @@ import type { TestHandle } from "../../testing/index.js";
 import { createTestDevice, fromValues, scalar, unary } from "../../testing/index.js";
 import type { FusionDevice } from "../../device/fusion-device.js";
 import type { FusionTensor } from "../../tensor/fusion-tensor.js";
+import type { OperationIr } from "../../ir/operation-ir.js";
+import { OperationConverter } from "../../ir/relative.js";
+import type { TensorId } from "../../ir/tensor-ir.js";
+import { OperationQueue, type ExecutionEnv } from "./operation-queue.js";
 
 function handleOf(device: FusionDevice<TestHandle>, t: FusionTensor): TestHandle {
   const handle = device.handles.getHandleRef(t.id);
@@ -46,5 +50,30 @@ describe("OperationQueue error delivery with device-side failures", () => {
     expect(device.inspector.composition().some((c) => c.startsWith("fused elementwise")), "neg and mul fuse into one block").toBe(true);
     expect(runtime.handleErrorCalls, "no device-side claim is live (deviceClaims): the engine asks no handle").toBe(0);
     for (const t of [m, x, y, z]) t.dispose();
+  });
+});
+
+describe("OperationQueue.drain", () => {
+  const init = (id: number, shape: number[]): OperationIr => ({ kind: "init", out: { id: id as TensorId, shape, dtype: "f32", status: "NotInit" } });
+  const env = { runtime: { freeHandle: () => undefined }, handles: {} } as unknown as ExecutionEnv<never>;
+
+  it("keeps the rest of a partly executed segment in order, relativized from the new start, segment after segment", () => {
+    const queue = new OperationQueue();
+    let id = 1;
+    for (let round = 0; round < 4; round++) {
+      const ops = [init(id++, [2, 3]), init(id++, [3]), init(id++, [5, 2]), init(id++, [round + 7])];
+      for (const op of ops) queue.add(op);
+      const n = round % 3; // 0, 1 or 2 operations run, the rest stays
+      queue.drain(n, [], env);
+      const rest = ops.slice(n);
+      const fresh = new OperationConverter();
+      const expected = rest.map((op) => fresh.toRelative(op).key);
+      expect(queue.global, `round ${round}`).toEqual(rest);
+      expect(queue.relative.map((r) => r.key), `round ${round}: as if added to an empty queue`).toEqual(expected);
+      expect(queue.shapesAssigned).toHaveLength(rest.length);
+      queue.drain(queue.length, [], env);
+      expect(queue.isEmpty).toBe(true);
+      expect([queue.global.length, queue.relative.length, queue.shapesAssigned.length]).toEqual([0, 0, 0]);
+    }
   });
 });

@@ -8,6 +8,7 @@ import type { TensorId, TensorIr } from "../../ir/tensor-ir.js";
 import type { HandleContainer } from "../../runtime/handle-container.js";
 import type { ExecutionContext, FusionRuntime, OperationRan, Optimization } from "../../runtime/fusion-runtime.js";
 import type { ExecutionPlan } from "../store/execution-plan-store.js";
+import { truncateInPlace } from "../arrays.js";
 
 /** One block the engine executed, as the inspector logs it. */
 export interface ExecutedBlock {
@@ -94,14 +95,16 @@ export class OperationQueue {
 
   /** Frees every deferred tensor no pending operation references any more. A boundary. */
   flushDeferred<H>(handles: HandleContainer<H>): void {
-    if (this.deferredFrees.length === 0) return;
-    const keep: TensorIr[] = [];
-    for (const ir of this.deferredFrees) {
-      if (this.referencesTensor(ir.id)) keep.push(ir);
+    const frees = this.deferredFrees;
+    if (frees.length === 0) return;
+    // Compacted in place: the ones still referenced keep their order.
+    let kept = 0;
+    for (let i = 0; i < frees.length; i++) {
+      const ir = frees[i] as TensorIr;
+      if (this.referencesTensor(ir.id)) frees[kept++] = ir;
       else handles.removeHandle(ir.id);
     }
-    this.deferredFrees.length = 0;
-    this.deferredFrees.push(...keep);
+    truncateInPlace(frees, kept);
   }
 
   /**
@@ -118,7 +121,7 @@ export class OperationQueue {
       this.executeUnfused(n, stream, env);
       return n;
     }
-    const ran: OperationRan[] = new Array<OperationRan>(n).fill("ran");
+    const ran = this.#ranFor(n);
     const ctx: ExecutionContext<H> = { handles: env.handles, stream };
     // The stream travels in `ctx`, explicitly: nothing below reads the ambient stream.
     const order = plan.order;
@@ -143,6 +146,19 @@ export class OperationQueue {
     return n;
   }
 
+  /**
+   * What each of an execution's first `n` operations did, all `ran` to start with: one list per
+   * queue, reused by every execution (an execution never nests in another on its queue; `drain`
+   * reads only its first `n`). **Bound.** The longest segment executed.
+   */
+  readonly #ran: OperationRan[] = [];
+
+  #ranFor(n: number): OperationRan[] {
+    const ran = this.#ran;
+    for (let i = 0; i < n; i++) ran[i] = "ran";
+    return ran;
+  }
+
   #op(position: number): OperationIr {
     const op = this.global[position];
     if (op === undefined) invariant(false, `plan position ${position} past the segment of ${this.global.length}`);
@@ -151,9 +167,9 @@ export class OperationQueue {
 
   /** Runs the first `n` operations unfused, in stream order, then drains them. */
   executeUnfused<H>(n: number, stream: StreamId, env: ExecutionEnv<H>): void {
-    const ran: OperationRan[] = [];
+    const ran = this.#ranFor(n);
     const ctx: ExecutionContext<H> = { handles: env.handles, stream };
-    for (let i = 0; i < n; i++) ran.push(runUnfused(this.global[i], ctx, env));
+    for (let i = 0; i < n; i++) ran[i] = runUnfused(this.global[i], ctx, env);
     this.drain(n, ran, env);
   }
 
@@ -173,19 +189,20 @@ export class OperationQueue {
       forEachTensor(op, free);
     }
     this.#converter.reset();
-    if (n === this.global.length) {
-      this.global.length = 0;
-      this.relative.length = 0;
-      this.shapesAssigned.length = 0;
-    } else {
-      // The rest must be relativized again from an empty converter (Burn's `reset_relative`): its
-      // ids and shape ids are relative to the new segment start. Only the operations left after
-      // the executed prefix (a plan's trigger, or what a fuser had not taken) are converted.
-      const rest = this.global.splice(n);
-      this.global.length = 0;
-      this.relative.length = 0;
-      this.shapesAssigned.length = 0;
-      for (const op of rest) this.add(op);
+    // Emptied in place (`truncateInPlace`): the lists keep their stores for the next segment.
+    const global = this.global;
+    const rest = global.length - n;
+    // The rest moves to the front, and must be relativized again from an empty converter (Burn's
+    // `reset_relative`): its ids and shape ids are relative to the new segment start. Only the
+    // operations left after the executed prefix (a plan's trigger, or what a fuser had not taken)
+    // are converted.
+    for (let i = 0; i < rest; i++) global[i] = global[n + i] as OperationIr;
+    truncateInPlace(global, rest);
+    truncateInPlace(this.relative, 0);
+    truncateInPlace(this.shapesAssigned, 0);
+    for (let i = 0; i < rest; i++) {
+      this.relative.push(this.#converter.toRelative(global[i] as OperationIr));
+      this.shapesAssigned.push(this.#converter.shapesAssigned);
     }
     this.flushDeferred(env.handles);
   }
