@@ -11,4 +11,5 @@ export type { FusedKind } from "./optimization.js";
 export { Launcher } from "./launcher.js";
 export { ElementwiseLaunchCache, MAX_LAUNCH_ENTRIES } from "./elementwise-launch-cache.js";
 export { ReduceLaunchCache, MAX_REDUCE_LAUNCH_ENTRIES } from "./reduce-launch-cache.js";
+export { MatmulLaunchCache, MAX_MATMUL_LAUNCH_ENTRIES } from "./matmul-launch-cache.js";
 export type { RuntimeCounters } from "./counters.js";

@@ -6,6 +6,7 @@ import type { Launcher } from "./launcher.js";
 import { runElementwiseBlock } from "./run-elementwise.js";
 import { runMatmulBlock, type MatmulChooser } from "./run-matmul.js";
 import { ReduceLaunchCache } from "./reduce-launch-cache.js";
+import { MatmulLaunchCache } from "./matmul-launch-cache.js";
 import { runReduceBlock } from "./run-reduce.js";
 
 /** Which fused kernel family an optimization runs. */
@@ -106,7 +107,8 @@ export class ReduceOptimization extends WebGpuOptimization {
 
 /**
  * A matmul and the elementwise epilogue on its output as one kernel, tiled as `choose` says
- * (default: the heuristic `chooseMatmulConfig`).
+ * (default: the heuristic `chooseMatmulConfig`); later executions with operands of the same
+ * layouts replay the first one's decisions (bounded; see {@link MatmulLaunchCache}).
  */
 export class MatmulOptimization extends WebGpuOptimization {
   readonly name = "matmul" as const;
@@ -117,7 +119,10 @@ export class MatmulOptimization extends WebGpuOptimization {
     this.#choose = choose;
   }
 
+  /** Replays of this optimization's launches by operand layouts (see {@link MatmulLaunchCache}). */
+  readonly #launches = new MatmulLaunchCache();
+
   protected run(ctx: ExecutionContext<WebGpuHandle>, ops: readonly OperationIr[]): void {
-    runMatmulBlock(this.launcher, ctx, ops, true, this.#choose);
+    runMatmulBlock(this.launcher, ctx, ops, true, this.#choose, this.#launches);
   }
 }

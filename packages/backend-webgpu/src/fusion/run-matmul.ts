@@ -10,7 +10,9 @@ import { BlockGraph } from "./block-graph.js";
 import type { Launcher } from "./launcher.js";
 import { bindingOf, bytesOf } from "./run-elementwise.js";
 import { blockInputs } from "./run-reduce.js";
+import { pushParams } from "./elementwise-ops.js";
 import { distinctBindings } from "./distinct-bindings.js";
+import type { MatmulLaunchCache } from "./matmul-launch-cache.js";
 
 /**
  * Workgroups a product should launch at least, for the heuristic: enough to fill every SM/CU of a
@@ -70,9 +72,30 @@ export interface MatmulChoice {
 
 /**
  * Picks the tile configuration of a product from its operands (the runtime's: the tuner's winner,
- * else the heuristic). Called once per matmul execution, synchronously.
+ * else the heuristic), and says when its answers may change.
  */
-export type MatmulChooser = (lhs: WebGpuHandle, rhs: WebGpuHandle, dtype: DType, outShape: readonly number[]) => MatmulChoice;
+export interface MatmulChooser {
+  /** The choice for `lhs · rhs`; called synchronously, at most once per matmul execution. */
+  choose(lhs: WebGpuHandle, rhs: WebGpuHandle, dtype: DType, outShape: readonly number[]): MatmulChoice;
+  /**
+   * A number that changes whenever {@link choose} may answer differently for operands of the same
+   * layouts (a tuning result stored, loaded or cleared): while it stays the same, a choice made
+   * earlier still stands, so the launch cache ({@link MatmulLaunchCache}) replays it without
+   * asking again.
+   */
+  readonly generation: number;
+}
+
+/** The heuristic as a {@link MatmulChooser}: {@link chooseMatmulConfig}, answers that never change. */
+export function heuristicChooser(profile: DeviceProfile): MatmulChooser {
+  return {
+    choose: (_lhs, _rhs, dtype, outShape) => {
+      const rank = outShape.length;
+      return { config: chooseMatmulConfig(outShape[rank - 2] ?? 1, outShape[rank - 1] ?? 1, profile, elementCount(outShape.slice(0, -2)), dtype) };
+    },
+    generation: 0,
+  };
+}
 
 /**
  * The spec to launch for `choice` and its kernel plans: its config's, unless a kernel of it is
@@ -93,8 +116,53 @@ function readySpec(launcher: Launcher, choice: MatmulChoice, specOf: (config: Ma
 }
 
 /**
+ * What one execution of a matmul block decided, enough to replay its launch for operands of the
+ * same layouts without rebuilding the epilogue graph, the spec, its kernel keys or plans
+ * ({@link MatmulLaunchCache}).
+ */
+export interface MatmulDecision {
+  /** The chooser's generation the choice was made under (replayed only while it holds). */
+  readonly generation: number;
+  /** The kernels launched, in launch order (see {@link matmulPlans}), and their keys. */
+  readonly plans: readonly KernelLaunchPlan[];
+  readonly keys: readonly string[];
+  /** The split-K factor of the launched config (1: no split) and the output's element count. */
+  readonly split: number;
+  readonly total: number;
+  /** The dtypes of the epilogue's parameters, in {@link pushParams} order of its operations. */
+  readonly paramDtypes: readonly DType[];
+}
+
+/**
+ * Whether the epilogue graph's parameters are the values {@link pushParams} lists for the block's
+ * operations after the matmul, in that order (what a replay encodes instead of the graph's): true
+ * by construction (`addElementwise` gives parameters in that order); checked before an execution
+ * is remembered, so a graph that ever numbers them otherwise is simply not replayed.
+ */
+function paramsInOpOrder(epilogue: BlockGraph, ops: readonly OperationIr[]): boolean {
+  const values: number[] = [];
+  for (let i = 1; i < ops.length; i++) pushParams(ops[i] as OperationIr, values);
+  const params = epilogue.graph.params;
+  if (params.length !== values.length) return false;
+  for (let k = 0; k < values.length; k++) if (!Object.is(params[k]?.value, values[k])) return false;
+  return true;
+}
+
+/**
  * Runs `matmul` followed by an elementwise epilogue (and `drop`s) as one kernel, with the tile
- * configuration `choose` picks (default: {@link chooseMatmulConfig}).
+ * configuration `choose` picks (default: {@link chooseMatmulConfig}); with a `cache` (one per fused
+ * optimization), an execution whose operands have the layouts of an earlier one replays that
+ * execution's decisions ({@link MatmulLaunchCache}).
+ */
+export function runMatmulBlock(launcher: Launcher, ctx: ExecutionContext<WebGpuHandle>, ops: readonly OperationIr[], fused: boolean, choose?: MatmulChooser, cache?: MatmulLaunchCache): void {
+  if (cache !== undefined) cache.run(launcher, ctx, ops, fused, choose);
+  else runMatmulBlockUncached(launcher, ctx, ops, fused, choose);
+}
+
+/**
+ * {@link runMatmulBlock} in full: builds the epilogue graph, chooses, looks the kernels up and
+ * launches; returns what it decided, or `undefined` when the execution is not one to replay
+ * (operands copied apart, nothing launched, or the stand-in launched while the winner compiles).
  *
  * @remarks
  * **A winner never stalls.** When the tuner's winner arrives, the fused kernels that use it (the
@@ -107,13 +175,13 @@ function readySpec(launcher: Launcher, choice: MatmulChoice, specOf: (config: Ma
  * the winner takes over at the first execution after its compile. Both compute the same product
  * (bits may differ in the last place, as between any two tile configurations).
  */
-export function runMatmulBlock(launcher: Launcher, ctx: ExecutionContext<WebGpuHandle>, ops: readonly OperationIr[], fused: boolean, choose?: MatmulChooser): void {
+export function runMatmulBlockUncached(launcher: Launcher, ctx: ExecutionContext<WebGpuHandle>, ops: readonly OperationIr[], fused: boolean, choose?: MatmulChooser): MatmulDecision | undefined {
   const matmul = ops[0];
   invariant(matmul !== undefined && matmul.kind === "matmul", "a matmul block starts with a matmul");
   const epilogue = new BlockGraph();
   const res = epilogue.provide(matmul.out, "res");
   epilogue.outputs.push({ tensor: matmul.out, node: res, written: true });
-  for (const op of ops.slice(1)) invariant(epilogue.add(op), () => `matmul epilogue cannot hold ${op.kind}`);
+  for (let i = 1; i < ops.length; i++) invariant(epilogue.add(ops[i] as OperationIr), () => `matmul epilogue cannot hold ${ops[i]?.kind}`);
   const written = epilogue.written();
   const launches = elementCount(matmul.out.shape) > 0 && written.length > 0;
   // `x · xᵀ` (and an epilogue reading an operand) would bind one allocation twice: see distinctBindings.
@@ -129,11 +197,11 @@ export function runMatmulBlock(launcher: Launcher, ctx: ExecutionContext<WebGpuH
   if (fused) launcher.counters.elidedWrites += epilogue.elided();
   const outHandles = written.map((o) => contiguousHandle(launcher.empty(bytesOf(o.tensor.shape, o.tensor.dtype), ctx.stream), o.tensor.shape, o.tensor.dtype));
   const shape = matmul.out.shape;
+  let decision: MatmulDecision | undefined;
   if (launches) {
-    const m = shape[shape.length - 2] ?? 1;
-    const n = shape[shape.length - 1] ?? 1;
-    const heuristic = choose === undefined ? chooseMatmulConfig(m, n, launcher.profile, elementCount(shape.slice(0, -2)), matmul.out.dtype) : undefined;
-    const choice: MatmulChoice = heuristic !== undefined ? { config: heuristic } : (choose as MatmulChooser)(lhs, rhs, matmul.out.dtype, shape);
+    const chooser = choose ?? heuristicChooser(launcher.profile);
+    const generation = chooser.generation;
+    const choice = chooser.choose(lhs, rhs, matmul.out.dtype, shape);
     const specOf = (config: MatmulConfig): MatmulSpec => ({
       lhs: { shape: lhs.shape, strides: lhs.strides, offset: lhs.offset },
       rhs: { shape: rhs.shape, strides: rhs.strides, offset: rhs.offset },
@@ -151,6 +219,16 @@ export function runMatmulBlock(launcher: Launcher, ctx: ExecutionContext<WebGpuH
     };
     launchMatmul(spec, launcher.profile, run, bindingOf(lhs, "read"), bindingOf(rhs, "read"), eHandles.map((h) => bindingOf(h, "read")), outHandles.map((h) => bindingOf(h, "write")), plans);
     if (fused && ops.filter((o) => o.kind !== "drop").length > 1) launcher.counters.fusedLaunches++;
+    if (bound.copied.size === 0 && spec.config === choice.config && paramsInOpOrder(epilogue, ops)) {
+      decision = {
+        generation,
+        plans,
+        keys: plans.map((p) => p.kernel.key),
+        split: splitOf(spec.config),
+        total: elementCount(shape),
+        paramDtypes: epilogue.graph.params.map((p) => p.dtype),
+      };
+    }
   } else {
     // No output element: the outputs are still computed from the operands (see propagate).
     launcher.propagate(bound.handles.map((h) => h.memory), outHandles.map((h) => h.memory), ctx.stream);
@@ -164,4 +242,5 @@ export function runMatmulBlock(launcher: Launcher, ctx: ExecutionContext<WebGpuH
   if (matmul.rhs.status === "ReadWrite") ctx.handles.removeHandle(matmul.rhs.id);
   for (const input of epilogue.inputs) if (input.dies) ctx.handles.removeHandle(input.tensor.id);
   for (const op of ops) if (op.kind === "drop") ctx.handles.removeHandle(op.tensor.id);
+  return decision;
 }

@@ -174,7 +174,13 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
       // Persisted results become visible to the synchronous `choose` once loaded.
       void cache.load();
     }
-    this.#chooseMatmul = (lhs, rhs, dtype, outShape) => this.#matmulConfig(lhs, rhs, dtype, outShape);
+    const tuner = this.tuner;
+    this.#chooseMatmul = {
+      choose: (lhs, rhs, dtype, outShape) => this.#matmulConfig(lhs, rhs, dtype, outShape),
+      get generation() {
+        return tuner?.generation ?? 0;
+      },
+    };
     this.#onDispose = options.onDispose;
   }
 

@@ -247,7 +247,7 @@ describe("vec4 matmul with a fused epilogue", () => {
     if (small === undefined) throw new Error("a vec4 config fits");
     const split: Vec4Config = { ...small, splitK: 3 };
     launched = [];
-    runMatmulBlock(new Launcher(runtime.client, runtime.profile, runtime.counters), ctx, ops, true, () => ({ config: split }));
+    runMatmulBlock(new Launcher(runtime.client, runtime.profile, runtime.counters), ctx, ops, true, { choose: () => ({ config: split }), generation: 0 });
     expect(launched.map((k) => k.split(":")[0]), "the partial products, then their sum with the epilogue").toEqual(["matmul", "matmul-combine"]);
     const got = [...(await runtime.read(ctx.handles.getHandle(out), out, stream))];
     const want = product(a, b, [M, N]).map((v, i) => Math.max(0, Math.fround(v * 0.5) + (biasValues[i % N] ?? 0)));
@@ -276,7 +276,7 @@ describe("vec4 matmul with a fused epilogue", () => {
         { kind: "matmul", lhs, rhs, out: prod },
         { kind: "binary", op: "add", lhs: { ...prod, status: "ReadWrite" }, rhs: bias, out: biased },
         { kind: "unary", op: "relu", input: { ...biased, status: "ReadWrite" }, out },
-      ], true, choose);
+      ], true, { choose, generation: 0 });
       const key = launched[0] ?? "none";
       expectProduct([...(await runtime.read(ctx.handles.getHandle(out), out, stream))], want, `relu(a·b + bias) by ${key.split("(")[0]}`, false);
       for (const x of [lhs, rhs, bias, out]) ctx.handles.removeHandle(x.id);

@@ -1,5 +1,6 @@
 import { UnsupportedError, invariant } from "@weft/environment";
 import type { DType } from "@weft/fusion";
+import { elementCount } from "@weft/fusion";
 import { WgslBuilder } from "../codegen/wgsl/builder.js";
 import { emitExpressions, type ExprGraph, type NodeId } from "../codegen/wgsl/expr.js";
 import { broadcastStrides, emitCoords, offsetExpr, type StridedLayout } from "../codegen/wgsl/indexing.js";
@@ -364,18 +365,35 @@ export function launchMatmul(
   outputs: readonly KernelBinding[],
   plans: readonly KernelLaunchPlan[] = matmulPlans(spec, profile, (key, build) => run.plan(key, build)),
 ): void {
+  launchMatmulPlans(plans, splitOf(spec.config), elementCount(spec.outShape), run, lhs, rhs, inputs, outputs, matmulUniforms(spec));
+}
+
+/**
+ * The launches of {@link launchMatmul} from what they need only: the plans (`[main]`, or
+ * `[main, combine]` for a split-K config of factor `split`), the output's element count `total`
+ * and the epilogue's encoded parameters. What the matmul launch cache replays.
+ */
+export function launchMatmulPlans(
+  plans: readonly KernelLaunchPlan[],
+  split: number,
+  total: number,
+  run: MatmulRunner,
+  lhs: KernelBinding,
+  rhs: KernelBinding,
+  inputs: readonly KernelBinding[],
+  outputs: readonly KernelBinding[],
+  uniforms: Uint8Array | undefined,
+): void {
   const [main, combine] = plans;
   invariant(main !== undefined, "a product has a main kernel");
-  const split = splitOf(spec.config);
   if (combine === undefined) {
-    run.launch(main, [lhs, rhs, ...inputs, ...outputs], matmulUniforms(spec));
+    run.launch(main, [lhs, rhs, ...inputs, ...outputs], uniforms);
     return;
   }
-  const total = spec.outShape.reduce((a, b) => a * b, 1);
   const partial = run.empty(split * total * 4);
   try {
     run.launch(main, [lhs, rhs, { binding: partial.binding(), access: "write" }], undefined);
-    run.launch(combine, [{ binding: partial.binding(), access: "read" }, ...inputs, ...outputs], matmulUniforms(spec));
+    run.launch(combine, [{ binding: partial.binding(), access: "read" }, ...inputs, ...outputs], uniforms);
   } finally {
     partial.release();
   }

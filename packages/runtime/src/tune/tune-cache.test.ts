@@ -21,6 +21,27 @@ afterEach(() => {
 const key = AutotuneKey.of({ shapes: [[64, 64], [64, 64]], dtypes: ["f32", "f32"] });
 const record: TuneRecord = { fastest: "tiled-4x4", candidates: [{ name: "naive", bestMs: 3 }, { name: "tiled-4x4", bestMs: 1 }] };
 
+describe("TuneCache generation", () => {
+  it("changes when a result is stored, when persisted results load and when the cache is cleared; reads leave it", async () => {
+    const directory = folder();
+    await new TuneCache({ adapter: "gpu-a", directory }).set("matmul", key, record);
+    const cache = new TuneCache({ adapter: "gpu-a", directory });
+    const seen = [cache.generation];
+    await cache.load();
+    seen.push(cache.generation);
+    cache.get("matmul", key);
+    seen.push(cache.generation);
+    await cache.set("matmul", AutotuneKey.of({ shapes: [[8, 8]], dtypes: ["f32"] }), record);
+    seen.push(cache.generation);
+    await cache.clear();
+    seen.push(cache.generation);
+    expect(seen[1], "load").not.toBe(seen[0]);
+    expect(seen[2], "a read").toBe(seen[1]);
+    expect(seen[3], "set").not.toBe(seen[2]);
+    expect(seen[4], "clear").not.toBe(seen[3]);
+  });
+});
+
 describe("TuneCache persistence", () => {
   it("round trip: a result written by one cache is read back by a new instance on the same folder", async () => {
     const directory = folder();

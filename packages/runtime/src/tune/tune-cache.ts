@@ -46,6 +46,7 @@ export class TuneCache {
   readonly #memory: LruCache<string, TuneRecord>;
   #loading: Promise<void> | undefined;
   #loaded = false;
+  #generation = 0;
 
   constructor(options: TuneCacheOptions) {
     this.adapter = options.adapter;
@@ -62,6 +63,15 @@ export class TuneCache {
   /** The key a result is stored under: adapter, library version, kernel and autotune key. */
   static storeKey(adapter: string, version: string, kernel: string, key: AutotuneKey): string {
     return JSON.stringify([adapter, version, kernel, key]);
+  }
+
+  /**
+   * A number that changes whenever what {@link get} answers may have changed: a result stored, the
+   * persisted results loaded, the cache cleared. Callers that memoize a choice made from this cache
+   * (the WebGPU matmul launch cache) compare it instead of asking again.
+   */
+  get generation(): number {
+    return this.#generation;
   }
 
   /** Whether {@link load} has completed. */
@@ -83,6 +93,7 @@ export class TuneCache {
           }
         }
         this.#loaded = true;
+        this.#generation++;
       },
       () => {
         this.#loaded = true;
@@ -100,6 +111,7 @@ export class TuneCache {
   async set(kernel: string, key: AutotuneKey, record: TuneRecord): Promise<void> {
     const full = TuneCache.storeKey(this.adapter, this.version, kernel, key);
     this.#memory.set(full, record);
+    this.#generation++;
     await this.store.put(full, record);
   }
 
@@ -111,6 +123,7 @@ export class TuneCache {
   /** Forgets every result, in memory and in the store. */
   async clear(): Promise<void> {
     this.#memory.clear();
+    this.#generation++;
     await this.store.clear();
   }
 }

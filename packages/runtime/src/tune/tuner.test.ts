@@ -262,6 +262,18 @@ describe("Tuner", () => {
     expect(events.filter((e) => e.kind === "start").length, "no third tuning started").toBe(2);
   });
 
+  it("generation changes when a tuning's result lands and on forget, not on choose", async () => {
+    const { set, tuner, inputs } = harness();
+    const before = tuner.generation;
+    expect(tuner.choose(set, inputs).name, "fallback while tuning").toBe("reference");
+    expect(tuner.generation, "choosing changes nothing").toBe(before);
+    await tuner.idle();
+    const tuned = tuner.generation;
+    expect(tuned, "the stored result is a new generation").not.toBe(before);
+    tuner.forget();
+    expect(tuner.generation, "forget is a new generation").not.toBe(tuned);
+  });
+
   it("a cached result is reused without measuring again", async () => {
     const { set, client, inputs, cache } = harness();
     await cache.set(set.name, set.key(inputs), { fastest: "fast", candidates: [] });

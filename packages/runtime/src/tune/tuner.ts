@@ -128,6 +128,8 @@ export class Tuner<K extends KernelDefinition = KernelDefinition> {
   readonly #idle: (() => Promise<void>) | undefined;
   /** Keys whose tuning failed; `choose` keeps their fallback. At most 1024 (oldest forgotten); cleared by {@link forget}. */
   readonly #failed = new LruCache<string, true>(1024);
+  /** Calls of {@link forget}: part of {@link generation}. */
+  #forgets = 0;
 
   constructor(client: Client<K>, options: TunerOptions = {}) {
     this.client = client;
@@ -194,6 +196,16 @@ export class Tuner<K extends KernelDefinition = KernelDefinition> {
   /** Forgets that tunings failed, so `choose` tries them again. */
   forget(): void {
     this.#failed.clear();
+    this.#forgets++;
+  }
+
+  /**
+   * A number that changes whenever {@link choose} may answer differently for the same inputs: a
+   * result stored, loaded or cleared in {@link cache}, or {@link forget} (after which `choose`
+   * starts failed tunings again). While it stays the same, a choice made earlier still stands.
+   */
+  get generation(): number {
+    return this.cache.generation + this.#forgets;
   }
 
   #id(set: { readonly name: string }, key: AutotuneKey): string {
