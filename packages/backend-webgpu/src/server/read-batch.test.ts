@@ -24,7 +24,8 @@ let server: WebGpuServer;
 
 beforeAll(async () => {
   gpu = await requestTestDevice();
-  server = new WebGpuServer(gpu.device);
+  // These tests count the submits of `turn` coalescing (`batch`, the default, is tested in webgpu-server.test.ts).
+  server = new WebGpuServer(gpu.device, { readSubmit: "turn" });
 });
 
 afterAll(() => gpu?.device.destroy());

@@ -75,14 +75,15 @@ export class Readback {
 
   /**
    * Adds `read` to the current turn's batch (opening one, and scheduling its seal at the end of
-   * the turn, when none is open). A read of tainted bytes rejects here, alone.
+   * the turn, when none is open) and returns how many reads the batch holds now. A read of
+   * tainted bytes rejects here, alone (and returns 0).
    */
-  enqueue(read: PendingRead): void {
+  enqueue(read: PendingRead): number {
     const tainted = this.#host.failures.readError(read.bindings);
     if (tainted !== undefined) {
       read.done.reject(tainted);
       releasePins(read);
-      return;
+      return 0;
     }
     let batch = this.#batch;
     if (batch === undefined) {
@@ -91,6 +92,7 @@ export class Readback {
       queueMicrotask(() => this.#seal(opened));
     }
     batch.add(read);
+    return batch.reads.length;
   }
 
   /** Performs the open batch first when writing `bindings` would change bytes one of its reads has yet to copy. */

@@ -183,7 +183,27 @@ describe("WebGpuServer", () => {
     x.release();
     y.release();
     eager.destroy();
-    expect(() => new WebGpuServer(gpu.device, { readSubmit: "eager" as never }), "an unknown choice names the valid ones").toThrow(/readSubmit.*"turn", "read"/);
+    expect(() => new WebGpuServer(gpu.device, { readSubmit: "eager" as never }), "an unknown choice names the valid ones").toThrow(/readSubmit.*"turn", "read", "batch"/);
+  });
+
+  it("readSubmit 'batch': every readBatch reads of a turn submit all recorded work once; the copies and the map stay shared", async () => {
+    const batched = new WebGpuServer(gpu.device, { readSubmit: "batch", readBatch: 2 });
+    const xs = [S0, S1, S0].map((s, k) => ({ s, m: batched.create(u32Bytes([k, k + 1]), s) }));
+    batched.launch(increment, [1, 1, 1], [{ binding: xs[0]!.m.binding(), access: "read-write" }], S0, "execute");
+    await batched.read([xs[0]!.m.binding()], S0); // the pipeline is validated: launches now encode at the call
+    const before = batched.stats();
+    for (const { s, m } of xs) batched.launch(increment, [1, 1, 1], [{ binding: m.binding(), access: "read-write" }], s, "execute");
+    const first = Promise.all(xs.slice(0, 2).map(({ s, m }) => batched.read([m.binding()], s)));
+    expect(batched.stats().submits - before.submits, "the second read submitted both streams' work in one submit").toBe(1);
+    const third = batched.read([xs[2]!.m.binding()], S0);
+    expect(batched.stats().submits - before.submits, "the third read waits for the turn").toBe(1);
+    const values = [...(await first), await third].map(([v]) => asU32(v as Uint8Array));
+    const after = batched.stats();
+    expect([after.submits - before.submits, after.readMaps - before.readMaps], "then one submit of the copies and one map for all three").toEqual([2, 1]);
+    expect(values, "each read saw the launches issued before it").toEqual([[2, 3], [2, 3], [3, 4]]);
+    for (const { m } of xs) m.release();
+    batched.destroy();
+    expect(() => new WebGpuServer(gpu.device, { readBatch: 0 }), "a read batch of 0 is refused").toThrow(/readBatch/);
   });
 
   it("readSubmit 'turn' (the default): reads of one turn submit nothing until the turn ends, then once", async () => {
