@@ -53,6 +53,8 @@ export interface StreamContext {
   readonly bindGroups: BindGroupCache;
   readonly uniformArenas: UniformArenas;
   readonly counters: SubmissionCounters;
+  /** The allocations every stream's unsubmitted encoder refers to (see {@link PendingAccess}). */
+  readonly pending: PendingAccess;
   /** Where launches' failures are recorded (the server's store over its pool of streams). */
   readonly failures: FailureStore<WebGpuStream>;
   /** Registers a promise (an error scope) whose settlement reads must wait for. */
@@ -129,6 +131,62 @@ export function accessBits(access: BindingAccess): number {
 }
 
 const roundUp = (n: number, to: number): number => Math.ceil(n / to) * to;
+
+/**
+ * Which allocations the unsubmitted encoders of a server's streams refer to, counted over streams:
+ * how many streams' encoders use each, and how many of them write it. Lets `WebGpuServer` decide
+ * with one lookup per binding whether a launch can conflict with another stream's pending work
+ * (the common answer, with many streams recording before one shared submit, is no), instead of
+ * asking every stream about every binding.
+ *
+ * @remarks
+ * **Invariant.** For every allocation, `streams` is the number of streams whose
+ * {@link WebGpuStream.encodedBits} for it is non-zero and `writers` the number whose bits include
+ * a write; an allocation no encoder refers to has no entry (bounded by the pending bindings).
+ */
+export class PendingAccess {
+  readonly #counts = new Map<AllocationId, { streams: number; writers: number }>();
+
+  /** Number of allocations some encoder refers to (tests). */
+  get size(): number {
+    return this.#counts.size;
+  }
+
+  /** A stream's bits for `allocation` went from `before` to `after` (`after` ⊇ `before`, not both 0). */
+  note(allocation: AllocationId, before: number, after: number): void {
+    let c = this.#counts.get(allocation);
+    if (c === undefined) {
+      c = { streams: 0, writers: 0 };
+      this.#counts.set(allocation, c);
+    }
+    if (before === 0) c.streams++;
+    if ((before & WRITE) === 0 && (after & WRITE) !== 0) c.writers++;
+  }
+
+  /** A stream whose bits for `allocation` were `bits` submitted its encoder. */
+  forget(allocation: AllocationId, bits: number): void {
+    const c = this.#counts.get(allocation);
+    if (c === undefined) return;
+    c.streams--;
+    if ((bits & WRITE) !== 0) c.writers--;
+    if (c.streams <= 0) this.#counts.delete(allocation);
+  }
+
+  /**
+   * Whether some stream other than one whose own bits are `own` may hold work that a use of
+   * `allocation` with `bits` must follow: another stream writes it, or this use writes and
+   * another stream uses it at all.
+   */
+  othersMayConflict(allocation: AllocationId, bits: number, own: number): boolean {
+    const c = this.#counts.get(allocation);
+    if (c === undefined) return false;
+    const others = c.streams - (own !== 0 ? 1 : 0);
+    if (others <= 0) return false;
+    const otherWriters = c.writers - ((own & WRITE) !== 0 ? 1 : 0);
+    return otherWriters > 0 || (bits & WRITE) !== 0;
+  }
+}
+
 
 /**
  * One server stream: its open command encoder and compute pass, what they refer to, its pins, its
@@ -224,6 +282,11 @@ export class WebGpuStream extends ClaimedStream {
     this.#pendingChecks.push(check);
   }
 
+  /** How the unsubmitted encoder uses `allocation` (`READ` | `WRITE` bits; 0: not at all). */
+  encodedBits(allocation: AllocationId): number {
+    return this.#encoder === undefined ? 0 : (this.#encodedAllocations.get(allocation) ?? 0);
+  }
+
   /** Whether the unsubmitted encoder refers to `allocation` at all (a host write must follow its submit). */
   refersTo(allocation: AllocationId): boolean {
     return this.#encoder !== undefined && this.#encodedAllocations.has(allocation);
@@ -268,7 +331,12 @@ export class WebGpuStream extends ClaimedStream {
     this.#ctx.counters.dispatches++;
     this.#dispatches++;
     for (const { binding, access } of dispatch.bindings) {
-      this.#encodedAllocations.set(binding.allocation, (this.#encodedAllocations.get(binding.allocation) ?? 0) | accessBits(access));
+      const before = this.#encodedAllocations.get(binding.allocation) ?? 0;
+      const after = before | accessBits(access);
+      if (after !== before) {
+        this.#encodedAllocations.set(binding.allocation, after);
+        this.#ctx.pending.note(binding.allocation, before, after);
+      }
     }
     this.#submissionWrites.push(...dispatch.writes);
     for (const pin of dispatch.pins) (pin.stream === this.id ? this.#submitPins : this.#foreignPins).push(pin.unpin);
@@ -375,6 +443,8 @@ export class WebGpuStream extends ClaimedStream {
     this.#encoder = undefined;
     this.#dispatches = 0;
     this.#pendingBytes = 0;
+    const pending = this.#ctx.pending;
+    for (const [allocation, bits] of this.#encodedAllocations) pending.forget(allocation, bits);
     this.#encodedAllocations.clear();
     const writes = this.#submissionWrites;
     this.#submissionWrites = [];
