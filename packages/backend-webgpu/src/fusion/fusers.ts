@@ -3,7 +3,7 @@ import { broadcastsInto, operationInputs, readsIndex, sameShape, tensorAt } from
 import type { WebGpuHandle } from "../handle/webgpu-handle.js";
 import { isExpression } from "./elementwise-ops.js";
 import type { Launcher } from "./launcher.js";
-import { ElementwiseOptimization, MatmulOptimization, ReduceOptimization, type FusedKind, type WebGpuOptimization } from "./optimization.js";
+import { ElementwiseOptimization, MatmulOptimization, ReduceOptimization, SoftmaxOptimization, type FusedKind, type WebGpuOptimization } from "./optimization.js";
 import type { MatmulChooser } from "./run-matmul.js";
 
 /** Most operations one fused block takes (Burn's limit). */
@@ -430,5 +430,82 @@ export class MatmulFuser extends TraceFuser {
   }
   protected copyPhase(into: TraceFuser): void {
     (into as MatmulFuser).#out = this.#out;
+  }
+}
+
+/**
+ * Fuses the op sequence `Tensor.softmax` records along the last axis — `m = max(x)`,
+ * `d = x − m`, `e = exp(d)`, `s = sum(e)`, `y = e / s` (f32, reduced axes kept) — with the
+ * `drop`s of `m`, `d`, `e` and `s`, into ONE kernel (`SoftmaxOptimization`): four kernels and
+ * four block executions fewer than the reduce and elementwise fusers' best (max | sub+exp | sum |
+ * div), which is most of a served classifier's softmax.
+ *
+ * @remarks
+ * **Pattern, not a new op.** The sequence stays five primitive ops in the IR (autodiff, the CPU
+ * backend and the remote wire see nothing new); this fuser recognises exactly it, in the relative
+ * form, and is ready only once the four intermediates died in the block (their `drop`s), so only
+ * `y` is written. Rows too long for one workgroup's loop, or inputs that are not dense rows, run
+ * the five ops one by one at execution (the fuser sees relative shapes only).
+ */
+export class SoftmaxFuser extends TraceFuser {
+  readonly kind = "reduce" as const;
+  /** Relative ids of x, m, d, e, s in the order they appear; the phase is how many ops were accepted. */
+  #ids: TensorId[] = [];
+  #phase = 0;
+
+  protected accept(op: Exclude<OperationIr, { kind: "drop" }>): boolean {
+    const ids = this.#ids;
+    switch (this.#phase) {
+      case 0: {
+        if (op.kind !== "reduce" || op.op !== "max" || !op.keepDims || op.input.dtype !== "f32") return false;
+        const rank = op.input.shape.length;
+        if (rank === 0 || op.axes.length !== 1 || op.axes[0] !== rank - 1) return false;
+        ids.push(op.input.id, op.out.id);
+        break;
+      }
+      case 1:
+        if (op.kind !== "binary" || op.op !== "sub" || op.lhs.id !== ids[0] || op.rhs.id !== ids[1] || op.out.dtype !== "f32") return false;
+        ids.push(op.out.id);
+        break;
+      case 2:
+        if (op.kind !== "unary" || op.op !== "exp" || op.input.id !== ids[2] || op.out.dtype !== "f32") return false;
+        ids.push(op.out.id);
+        break;
+      case 3: {
+        if (op.kind !== "reduce" || op.op !== "sum" || !op.keepDims || op.input.id !== ids[3] || op.out.dtype !== "f32") return false;
+        const rank = op.input.shape.length;
+        if (op.axes.length !== 1 || op.axes[0] !== rank - 1) return false;
+        ids.push(op.out.id);
+        break;
+      }
+      case 4:
+        if (op.kind !== "binary" || op.op !== "div" || op.lhs.id !== ids[3] || op.rhs.id !== ids[4] || op.out.dtype !== "f32") return false;
+        break;
+      default:
+        return false;
+    }
+    this.#phase++;
+    return true;
+  }
+  protected ready(): boolean {
+    return this.#phase === 5 && this.live.size === 1;
+  }
+  protected override bonus(): number {
+    return 5;
+  }
+  finish(): WebGpuOptimization {
+    return new SoftmaxOptimization(this.kit.launcher, this.count, this.kit.fallback);
+  }
+  protected fresh(): TraceFuser {
+    return new SoftmaxFuser(this.kit);
+  }
+  protected resetPhase(): void {
+    this.#ids = [];
+    this.#phase = 0;
+  }
+  protected copyPhase(into: TraceFuser): void {
+    const copy = into as SoftmaxFuser;
+    copy.#ids = [...this.#ids];
+    copy.#phase = this.#phase;
   }
 }

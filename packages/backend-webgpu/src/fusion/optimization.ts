@@ -1,5 +1,8 @@
 import { invariant } from "@weft/environment";
-import { BlockFallback, type BlockFallbackPort, type ExecutionContext, type OperationIr, type Optimization } from "@weft/fusion";
+import { BlockFallback, elementCount, isContiguous, type BlockFallbackPort, type ExecutionContext, type OperationIr, type Optimization } from "@weft/fusion";
+import { contiguousHandle } from "../handle/webgpu-handle.js";
+import { MAX_SOFTMAX_ROW, softmaxKernel, softmaxKey } from "../kernels/softmax.js";
+import { bindingOf, bytesOf } from "./run-elementwise.js";
 import type { WebGpuHandle } from "../handle/webgpu-handle.js";
 import { ElementwiseLaunchCache } from "./elementwise-launch-cache.js";
 import type { Launcher } from "./launcher.js";
@@ -124,5 +127,53 @@ export class MatmulOptimization extends WebGpuOptimization {
 
   protected run(ctx: ExecutionContext<WebGpuHandle>, ops: readonly OperationIr[]): void {
     runMatmulBlock(this.launcher, ctx, ops, true, this.#choose, this.#launches);
+  }
+}
+
+/**
+ * `Tensor.softmax` along the last axis (the five ops `SoftmaxFuser` recognises, with their
+ * `drop`s) as one kernel (`softmaxKernel`): one workgroup per row.
+ *
+ * @remarks
+ * Rows of more than {@link MAX_SOFTMAX_ROW} elements, empty inputs, and inputs that are not
+ * dense rows run the five ops one by one (the runtime's own kernels), so every input is served;
+ * the fused kernel's values are those of the five kernels (see `softmaxKernel`).
+ */
+export class SoftmaxOptimization extends WebGpuOptimization {
+  readonly name = "reduce" as const;
+  readonly #runtime: BlockFallbackPort<WebGpuHandle>["runtime"];
+
+  constructor(launcher: Launcher, len: number, fallback: BlockFallbackPort<WebGpuHandle>) {
+    super(launcher, len, fallback);
+    this.#runtime = fallback.runtime;
+  }
+
+  protected run(ctx: ExecutionContext<WebGpuHandle>, ops: readonly OperationIr[]): void {
+    const max = ops[0];
+    invariant(max !== undefined && max.kind === "reduce", "a softmax block starts with its max");
+    let div: OperationIr | undefined;
+    for (const op of ops) if (op.kind === "binary" && op.op === "div") div = op;
+    invariant(div !== undefined && div.kind === "binary", "a softmax block ends with its division");
+    const x = ctx.handles.getHandle(max.input);
+    const n = x.shape[x.shape.length - 1] ?? 0;
+    const total = elementCount(x.shape);
+    if (n < 1 || n > MAX_SOFTMAX_ROW || total === 0 || x.dtype !== "f32" || !isContiguous(x)) {
+      for (const op of ops) this.#runtime.executeOperation(op, ctx);
+      return;
+    }
+    const launcher = this.launcher;
+    const spec = { rows: total / n, n, offset: x.offset };
+    const key = softmaxKey(spec, launcher.profile);
+    const plan = launcher.plan(key, () => softmaxKernel(spec, launcher.profile, key));
+    const y = contiguousHandle(launcher.empty(bytesOf(div.out.shape, "f32"), ctx.stream), div.out.shape, "f32");
+    launcher.launch(plan, [bindingOf(x, "read"), bindingOf(y, "write")], ctx.stream);
+    launcher.counters.fusedLaunches++;
+    launcher.counters.elidedWrites += 4;
+    ctx.handles.registerHandle(div.out.id, y);
+    for (const op of ops) {
+      if (op.kind === "drop") ctx.handles.removeHandle(op.tensor.id);
+      else if (op.kind === "reduce" && op.op === "max" && op.input.status === "ReadWrite") ctx.handles.removeHandle(op.input.id);
+      else if (op.kind === "binary" && op.op === "sub" && op.lhs.status === "ReadWrite") ctx.handles.removeHandle(op.lhs.id);
+    }
   }
 }

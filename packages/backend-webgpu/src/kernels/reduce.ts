@@ -84,7 +84,8 @@ export function accumulatorDtype(op: ReduceOp, dtype: DType): DType {
   return dtype;
 }
 
-function identity(op: ReduceOp, acc: DType): string {
+/** The identity of `op` for an accumulator of `acc`, as a WGSL literal. */
+export function identity(op: ReduceOp, acc: DType): string {
   const t = { dtype: acc, width: 1 as const };
   switch (op) {
     case "sum":
@@ -114,7 +115,7 @@ function identity(op: ReduceOp, acc: DType): string {
  * (a NaN operand wins: WGSL's `max` may drop it); `argmax`/`argmin` treat NaN as beyond every
  * number, so the result is the first NaN's index (ties and NaNs: the smaller index wins).
  */
-function combine(op: ReduceOp, av: string, bv: string, ai: string, bi: string, t: ValueType, helpers: Preamble): string {
+export function combine(op: ReduceOp, av: string, bv: string, ai: string, bi: string, t: ValueType, helpers: Preamble): string {
   const float = t.dtype === "f32" || t.dtype === "f16";
   switch (op) {
     case "sum":

@@ -256,6 +256,19 @@ function reductionCases(): ConformanceCase[] {
     },
     tolerance: { rtol: 1e-4, atol: 1e-5 },
   });
+  out.push({
+    // A backend may fuse the softmax op sequence into one kernel (WebGPU does for dense f32 rows
+    // up to 4096 along the last axis); this pins every side of that: NaN/±Inf rows, rows of 1,
+    // of 10, past a workgroup, past the fused limit, offset rows (a slice), strided rows (a
+    // transpose) and rank 1.
+    name: "softmax over NaN/±Inf, every row length, offset and strided rows",
+    inputs: [{ shape: [8, 8], kind: "special" }, { shape: [6, 10], kind: "normal" }, { shape: [3, 300], kind: "normal" }, { shape: [2, 4100], kind: "normal" }, { shape: [5, 1], kind: "normal" }, { shape: [9], kind: "normal" }],
+    run: (xs) => {
+      const [special, tens, long, past, ones, flat] = xs as [Tensor, Tensor, Tensor, Tensor, Tensor, Tensor];
+      return [special.softmax(), tens.mul(30).softmax(), long.softmax(), past.softmax(), ones.softmax(), flat.softmax(), tens.slice([[2, 6]]).softmax(), tens.transpose().softmax(), special.softmax(0)];
+    },
+    tolerance: { rtol: 1e-4, atol: 1e-6 },
+  });
   return out;
 }
 
