@@ -80,7 +80,7 @@ export interface MatmulChooser {
   /**
    * A number that changes whenever {@link choose} may answer differently for operands of the same
    * layouts (a tuning result stored, loaded or cleared): while it stays the same, a choice made
-   * earlier still stands, so the launch cache ({@link MatmulLaunchCache}) replays it without
+   * earlier still stands, so the launch cache (`MatmulLaunchCache`) replays it without
    * asking again.
    */
   readonly generation: number;
