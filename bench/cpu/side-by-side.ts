@@ -32,11 +32,14 @@ export interface SideBySide {
   readonly goal: Target | undefined;
   /** A figure derived from a time (requests/s, GFLOP/s). */
   readonly figure?: (ms: number) => { value: number; unit: string };
+  /** Untimed samples before the timed ones, when the section's default is not enough (all three libraries get them). */
+  readonly warmup?: number;
 }
 
 /** Runs `spec` on the three libraries and records the two ratios (by latency: each sample ends with its read). */
 export async function sideBySide(ctx: CpuBenchContext, spec: SideBySide): Promise<void> {
-  const common = { workload: spec.workload, size: spec.size, repeats: ctx.repeats, methods: ["latency"] as const, ...(spec.figure === undefined ? {} : { figure: spec.figure }) };
+  const repeats = spec.warmup === undefined ? ctx.repeats : { ...ctx.repeats, warmup: spec.warmup };
+  const common = { workload: spec.workload, size: spec.size, repeats, methods: ["latency"] as const, ...(spec.figure === undefined ? {} : { figure: spec.figure }) };
   const weft = await measureVariant(ctx, { ...common, variant: "weft cpu", peer: ctx.weft, setup: spec.weft });
   const tfVariant = async (variant: string, peer: CpuBenchContext["tfCpu"]): Promise<Measurement[]> =>
     measureVariant(ctx, {

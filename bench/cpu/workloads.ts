@@ -211,6 +211,9 @@ async function serving(ctx: CpuBenchContext): Promise<void> {
     floor: { text: "≥ 1.5", min: 1.5 },
     goal: { text: "≥ 1", min: 1 },
     figure: (ms) => ({ value: requests / (ms / 1000), unit: "req/s" }),
+    // ~1,000 requests before timing (the section's 3 samples are 192): V8 optimises a library's
+    // host path only after several hundred requests (docs/performance.md, "Serving: fewer kernels").
+    warmup: ctx.quick ? 3 : 16,
     weft: (w) => {
       const ws = weftMlpWeights(w.device, weights);
       // Each request on its own stream, as `weft demo` serves them.
