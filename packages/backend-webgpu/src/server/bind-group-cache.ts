@@ -17,24 +17,28 @@ export const BIND_GROUP_CACHE_LIMIT = 4096;
  *
  * @remarks
  * **Why.** Creating a bind group is a driver call with validation on every launch; with memory
- * reused from pools the same ranges recur, so caching turns it into a string lookup.
+ * reused from pools the same ranges recur, so caching turns it into a lookup of a few integers.
  * **Identity.** Buffers and layouts get process-unique numbers through `WeakMap`s, never reused,
  * so a key can never name a different buffer than the one it was built from.
  * **Invalidation.** {@link BindGroupCache.forget} drops every group that binds a buffer; the
  * storage calls it right before destroying that buffer, so a cached group never refers to a
  * destroyed buffer. {@link BindGroupCache.forgetLayout} drops every group of an evicted
  * pipeline's layout, so an evicted pipeline is not kept alive by its bind groups.
- * **Bounded** by `limit` entries (least recently used dropped first); `#byBuffer` holds exactly
- * the keys of `#groups`, per buffer id.
+ * **Bounded** by `limit` entries (least recently used dropped first); `#byBuffer` and `#byLayout`
+ * hold exactly the cached groups, per buffer and layout id.
  */
 export class BindGroupCache {
-  /** Key → group and the buffer ids it binds; insertion order is recency (hits re-insert). */
-  readonly #groups = new Map<string, { readonly group: GPUBindGroup; readonly buffers: readonly number[]; readonly layout: number }>();
-  /** Buffer id → keys of `#groups` that bind it. Entries removed with their last key. */
-  readonly #byBuffer = new Map<number, Set<string>>();
-  /** Layout id → keys of `#groups` built on it. Entries removed with their last key. */
-  readonly #byLayout = new Map<number, Set<string>>();
+  /** Cached groups by the hash of their key; a bucket holds the groups whose keys collide. */
+  readonly #buckets = new Map<number, CachedGroup[]>();
+  /** Every cached group, least recently used first (hits move a group to the end). */
+  readonly #order = new Map<CachedGroup, true>();
+  /** Buffer id → groups that bind it. Entries removed with their last group. */
+  readonly #byBuffer = new Map<number, Set<CachedGroup>>();
+  /** Layout id → groups built on it. Entries removed with their last group. */
+  readonly #byLayout = new Map<number, Set<CachedGroup>>();
   readonly #ids = new WeakMap<object, number>();
+  /** Scratch: the key of the group being looked up (copied into the entry on a miss). */
+  readonly #key: number[] = [];
   #nextId = 1;
   #hits = 0;
   #misses = 0;
@@ -57,7 +61,7 @@ export class BindGroupCache {
 
   /** Cached groups now. */
   get size(): number {
-    return this.#groups.size;
+    return this.#order.size;
   }
 
   /** Groups dropped to stay within the limit (invalidations by `forget` are not counted). */
@@ -86,21 +90,28 @@ export class BindGroupCache {
    * never the offset, so launches with parameters hit the cache like any other.
    */
   get(layout: GPUBindGroupLayout, ranges: readonly BoundRange[], uniform?: { readonly buffer: GPUBuffer; readonly size: number }): GPUBindGroup {
-    // Every launch asks: a hit builds the key and nothing else (the entries and the list of
-    // buffer ids are built on a miss only).
+    // Every launch asks: the key is a list of integers (ids, offsets, sizes) in a reused array
+    // and its hash, so a hit allocates nothing (it was a string built per launch).
+    const key = this.#key;
+    key.length = 0;
     const layoutId = this.#id(layout);
-    let key = `${layoutId}`;
+    key.push(layoutId, ranges.length);
     for (let i = 0; i < ranges.length; i++) {
       const r = ranges[i] as BoundRange;
-      key += `|${this.#id(r.buffer)}:${r.offset}:${r.size}`;
+      key.push(this.#id(r.buffer), r.offset, r.size);
     }
-    if (uniform !== undefined) key += `|u${this.#id(uniform.buffer)}:${uniform.size}`;
-    const hit = this.#groups.get(key);
-    if (hit !== undefined) {
-      this.#hits++;
-      this.#groups.delete(key);
-      this.#groups.set(key, hit);
-      return hit.group;
+    if (uniform !== undefined) key.push(this.#id(uniform.buffer), uniform.size);
+    const hash = hashKey(key);
+    const bucket = this.#buckets.get(hash);
+    if (bucket !== undefined) {
+      for (let b = 0; b < bucket.length; b++) {
+        const hit = bucket[b] as CachedGroup;
+        if (!sameKey(hit.key, key)) continue;
+        this.#hits++;
+        this.#order.delete(hit);
+        this.#order.set(hit, true);
+        return hit.group;
+      }
     }
     this.#misses++;
     const buffers = ranges.map((r) => this.#id(r.buffer));
@@ -110,11 +121,14 @@ export class BindGroupCache {
       entries.push({ binding: ranges.length, resource: { buffer: uniform.buffer, offset: 0, size: uniform.size } });
     }
     const group = this.device.createBindGroup({ layout, entries });
-    this.#groups.set(key, { group, buffers, layout: layoutId });
-    for (const b of buffers) addKey(this.#byBuffer, b, key);
-    addKey(this.#byLayout, layoutId, key);
-    if (this.#groups.size > this.limit) {
-      const oldest = this.#groups.keys().next();
+    const cached: CachedGroup = { key: key.slice(), hash, group, buffers, layout: layoutId };
+    if (bucket === undefined) this.#buckets.set(hash, [cached]);
+    else bucket.push(cached);
+    this.#order.set(cached, true);
+    for (const b of buffers) addEntry(this.#byBuffer, b, cached);
+    addEntry(this.#byLayout, layoutId, cached);
+    if (this.#order.size > this.limit) {
+      const oldest = this.#order.keys().next();
       if (!oldest.done) {
         this.#evictions++;
         this.#remove(oldest.value);
@@ -127,12 +141,13 @@ export class BindGroupCache {
   forgetLayout(layout: GPUBindGroupLayout): void {
     const id = this.#ids.get(layout);
     if (id === undefined) return;
-    for (const key of [...(this.#byLayout.get(id) ?? [])]) this.#remove(key);
+    for (const cached of [...(this.#byLayout.get(id) ?? [])]) this.#remove(cached);
   }
 
   /** Drops every group (a destroyed server). */
   clear(): void {
-    this.#groups.clear();
+    this.#buckets.clear();
+    this.#order.clear();
     this.#byBuffer.clear();
     this.#byLayout.clear();
   }
@@ -141,26 +156,56 @@ export class BindGroupCache {
   forget(buffer: GPUBuffer): void {
     const id = this.#ids.get(buffer);
     if (id === undefined) return;
-    for (const key of [...(this.#byBuffer.get(id) ?? [])]) this.#remove(key);
+    for (const cached of [...(this.#byBuffer.get(id) ?? [])]) this.#remove(cached);
   }
 
-  #remove(key: string): void {
-    const entry = this.#groups.get(key);
-    if (entry === undefined) return;
-    this.#groups.delete(key);
-    for (const b of entry.buffers) removeKey(this.#byBuffer, b, key);
-    removeKey(this.#byLayout, entry.layout, key);
+  #remove(cached: CachedGroup): void {
+    if (!this.#order.delete(cached)) return;
+    const bucket = this.#buckets.get(cached.hash);
+    if (bucket !== undefined) {
+      const at = bucket.indexOf(cached);
+      if (at >= 0) bucket.splice(at, 1);
+      if (bucket.length === 0) this.#buckets.delete(cached.hash);
+    }
+    for (const b of cached.buffers) removeEntry(this.#byBuffer, b, cached);
+    removeEntry(this.#byLayout, cached.layout, cached);
   }
 }
 
-function addKey(index: Map<number, Set<string>>, id: number, key: string): void {
-  const keys = index.get(id);
-  if (keys === undefined) index.set(id, new Set([key]));
-  else keys.add(key);
+/** One cached bind group: its key (see `BindGroupCache.get`), the key's hash, and what it binds. */
+interface CachedGroup {
+  readonly key: readonly number[];
+  readonly hash: number;
+  readonly group: GPUBindGroup;
+  readonly buffers: readonly number[];
+  readonly layout: number;
 }
 
-function removeKey(index: Map<number, Set<string>>, id: number, key: string): void {
-  const keys = index.get(id);
-  keys?.delete(key);
-  if (keys !== undefined && keys.size === 0) index.delete(id);
+/** A 32-bit hash of a key of non-negative integers (each mixed in as its low and high 32 bits). */
+function hashKey(key: readonly number[]): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) {
+    const v = key[i] as number;
+    h = Math.imul(h ^ (v >>> 0), 0x01000193);
+    h = Math.imul(h ^ Math.floor(v / 0x100000000), 0x01000193);
+  }
+  return h >>> 0;
+}
+
+function sameKey(a: readonly number[], b: readonly number[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+function addEntry(index: Map<number, Set<CachedGroup>>, id: number, cached: CachedGroup): void {
+  const set = index.get(id);
+  if (set === undefined) index.set(id, new Set([cached]));
+  else set.add(cached);
+}
+
+function removeEntry(index: Map<number, Set<CachedGroup>>, id: number, cached: CachedGroup): void {
+  const set = index.get(id);
+  set?.delete(cached);
+  if (set !== undefined && set.size === 0) index.delete(id);
 }
