@@ -22,4 +22,22 @@ describe("generateProgram", () => {
     }
     expect(values, "the programs hold values with facts").toBeGreaterThan(10_000);
   });
+
+  it("an integer cast of NaN/±Inf data is known to reach the saturation bounds (the H200 fuzz run's program 3169985020)", () => {
+    const seeds = [3169985020, ...Array.from({ length: 2000 }, (_, i) => programSeed(111317, i))];
+    let casts = 0;
+    for (const seed of seeds) {
+      const program = generateProgram(seed);
+      program.steps.forEach((step, v) => {
+        if (step.kind !== "cast" || (step.dtype !== "i32" && step.dtype !== "u32")) return;
+        const from = program.facts[step.x];
+        const to = program.facts[v];
+        if (from === undefined || to === undefined || !from.special) return;
+        casts++;
+        expect(to.hi, `program ${seed}, v${v}: ${JSON.stringify(to)}`).toBeGreaterThanOrEqual(step.dtype === "u32" ? 2 ** 32 : 2 ** 31);
+        if (step.dtype === "i32") expect(to.lo, `program ${seed}, v${v}`).toBeLessThanOrEqual(-(2 ** 31));
+      });
+    }
+    expect(casts, "the programs cast special data to integers").toBeGreaterThan(10);
+  });
 });

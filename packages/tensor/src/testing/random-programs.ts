@@ -884,9 +884,14 @@ function castFacts(f: Facts, dtype: DType): Facts | undefined {
   if (dtype === "bool") return f.err === 0 ? boolFacts(f.shape, f) : undefined;
   if (f.dtype === "bool") return { ...f, dtype, lo: 0, hi: 1, integral: true };
   if (dtype === "f32") return { ...f, dtype, err: f.err + (mag(f) >= EXACT_INT ? mag(f) * U : 0) };
-  // To an integer: truncation is discontinuous, exact input only; NaN → 0, ±Inf saturate.
+  // To an integer: truncation is discontinuous, exact input only; NaN → 0, ±Inf saturate — so a
+  // special input's integers reach the saturation bounds, whatever its finite range (program
+  // 3169985020 of seed 111317, H200, 2026-11-30: ±Inf cast to ±2^31, then a float matmul of them
+  // was held to the finite range's exact bound and f32 rounding was reported as a failure).
   if (f.err !== 0) return undefined;
-  return { ...f, dtype, lo: dtype === "u32" ? 0 : Math.max(-(2 ** 31), Math.trunc(f.lo)), hi: Math.min(dtype === "u32" ? 2 ** 32 : 2 ** 31, Math.trunc(f.hi) + 1), integral: true, special: false };
+  const lo = dtype === "u32" ? 0 : f.special ? -(2 ** 31) : Math.max(-(2 ** 31), Math.trunc(f.lo));
+  const hi = f.special ? (dtype === "u32" ? 2 ** 32 : 2 ** 31) : Math.min(dtype === "u32" ? 2 ** 32 : 2 ** 31, Math.trunc(f.hi) + 1);
+  return { ...f, dtype, lo, hi, integral: true, special: false };
 }
 
 function reduceFacts(op: ReduceName, f: Facts, axes: readonly number[] | undefined, keepDims: boolean): Facts | undefined {
