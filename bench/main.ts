@@ -119,12 +119,32 @@ async function measureHere(options: BenchOptions): Promise<Measured> {
       } catch (error) {
         report.add({ workload: name, variant: "(workload)", method: "count", size: "", status: `failed: ${errorText(error)}` });
       }
+      await betweenWorkloads(ctx);
     }
     runs.push(report.measurements.map((m) => (options.runs > 1 ? { ...m, run } : m)));
     ratios.push(...report.ratios.map((r) => (options.runs > 1 ? { ...r, note: [`run ${run + 1}`, r.note].filter((n) => n !== undefined).join("; ") } : r)));
   }
   const state = (p: Peer<unknown>): string => (p.ok ? "ok" : p.reason);
   return { adapter: info, sizes, peers: { raw: state(raw), weft: state(weft), weftUnfused: state(weftUnfused), tfjs: state(tf), jax: state(jax) }, runs, ratios };
+}
+
+/**
+ * Ends one workload's memory before the next starts: Weft's devices give their free pages back
+ * (`releaseUnused`), then one empty submit and a wait let Dawn run the buffer destructions it
+ * defers to a later submit. Without this, the chain workload's 1 GiB pages were destroyed by
+ * Dawn inside a submit of a later workload: on the H200 (2026-11-30 06:47 UTC, a logging preload
+ * on `--only chain,serving`) such submits took 53–87 ms, and in full runs a serving round held
+ * one (p99 174–239 ms with a p50 of 10–20 ms). One workload's teardown is not the next one's time.
+ */
+async function betweenWorkloads(ctx: BenchContext): Promise<void> {
+  for (const peer of [ctx.weft, ctx.weftUnfused]) {
+    if (!peer.ok) continue;
+    await peer.value.device.syncAll();
+    peer.value.device.releaseUnused();
+  }
+  const queue = ctx.gpu.device.queue;
+  queue.submit([]);
+  await queue.onSubmittedWorkDone();
 }
 
 /**
