@@ -6,7 +6,7 @@ import { BlockGraph } from "./block-graph.js";
 import { outputHandle } from "./pack-outputs.js";
 import { pushParams } from "./elementwise-ops.js";
 import type { Launcher } from "./launcher.js";
-import { type InputLocator, locateBlock, producedAt, pushDims, sameKinds, SignatureEntries, tensorAt } from "./launch-signature.js";
+import { type InputLocator, locateBlock, producedAt, pushDims, pushOutputShapes, sameKinds, SignatureEntries, tensorAt } from "./launch-signature.js";
 import { bindingOf, bytesOf, runElementwiseBlockUncached, type ElementwiseDecision } from "./run-elementwise.js";
 
 /** Most layout signatures one {@link ElementwiseLaunchCache} keeps (oldest dropped first). */
@@ -156,7 +156,7 @@ function analyse(ops: readonly OperationIr[]): BlockStructure | undefined {
  */
 function buildSignature(ops: readonly OperationIr[], handles: readonly WebGpuHandle[], out: number[]): boolean {
   out.length = 0;
-  for (const op of ops) if (op.kind !== "drop") pushDims(out, op.out.shape);
+  pushOutputShapes(out, ops);
   for (let k = 0; k < handles.length; k++) {
     const h = handles[k] as WebGpuHandle;
     for (let j = 0; j < k; j++) {

@@ -1,8 +1,11 @@
 import { invariant } from "@weft/environment";
 import type { OperationIr, TensorId, TensorIr } from "@weft/fusion";
 import { forEachTensor, tensorAt as operandAt } from "@weft/fusion";
-import type { WebGpuHandle } from "../handle/webgpu-handle.js";
+import type { StreamId } from "@weft/environment";
+import { contiguousHandle, type WebGpuHandle } from "../handle/webgpu-handle.js";
 import type { BlockInput, BlockOutput } from "./block-graph.js";
+import type { Launcher } from "./launcher.js";
+import { bytesOf } from "./run-elementwise.js";
 
 /**
  * Where one tensor of a block is found in the operations of every execution of its optimization:
@@ -77,6 +80,24 @@ export function producedAt(ops: readonly OperationIr[], index: number): TensorIr
 export function pushDims(out: number[], dims: readonly number[]): void {
   out.push(dims.length);
   for (const d of dims) out.push(d);
+}
+
+/** Appends the output shape of every producing (non-`drop`) op of `ops`, in order. */
+export function pushOutputShapes(out: number[], ops: readonly OperationIr[]): void {
+  for (const op of ops) if (op.kind !== "drop") pushDims(out, op.out.shape);
+}
+
+/**
+ * A fresh dense handle on `stream` for the output of each producing op `written` indexes, in
+ * order: what a replayed launch writes (the launch caches' replays, like their full paths).
+ */
+export function denseOutputs(launcher: Launcher, stream: StreamId, ops: readonly OperationIr[], written: readonly number[]): WebGpuHandle[] {
+  const outs: WebGpuHandle[] = [];
+  for (const index of written) {
+    const t = producedAt(ops, index);
+    outs.push(contiguousHandle(launcher.empty(bytesOf(t.shape, t.dtype), stream), t.shape, t.dtype));
+  }
+  return outs;
 }
 
 /** Appends a handle's shape, strides and offset (its layout). */

@@ -1,15 +1,15 @@
 import type { ExecutionContext, OperationIr } from "@weft/fusion";
 import type { KernelBinding } from "@weft/server";
 import { encodeParamValues } from "../codegen/wgsl/params.js";
-import { contiguousHandle, type WebGpuHandle } from "../handle/webgpu-handle.js";
+import type { WebGpuHandle } from "../handle/webgpu-handle.js";
 import { launchMatmulPlans, type MatmulRunner } from "../kernels/matmul.js";
 import type { KernelLaunchPlan } from "../kernels/elementwise.js";
 import { BlockGraph } from "./block-graph.js";
 import { pushParams } from "./elementwise-ops.js";
 import type { Launcher } from "./launcher.js";
-import { type InputLocator, locate, locateBlock, producedAt, pushLayout, sameKinds, sharesAllocation, SignatureEntries, tensorAt, type TensorLocator } from "./launch-signature.js";
+import { denseOutputs, type InputLocator, locate, locateBlock, producedAt, pushLayout, pushOutputShapes, sameKinds, sharesAllocation, SignatureEntries, tensorAt, type TensorLocator } from "./launch-signature.js";
 import { runMatmulBlockUncached, type MatmulChooser, type MatmulDecision } from "./run-matmul.js";
-import { bindingOf, bytesOf } from "./run-elementwise.js";
+import { bindingOf } from "./run-elementwise.js";
 
 /** Most layout signatures one {@link MatmulLaunchCache} keeps (oldest dropped first). */
 export const MAX_MATMUL_LAUNCH_ENTRIES = 8;
@@ -142,11 +142,7 @@ function analyse(ops: readonly OperationIr[]): MatmulStructure | undefined {
 function buildSignature(ops: readonly OperationIr[], handles: readonly WebGpuHandle[], out: number[]): boolean {
   out.length = 0;
   if (sharesAllocation(handles)) return false;
-  for (const op of ops) {
-    if (op.kind === "drop") continue;
-    out.push(op.out.shape.length);
-    for (const d of op.out.shape) out.push(d);
-  }
+  pushOutputShapes(out, ops);
   for (const h of handles) pushLayout(out, h);
   return true;
 }
@@ -164,11 +160,7 @@ function replay(
 ): void {
   if (fused) launcher.counters.elidedWrites += structure.elided;
   const written = structure.written;
-  const outs: WebGpuHandle[] = [];
-  for (const index of written) {
-    const t = producedAt(ops, index);
-    outs.push(contiguousHandle(launcher.empty(bytesOf(t.shape, t.dtype), ctx.stream), t.shape, t.dtype));
-  }
+  const outs = denseOutputs(launcher, ctx.stream, ops, written);
   const plans: KernelLaunchPlan[] = [];
   for (let k = 0; k < entry.plans.length; k++) {
     const built = entry.plans[k] as KernelLaunchPlan;

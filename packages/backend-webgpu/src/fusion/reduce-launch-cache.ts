@@ -1,11 +1,11 @@
 import type { DType, ExecutionContext, OperationIr, ReduceOp } from "@weft/fusion";
 import type { KernelBinding, MemoryHandle } from "@weft/server";
 import { encodeParamValues } from "../codegen/wgsl/params.js";
-import { contiguousHandle, type WebGpuHandle } from "../handle/webgpu-handle.js";
+import type { WebGpuHandle } from "../handle/webgpu-handle.js";
 import { pushParams } from "./elementwise-ops.js";
 import type { Launcher } from "./launcher.js";
-import { type InputLocator, locateBlock, producedAt, pushDims, pushLayout, sharesAllocation, sameKinds, SignatureEntries, tensorAt } from "./launch-signature.js";
-import { bindingOf, bytesOf } from "./run-elementwise.js";
+import { denseOutputs, type InputLocator, locateBlock, producedAt, pushDims, pushLayout, sharesAllocation, sameKinds, SignatureEntries, tensorAt } from "./launch-signature.js";
+import { bindingOf } from "./run-elementwise.js";
 import { planReduceBlock, type ReduceDecision, runReduceBlockUncached } from "./run-reduce.js";
 
 /** Most layout signatures one {@link ReduceLaunchCache} keeps (oldest dropped first). */
@@ -176,11 +176,7 @@ function replay(
 ): void {
   if (fused) launcher.counters.elidedWrites += structure.elided;
   const written = structure.written;
-  const outs: WebGpuHandle[] = [];
-  for (const index of written) {
-    const t = producedAt(ops, index);
-    outs.push(contiguousHandle(launcher.empty(bytesOf(t.shape, t.dtype), ctx.stream), t.shape, t.dtype));
-  }
+  const outs = denseOutputs(launcher, ctx.stream, ops, written);
   const split = structure.prologueInputs;
   let sourceBindings: KernelBinding[] = [];
   for (let k = 0; k < split; k++) sourceBindings.push(bindingOf(handles[k] as WebGpuHandle, "read"));
