@@ -234,7 +234,7 @@ describe("ElementwiseFuser acceptance", () => {
       { kind: "unary", op: "exp", input: t([1, 4]), out: h.output([1, 4]) },
     ]), "[3,1] and [1,4] would both have to grow").toBe(1);
     expect(fuser.properties().ready).toBe(true);
-    expect(h.runtime.fusers().length, "elementwise and matmul-epilogue fusers").toBe(2);
+    expect(h.runtime.fusers().length, "elementwise, matmul-epilogue and softmax fusers").toBe(3);
     expect(new CpuTestHarness({ fusion: false }).runtime.fusers(), "the unfused oracle mode has no fusers").toEqual([]);
   });
 

@@ -94,7 +94,7 @@ export function sumF64(src: TypedArray | Float64Array, base: number, count: numb
  * Reduces `count` values of `src` (from `base`, stride `step`) by `op` into one number (before
  * conversion to the output dtype). `wrap` wraps integer sums and products into their dtype.
  */
-function reduceRange(op: ReduceOp, src: TypedArray | Float64Array, base: number, count: number, step: number, integer: boolean, wrap: (x: number) => number): number {
+export function reduceRange(op: ReduceOp, src: TypedArray | Float64Array, base: number, count: number, step: number, integer: boolean, wrap: (x: number) => number): number {
   switch (op) {
     case "sum":
     case "mean": {

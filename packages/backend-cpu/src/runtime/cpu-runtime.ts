@@ -39,6 +39,7 @@ import { rejectF16 } from "../numerics/scalar-ops.js";
 import { InvalidOperationError } from "../errors/cpu-errors.js";
 import { ElementwiseFuser } from "../fusion/elementwise-fuser.js";
 import { MatmulFuser } from "../fusion/matmul-fuser.js";
+import { SoftmaxFuser } from "../fusion/softmax-optimization.js";
 import { CpuFusionStats } from "./cpu-stats.js";
 
 /** How to create a {@link CpuRuntime} (see {@link createCpuRuntime}). */
@@ -164,7 +165,7 @@ export class CpuRuntime extends BaseFusionRuntime<CpuHandle> {
 
   /** `[ElementwiseFuser, MatmulFuser]`, or none in the unfused oracle mode. */
   fusers(): OperationFuser<Optimization<CpuHandle>>[] {
-    return this.#fusion ? [new ElementwiseFuser(this), new MatmulFuser(this)] : [];
+    return this.#fusion ? [new ElementwiseFuser(this), new MatmulFuser(this), new SoftmaxFuser(this)] : [];
   }
 
   /**

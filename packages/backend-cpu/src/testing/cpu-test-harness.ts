@@ -61,7 +61,7 @@ export class CpuTestHarness {
    * the optimization with the global `ops`.
    * @returns the fuser's score.
    */
-  runFused(ops: readonly OperationIr[], kind: "elementwise" | "matmul" = "elementwise"): number {
+  runFused(ops: readonly OperationIr[], kind: "elementwise" | "matmul" | "softmax" = "elementwise"): number {
     const { optimization, score } = this.optimize(ops, kind);
     optimization.execute({ handles: this.handles, stream: this.stream }, ops);
     return score;
@@ -72,8 +72,8 @@ export class CpuTestHarness {
    * cached plan holds, so a test can execute it again and again with new global operations of the
    * same relative structure (`optimization.execute({ handles, stream }, ops)`).
    */
-  optimize(ops: readonly OperationIr[], kind: "elementwise" | "matmul" = "elementwise"): { readonly optimization: Optimization<CpuHandle>; readonly score: number } {
-    const fuser = this.runtime.fusers()[kind === "elementwise" ? 0 : 1];
+  optimize(ops: readonly OperationIr[], kind: "elementwise" | "matmul" | "softmax" = "elementwise"): { readonly optimization: Optimization<CpuHandle>; readonly score: number } {
+    const fuser = this.runtime.fusers()[kind === "elementwise" ? 0 : kind === "matmul" ? 1 : 2];
     invariant(fuser !== undefined, "runFused needs a runtime created with fusion");
     const converter = new OperationConverter();
     for (const op of ops) fuser.fuse(converter.toRelative(op).op);

@@ -1,5 +1,5 @@
 import type { BlockFallbackPort, FuserProperties, FuserStatus, OperationFuser, OperationIr, TensorId, TensorIr } from "@weft/fusion";
-import { broadcastsInto, operationInputs, readsIndex, sameShape, tensorAt } from "@weft/fusion";
+import { broadcastsInto, operationInputs, readsIndex, sameShape, SoftmaxPattern, tensorAt } from "@weft/fusion";
 import type { WebGpuHandle } from "../handle/webgpu-handle.js";
 import { isExpression } from "./elementwise-ops.js";
 import type { Launcher } from "./launcher.js";
@@ -449,46 +449,13 @@ export class MatmulFuser extends TraceFuser {
  */
 export class SoftmaxFuser extends TraceFuser {
   readonly kind = "reduce" as const;
-  /** Relative ids of x, m, d, e, s in the order they appear; the phase is how many ops were accepted. */
-  #ids: TensorId[] = [];
-  #phase = 0;
+  #pattern = new SoftmaxPattern();
 
   protected accept(op: Exclude<OperationIr, { kind: "drop" }>): boolean {
-    const ids = this.#ids;
-    switch (this.#phase) {
-      case 0: {
-        if (op.kind !== "reduce" || op.op !== "max" || !op.keepDims || op.input.dtype !== "f32") return false;
-        const rank = op.input.shape.length;
-        if (rank === 0 || op.axes.length !== 1 || op.axes[0] !== rank - 1) return false;
-        ids.push(op.input.id, op.out.id);
-        break;
-      }
-      case 1:
-        if (op.kind !== "binary" || op.op !== "sub" || op.lhs.id !== ids[0] || op.rhs.id !== ids[1] || op.out.dtype !== "f32") return false;
-        ids.push(op.out.id);
-        break;
-      case 2:
-        if (op.kind !== "unary" || op.op !== "exp" || op.input.id !== ids[2] || op.out.dtype !== "f32") return false;
-        ids.push(op.out.id);
-        break;
-      case 3: {
-        if (op.kind !== "reduce" || op.op !== "sum" || !op.keepDims || op.input.id !== ids[3] || op.out.dtype !== "f32") return false;
-        const rank = op.input.shape.length;
-        if (op.axes.length !== 1 || op.axes[0] !== rank - 1) return false;
-        ids.push(op.out.id);
-        break;
-      }
-      case 4:
-        if (op.kind !== "binary" || op.op !== "div" || op.lhs.id !== ids[3] || op.rhs.id !== ids[4] || op.out.dtype !== "f32") return false;
-        break;
-      default:
-        return false;
-    }
-    this.#phase++;
-    return true;
+    return this.#pattern.accept(op);
   }
   protected ready(): boolean {
-    return this.#phase === 5 && this.live.size === 1;
+    return this.#pattern.complete && this.live.size === 1;
   }
   protected override bonus(): number {
     return 5;
@@ -500,12 +467,9 @@ export class SoftmaxFuser extends TraceFuser {
     return new SoftmaxFuser(this.kit);
   }
   protected resetPhase(): void {
-    this.#ids = [];
-    this.#phase = 0;
+    this.#pattern.reset();
   }
   protected copyPhase(into: TraceFuser): void {
-    const copy = into as SoftmaxFuser;
-    copy.#ids = [...this.#ids];
-    copy.#phase = this.#phase;
+    (into as SoftmaxFuser).#pattern = this.#pattern.clone();
   }
 }
