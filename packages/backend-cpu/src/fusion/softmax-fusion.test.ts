@@ -82,4 +82,28 @@ describe("SoftmaxFuser", () => {
     expect(bits(run(fused, true))).toEqual(bits(run(plain, false)));
     expect(fused.handles.size, "the slice died in the block: the source and the result are left").toBe(2);
   });
+
+  it("a launch hit by a one-shot fault falls back to the five ops with the same bits; the kept kernel serves the next execution", () => {
+    const values = seeded(8 * 10, 21);
+    const plain = new CpuTestHarness({ fusion: false });
+    const p = softmax(plain, plain.tensor(values, [8, 10]), [8, 10]);
+    for (const op of p.ops) plain.exec(op);
+    const want = bits(plain.values(p.out));
+    const h = new CpuTestHarness();
+    const x = h.tensor(values, [8, 10]);
+    const first = softmax(h, x, [8, 10]);
+    const { optimization } = h.optimize(first.ops, "softmax");
+    h.runtime.injectFault({ launch: 1 });
+    optimization.execute({ handles: h.handles, stream: h.stream }, first.ops);
+    expect(h.runtime.server.stats().fallbacks, "the fused launch's group fell back").toBe(1);
+    expect(bits(h.values(first.out)), "the fallback's values").toEqual(want);
+    const again = softmax(h, x, [8, 10]);
+    const before = launched(h);
+    optimization.execute({ handles: h.handles, stream: h.stream }, again.ops);
+    expect(launched(h) - before, "the next execution is one launch again").toBe(1);
+    expect(bits(h.values(again.out))).toEqual(want);
+    h.handles.removeHandle(first.out.id);
+    h.handles.removeHandle(again.out.id);
+    expect(h.handles.size, "only x is left").toBe(1);
+  });
 });
