@@ -9,7 +9,7 @@
  */
 export type { DType, TensorId, TensorStatus, TensorIr, TensorData, TypedArray, DTypeArrays } from "./ir/tensor-ir.js";
 export { deviceBytesPerElement, numElements } from "./ir/tensor-ir.js";
-export { SoftmaxPattern } from "./ir/softmax-pattern.js";
+export { SoftmaxPattern, retireSoftmaxBlock, softmaxEnds } from "./ir/softmax-pattern.js";
 export type {
   OperationIr,
   OperationKind,

@@ -1,6 +1,5 @@
 import type { ExecutionContext, FuserProperties, FuserStatus, OperationFuser, OperationIr, Optimization, TensorId } from "@weft/fusion";
-import { BlockFallback, isContiguous, numElements, SoftmaxPattern } from "@weft/fusion";
-import { invariant } from "@weft/environment";
+import { BlockFallback, isContiguous, numElements, retireSoftmaxBlock, softmaxEnds, SoftmaxPattern } from "@weft/fusion";
 import type { CpuHandle } from "../handle/cpu-handle.js";
 import { BindingSet } from "../kernels/cpu-kernel.js";
 import { softmaxKernel } from "../kernels/softmax-kernel.js";
@@ -106,11 +105,7 @@ export class SoftmaxOptimization implements Optimization<CpuHandle> {
   execute(ctx: ExecutionContext<CpuHandle>, operations: readonly OperationIr[]): void {
     const ops = operations.length === this.len ? operations : operations.slice(0, this.len);
     const runtime = this.#runtime;
-    const max = ops[0];
-    invariant(max !== undefined && max.kind === "reduce", "a softmax block starts with its max");
-    let div: OperationIr | undefined;
-    for (const op of ops) if (op.kind === "binary" && op.op === "div") div = op;
-    invariant(div !== undefined && div.kind === "binary", "a softmax block ends with its division");
+    const { max, div } = softmaxEnds(ops);
     const x = ctx.handles.getHandle(max.input);
     if (x.dtype !== "f32" || numElements(x.shape) === 0 || !isContiguous(x)) {
       for (const op of ops) runtime.executeOperation(op, ctx);
@@ -131,10 +126,6 @@ export class SoftmaxOptimization implements Optimization<CpuHandle> {
     }
     runtime.stats.fusedLaunches++;
     ctx.handles.registerHandle(div.out.id, y);
-    for (const op of ops) {
-      if (op.kind === "drop") ctx.handles.removeHandle(op.tensor.id);
-      else if (op.kind === "reduce" && op.op === "max" && op.input.status === "ReadWrite") ctx.handles.removeHandle(op.input.id);
-      else if (op.kind === "binary" && op.op === "sub" && op.lhs.status === "ReadWrite") ctx.handles.removeHandle(op.lhs.id);
-    }
+    retireSoftmaxBlock(ops, ctx.handles);
   }
 }

@@ -1,5 +1,5 @@
 import { invariant } from "@weft/environment";
-import { BlockFallback, elementCount, isContiguous, type BlockFallbackPort, type ExecutionContext, type OperationIr, type Optimization } from "@weft/fusion";
+import { BlockFallback, elementCount, isContiguous, retireSoftmaxBlock, softmaxEnds, type BlockFallbackPort, type ExecutionContext, type OperationIr, type Optimization } from "@weft/fusion";
 import { contiguousHandle } from "../handle/webgpu-handle.js";
 import { MAX_SOFTMAX_ROW, softmaxKernel, softmaxKey } from "../kernels/softmax.js";
 import { bindingOf, bytesOf } from "./run-elementwise.js";
@@ -149,11 +149,7 @@ export class SoftmaxOptimization extends WebGpuOptimization {
   }
 
   protected run(ctx: ExecutionContext<WebGpuHandle>, ops: readonly OperationIr[]): void {
-    const max = ops[0];
-    invariant(max !== undefined && max.kind === "reduce", "a softmax block starts with its max");
-    let div: OperationIr | undefined;
-    for (const op of ops) if (op.kind === "binary" && op.op === "div") div = op;
-    invariant(div !== undefined && div.kind === "binary", "a softmax block ends with its division");
+    const { max, div } = softmaxEnds(ops);
     const x = ctx.handles.getHandle(max.input);
     const n = x.shape[x.shape.length - 1] ?? 0;
     const total = elementCount(x.shape);
@@ -170,10 +166,6 @@ export class SoftmaxOptimization extends WebGpuOptimization {
     launcher.counters.fusedLaunches++;
     launcher.counters.elidedWrites += 4;
     ctx.handles.registerHandle(div.out.id, y);
-    for (const op of ops) {
-      if (op.kind === "drop") ctx.handles.removeHandle(op.tensor.id);
-      else if (op.kind === "reduce" && op.op === "max" && op.input.status === "ReadWrite") ctx.handles.removeHandle(op.input.id);
-      else if (op.kind === "binary" && op.op === "sub" && op.lhs.status === "ReadWrite") ctx.handles.removeHandle(op.lhs.id);
-    }
+    retireSoftmaxBlock(ops, ctx.handles);
   }
 }

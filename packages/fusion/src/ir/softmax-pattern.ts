@@ -1,3 +1,5 @@
+import { invariant } from "@weft/environment";
+import type { HandleContainer } from "../runtime/handle-container.js";
 import type { OperationIr } from "./operation-ir.js";
 import type { TensorId } from "./tensor-ir.js";
 
@@ -87,5 +89,27 @@ export class SoftmaxPattern {
     copy.#phase = this.#phase;
     copy.#failed = this.#failed;
     return copy;
+  }
+}
+
+/** The `max` (whose input is `x`) and the `div` (whose output is `y`) of a block {@link SoftmaxPattern} accepted, with its drops. */
+export function softmaxEnds(ops: readonly OperationIr[]): { readonly max: Extract<OperationIr, { kind: "reduce" }>; readonly div: Extract<OperationIr, { kind: "binary" }> } {
+  const max = ops[0];
+  invariant(max !== undefined && max.kind === "reduce", "a softmax block starts with its max");
+  let div: OperationIr | undefined;
+  for (const op of ops) if (op.kind === "binary" && op.op === "div") div = op;
+  invariant(div !== undefined && div.kind === "binary", "a softmax block ends with its division");
+  return { max, div };
+}
+
+/**
+ * Removes from `handles` what a fused softmax block (`y` registered) leaves behind, as its five
+ * ops would have: every dropped tensor, and `x` when its last use (`ReadWrite`) is in the block.
+ */
+export function retireSoftmaxBlock(ops: readonly OperationIr[], handles: HandleContainer<unknown>): void {
+  for (const op of ops) {
+    if (op.kind === "drop") handles.removeHandle(op.tensor.id);
+    else if (op.kind === "reduce" && op.op === "max" && op.input.status === "ReadWrite") handles.removeHandle(op.input.id);
+    else if (op.kind === "binary" && op.op === "sub" && op.lhs.status === "ReadWrite") handles.removeHandle(op.lhs.id);
   }
 }
