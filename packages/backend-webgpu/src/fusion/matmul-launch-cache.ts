@@ -75,7 +75,7 @@ export class MatmulLaunchCache {
   run(launcher: Launcher, ctx: ExecutionContext<WebGpuHandle>, ops: readonly OperationIr[], fused: boolean, choose: MatmulChooser | undefined): void {
     const structure = this.#structureOf(ops);
     if (structure === undefined) {
-      runMatmulBlockUncached(launcher, ctx, ops, fused, choose);
+      runMatmulBlockUncached(launcher, ctx, ops, fused, choose, false);
       return;
     }
     const handles = this.#entries.handles;
@@ -91,7 +91,7 @@ export class MatmulLaunchCache {
         return;
       }
       handles.length = 0;
-      const decision = runMatmulBlockUncached(launcher, ctx, ops, fused, choose);
+      const decision = runMatmulBlockUncached(launcher, ctx, ops, fused, choose, replayable);
       if (replayable && decision !== undefined && this.#entries.remember(signature, decision)) launcher.counters.launchCacheEvictions++;
     } finally {
       handles.length = 0;

@@ -156,12 +156,13 @@ function paramsInOpOrder(epilogue: BlockGraph, ops: readonly OperationIr[]): boo
  */
 export function runMatmulBlock(launcher: Launcher, ctx: ExecutionContext<WebGpuHandle>, ops: readonly OperationIr[], fused: boolean, choose?: MatmulChooser, cache?: MatmulLaunchCache): void {
   if (cache !== undefined) cache.run(launcher, ctx, ops, fused, choose);
-  else runMatmulBlockUncached(launcher, ctx, ops, fused, choose);
+  else runMatmulBlockUncached(launcher, ctx, ops, fused, choose, false);
 }
 
 /**
  * {@link runMatmulBlock} in full: builds the epilogue graph, chooses, looks the kernels up and
- * launches; returns what it decided, or `undefined` when the execution is not one to replay
+ * launches; with `decide` (a launch cache will keep it) returns what it decided, else — or when
+ * the execution is not one to replay — `undefined`
  * (operands copied apart, nothing launched, or the stand-in launched while the winner compiles).
  *
  * @remarks
@@ -175,7 +176,7 @@ export function runMatmulBlock(launcher: Launcher, ctx: ExecutionContext<WebGpuH
  * the winner takes over at the first execution after its compile. Both compute the same product
  * (bits may differ in the last place, as between any two tile configurations).
  */
-export function runMatmulBlockUncached(launcher: Launcher, ctx: ExecutionContext<WebGpuHandle>, ops: readonly OperationIr[], fused: boolean, choose?: MatmulChooser): MatmulDecision | undefined {
+export function runMatmulBlockUncached(launcher: Launcher, ctx: ExecutionContext<WebGpuHandle>, ops: readonly OperationIr[], fused: boolean, choose: MatmulChooser | undefined, decide: boolean): MatmulDecision | undefined {
   const matmul = ops[0];
   invariant(matmul !== undefined && matmul.kind === "matmul", "a matmul block starts with a matmul");
   const epilogue = new BlockGraph();
@@ -219,7 +220,7 @@ export function runMatmulBlockUncached(launcher: Launcher, ctx: ExecutionContext
     };
     launchMatmul(spec, launcher.profile, run, bindingOf(lhs, "read"), bindingOf(rhs, "read"), eHandles.map((h) => bindingOf(h, "read")), outHandles.map((h) => bindingOf(h, "write")), plans);
     if (fused && ops.filter((o) => o.kind !== "drop").length > 1) launcher.counters.fusedLaunches++;
-    if (bound.copied.size === 0 && spec.config === choice.config && paramsInOpOrder(epilogue, ops)) {
+    if (decide && bound.copied.size === 0 && spec.config === choice.config && paramsInOpOrder(epilogue, ops)) {
       decision = {
         generation,
         plans,
