@@ -106,7 +106,7 @@ export function softmaxEnds(ops: readonly OperationIr[]): { readonly max: Extrac
  * Removes from `handles` what a fused softmax block (`y` registered) leaves behind, as its five
  * ops would have: every dropped tensor, and `x` when its last use (`ReadWrite`) is in the block.
  */
-export function retireSoftmaxBlock(ops: readonly OperationIr[], handles: HandleContainer<unknown>): void {
+export function retireSoftmaxBlock<H>(ops: readonly OperationIr[], handles: HandleContainer<H>): void {
   for (const op of ops) {
     if (op.kind === "drop") handles.removeHandle(op.tensor.id);
     else if (op.kind === "reduce" && op.op === "max" && op.input.status === "ReadWrite") handles.removeHandle(op.input.id);
