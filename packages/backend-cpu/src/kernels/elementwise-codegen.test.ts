@@ -6,7 +6,8 @@
 import { describe, expect, it } from "vitest";
 import type { OperationIr } from "@weft/fusion";
 import { CpuTestHarness } from "../testing/cpu-test-harness.js";
-import { ElementwiseCache } from "./elementwise-codegen.js";
+import { ElementwiseCache, elementwiseSource } from "./elementwise-codegen.js";
+import type { ElementwiseProgram, Register } from "./elementwise-kernel.js";
 import { codeGeneration, resolveKernelPath } from "./kernel-path.js";
 import { planLoop } from "./strided-loop.js";
 
@@ -24,6 +25,29 @@ describe("generated elementwise kernels", () => {
     expect(scaled(7, 0.5)).toEqual([0, 0.5, 1, 1.5, 2, 2.5, 3]);
     expect(cache.compiled, "same structure, same code").toBe(compiled);
     expect(cache.hits).toBeGreaterThanOrEqual(2);
+  });
+
+  it("programs that differ only in their ops get different source text (V8 shares type feedback between closures of one text)", () => {
+    const r = (n: number): Register => n as Register;
+    const program = (binary: "add" | "sub", unary: "gelu" | "exp"): ElementwiseProgram => ({
+      shape: [8, 128],
+      inputs: [
+        { binding: 0, dtype: "f32", strides: [128, 1], offset: 0, register: r(0) },
+        { binding: 1, dtype: "f32", strides: [0, 1], offset: 0, register: r(1) },
+      ],
+      outputs: [{ binding: 2, dtype: "f32", strides: [128, 1], offset: 0, register: r(3) }],
+      steps: [
+        { kind: "binary", op: binary, inDtype: "f32", outDtype: "f32", a: r(0), b: r(1), out: r(2) },
+        { kind: "unary", op: unary, inDtype: "f32", outDtype: "f32", x: r(2), out: r(3) },
+      ],
+      registers: 4,
+    });
+    const plan = planLoop([8, 128], [[128, 1], [0, 1], [128, 1]]);
+    const geluText = elementwiseSource(program("add", "gelu"), plan);
+    const expText = elementwiseSource(program("sub", "exp"), plan);
+    expect(geluText).not.toBe(expText);
+    expect(geluText.split("\n")[1], "the first line after the directive names the ops").toContain("gelu");
+    expect(elementwiseSource(program("add", "gelu"), plan), "and the text stays a pure function of the structure").toBe(geluText);
   });
 
   it("keeps at most `capacity` functions and evicts the least recently used", () => {

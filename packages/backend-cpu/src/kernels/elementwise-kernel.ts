@@ -117,7 +117,7 @@ export function stepFunctions(step: ElementwiseStep): StepFunctions {
 }
 
 /** The structural key of one step (ops, dtypes, registers; never a value). */
-function stepKey(s: ElementwiseStep): string {
+export function stepKey(s: ElementwiseStep): string {
   switch (s.kind) {
     case "unary":
       return `u:${s.op}:${s.inDtype}>${s.outDtype}(${s.x})${s.out}`;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { erf, erfSeries, gelu, roundHalfEven } from "./special.js";
+import { ERF_LIMIT, ERF_STEPS, ERF_TERMS, erf, erfSeries, gelu, roundHalfEven } from "./special.js";
 import { pcg, randomValue, uniformPair } from "./random.js";
 import { binaryFn, castFn, convert, unaryFn } from "./scalar-ops.js";
 
@@ -13,6 +13,12 @@ function pcgBig(x: number): number {
 }
 
 describe("special functions", () => {
+  it("erf's literals are its table's constants (it spells them out for bundled code)", () => {
+    // A change to one of these must change erf's literals too; the next test then holds the two
+    // together (a wrong piece width or center moves erf far beyond its 5e-14).
+    expect([ERF_STEPS, ERF_TERMS, ERF_LIMIT]).toEqual([32, 8, 6]);
+  });
+
   it("erf matches tabulated values to 1e-13", () => {
     const table: [number, number][] = [
       [0, 0], [0.1, 0.1124629160182849], [0.5, 0.5204998778130465], [1, 0.8427007929497149],
@@ -53,6 +59,27 @@ describe("special functions", () => {
     expect(gelu(1)).toBeCloseTo(0.8413447460685429, 14);
     expect(gelu(-1)).toBeCloseTo(-0.15865525393145707, 14);
     expect(gelu(0)).toBe(0);
+  });
+
+  it("gelu's branch-free form is the product form 0.5·x·(1 + erf(x/√2)), special values included", () => {
+    const product = (x: number): number => 0.5 * x * (1 + erf(x / Math.SQRT2));
+    let worst = 0;
+    for (let k = -4000; k <= 4000; k++) {
+      const x = k / 400; // [-10, 10], every table piece on both sides and past the ±1 limit
+      const want = product(x);
+      // Equal up to the f64 rounding of the two forms (absolute, since the product form itself
+      // cancels for x ≪ 0), and so equal as f32 except within ~1e-16 of an f32 tie.
+      worst = Math.max(worst, Math.abs(gelu(x) - want) / Math.max(1, Math.abs(x)));
+    }
+    expect(worst).toBeLessThan(1e-15);
+    expect(Object.is(gelu(-0), -0), "gelu(-0) is -0").toBe(true);
+    expect(Object.is(gelu(0), 0)).toBe(true);
+    expect(gelu(NaN)).toBeNaN();
+    expect(gelu(Infinity)).toBe(Infinity);
+    expect(gelu(-Infinity), "-∞ · 0, as the product form and the WebGPU kernel give").toBeNaN();
+    expect(product(-Infinity)).toBeNaN();
+    expect(gelu(3e38)).toBe(3e38);
+    expect(gelu(-3e38)).toBe(-0);
   });
 
   it("round breaks ties to even and passes non-finite values through", () => {
