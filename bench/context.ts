@@ -153,6 +153,9 @@ export function repeatsFor(quick: boolean, sizes: Sizes, outputBytes: number): R
   const byMemory = Math.floor(sizes.throughputBytes / Math.max(outputBytes, 1));
   return {
     warmup: quick ? 1 : 3,
+    // Steady state for every library (measure.ts, `warmUp`): a quarter second of untimed
+    // iterations, so a host path is measured after V8 optimised it, not while it does.
+    warmupMs: quick ? 0 : 250,
     samples: quick ? 7 : 15,
     iterations: Math.max(2, Math.min(maxIterations, byMemory)),
   };

@@ -37,5 +37,6 @@ export interface CpuBenchContext {
 
 /** Repeat counts of the CPU section: the sizes are the same in both modes, quick takes fewer samples. */
 export function cpuRepeats(quick: boolean): Repeats {
-  return { warmup: quick ? 2 : 3, samples: quick ? 7 : 15, iterations: 1 };
+  // The GPU section's steady-state warm-up (../context.ts, `repeatsFor`): a quarter second.
+  return { warmup: quick ? 2 : 3, warmupMs: quick ? 0 : 250, samples: quick ? 7 : 15, iterations: 1 };
 }

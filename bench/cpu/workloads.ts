@@ -211,9 +211,12 @@ async function serving(ctx: CpuBenchContext): Promise<void> {
     floor: { text: "≥ 1.5", min: 1.5 },
     goal: { text: "≥ 1", min: 1 },
     figure: (ms) => ({ value: requests / (ms / 1000), unit: "req/s" }),
-    // ~1,000 requests before timing (the section's 3 samples are 192): V8 optimises a library's
-    // host path only after several hundred requests (docs/performance.md, "Serving: fewer kernels").
-    warmup: ctx.quick ? 3 : 16,
+    // 7,680 requests (120 samples) before timing, for each library: steady state, as the GPU
+    // serving workload measures it. V8 keeps optimising a library's host path for thousands of
+    // requests: on the 2-core machine (2026-11-30) Weft went 3,040 → 5,280 → 6,640 req/s after
+    // 1,024, 6,400 and 19,200 warm-up requests, and TF.js's WebAssembly backend 5,460 → 9,310 →
+    // 8,480 (docs/performance.md, "Serving on the CPU: warm-up and gelu").
+    warmup: ctx.quick ? 3 : 120,
     weft: (w) => {
       const ws = weftMlpWeights(w.device, weights);
       // Each request on its own stream, as `weft demo` serves them.

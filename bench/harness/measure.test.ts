@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { latency, median, throughput, type Timed } from "./measure.js";
+import { WARMUP_MAX_ITERATIONS, latency, median, throughput, type Timed } from "./measure.js";
 
 /** A timed variant that logs what the harness did, in order, and never touches a device. */
 function logging(): { timed: Timed; log: string[] } {
@@ -53,6 +53,18 @@ describe("the two timing methods", () => {
       "step 4",
       "wait",
     ]);
+  });
+
+  it("a warm-up time budget repeats the warm-up iteration until it has passed, and no further than the cap", async () => {
+    const { timed, log } = logging();
+    const slow: Timed = { ...timed, wait: async () => { log.push("wait"); await new Promise((resolve) => setTimeout(resolve, 5)); } };
+    await latency(slow, { warmup: 1, warmupMs: 40, samples: 2, iterations: 1 });
+    const warmups = log.filter((l) => l === "wait").length - 2;
+    expect(warmups, "40 ms of 5 ms iterations: more than the one counted warm-up").toBeGreaterThanOrEqual(5);
+    expect(warmups, "and the budget ends it").toBeLessThan(40);
+    const fast = logging();
+    await latency(fast.timed, { warmup: 0, warmupMs: 60_000, samples: 1, iterations: 1 });
+    expect(fast.log.filter((l) => l === "wait").length - 1, "a fast iteration stops at the cap, not at the budget").toBe(WARMUP_MAX_ITERATIONS);
   });
 
   it("releases outputs after every wait so samples do not accumulate memory", async () => {

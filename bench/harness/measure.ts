@@ -35,6 +35,12 @@ export interface Timed {
 export interface Repeats {
   /** Untimed iterations first (compile pipelines, grow pools). */
   readonly warmup: number;
+  /**
+   * Keep warming up until this many milliseconds have passed (after at least `warmup`
+   * iterations, at most {@link WARMUP_MAX_ITERATIONS}): the steady state, for every library
+   * alike. Default 0 (`warmup` iterations only).
+   */
+  readonly warmupMs?: number;
   /** Timed samples; the figure is their median. */
   readonly samples: number;
   /** Iterations per throughput sample (ignored by latency). */
@@ -47,14 +53,39 @@ export interface Timing {
   readonly samples: number[];
 }
 
+/**
+ * Most warm-up iterations {@link Repeats.warmupMs} may add (a variant whose iteration takes
+ * microseconds reaches its time in fewer).
+ */
+export const WARMUP_MAX_ITERATIONS = 5000;
+
+/**
+ * Runs `one` (one untimed iteration, waited) at least `minimum` times (1 at least when `atLeastOne`),
+ * then until `r.warmupMs` have passed or {@link WARMUP_MAX_ITERATIONS} iterations ran.
+ *
+ * Why time: V8 optimises a library's host path only after hundreds to thousands of calls. The
+ * bench's first workload measured Weft's 2^24 chain at 352–665 µs per chain after 3 warm-up
+ * iterations, and at 115 µs after 2,000 (H200 host, 2026-11-30). The cold figure measured the JIT,
+ * not the library. A time budget gives a slow peer as much warm-up as a fast one, without making
+ * a 30 ms iteration run a thousand times.
+ */
+async function warmUp(one: () => Promise<void>, r: Repeats, atLeastOne: boolean): Promise<void> {
+  const minimum = atLeastOne ? Math.max(1, r.warmup) : r.warmup;
+  const start = performance.now();
+  for (let i = 0; i < WARMUP_MAX_ITERATIONS; i++) {
+    if (i >= minimum && performance.now() - start >= (r.warmupMs ?? 0)) return;
+    await one();
+  }
+}
+
 /** Latency: each sample is one iteration followed by its own wait. */
 export async function latency(t: Timed, r: Repeats): Promise<Timing> {
-  for (let i = 0; i < r.warmup; i++) {
+  await warmUp(async () => {
     await t.prepare?.(1);
     t.step(0);
     await t.wait();
     await t.release?.();
-  }
+  }, r, false);
   const samples: number[] = [];
   for (let i = 0; i < r.samples; i++) {
     await t.prepare?.(1);
@@ -69,12 +100,12 @@ export async function latency(t: Timed, r: Repeats): Promise<Timing> {
 
 /** Throughput: each sample is `iterations` steps back to back and one wait, divided by `iterations`. */
 export async function throughput(t: Timed, r: Repeats): Promise<Timing> {
-  for (let i = 0; i < Math.max(1, r.warmup); i++) {
+  await warmUp(async () => {
     await t.prepare?.(1);
     t.step(0);
     await t.wait();
     await t.release?.();
-  }
+  }, r, true);
   const samples: number[] = [];
   for (let s = 0; s < r.samples; s++) {
     await t.prepare?.(r.iterations);

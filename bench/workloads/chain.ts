@@ -67,7 +67,7 @@ export function rawLimitRun(raw: RawGpu, host: Float32Array, make: (x: GPUBuffer
 /** Repeats of a limit yardstick: a few submits per sample (each {@link LIMIT_DISPATCHES} kernels). */
 export function limitRepeats(ctx: BenchContext): Repeats {
   const r = ctx.repeats(0);
-  return { warmup: r.warmup, samples: r.samples, iterations: ctx.options.quick ? 2 : 4 };
+  return { ...r, iterations: ctx.options.quick ? 2 : 4 };
 }
 
 /** Times the chain on a Weft device (fused or not). */
