@@ -196,8 +196,15 @@ export class CpuRuntime extends BaseFusionRuntime<CpuHandle> {
   /** Copies `data` into a fresh dense allocation on `stream`. */
   upload(data: TensorData, stream: StreamId): CpuHandle {
     if (data.dtype === "f16") rejectF16("upload");
-    const bytes = new Uint8Array(allocationBytes(numElements(data.shape), data.dtype));
-    bytes.set(new Uint8Array(data.data.buffer, data.data.byteOffset, data.data.byteLength));
+    const size = allocationBytes(numElements(data.shape), data.dtype);
+    const view = new Uint8Array(data.data.buffer, data.data.byteOffset, data.data.byteLength);
+    // `create` copies into the allocation; only a size that needs padding (fewer than 4 bytes,
+    // or a bool tail) goes through a padded copy first.
+    let bytes = view;
+    if (view.byteLength !== size) {
+      bytes = new Uint8Array(size);
+      bytes.set(view);
+    }
     const memory = this.client.create(bytes, stream);
     return denseHandle(memory, data.shape, data.dtype);
   }

@@ -102,7 +102,11 @@ export interface FusionClient {
   outputIr(shape: readonly number[], dtype: DType): TensorIr;
   /** Records `op` on the current stream; returns its output wrapped (home: the current stream). */
   register(op: ProducingOperation): FusionTensor;
-  /** Uploads host values as a new tensor on the current stream. */
+  /**
+   * Uploads host values as a new tensor on the current stream. `data.data` is copied before this
+   * returns: the caller may change or reuse its array afterwards (`tensor()` passes a caller's
+   * Float32Array through on this promise).
+   */
   upload(data: TensorData): FusionTensor;
   /** Drains `stream` (default: the current one), then waits for its device work. */
   sync(stream?: StreamId): Promise<void>;

@@ -163,7 +163,11 @@ export interface FusionRuntime<H, O extends Optimization<H> = Optimization<H>> {
   releaseHandle(handle: H): void;
   /** Whether `handle`'s memory has exactly one reference (in-place writes allowed). */
   canMut(handle: H): boolean;
-  /** Uploads host values; the handle starts with one reference. Ordered on `stream`. */
+  /**
+   * Uploads host values; the handle starts with one reference. Ordered on `stream`. Copies
+   * `data.data` before it returns and keeps no reference to it (`FusionClient.upload`'s promise;
+   * the conformance kit's "a tensor never aliases the caller's array" checks it on every backend).
+   */
   upload(data: TensorData, stream: StreamId): H;
   /**
    * Reads `handle`'s values (row-major, `tensor.shape`, `tensor.dtype`) once `stream`'s work has

@@ -122,8 +122,18 @@ export function tensor(values: TensorLike, options: TensorOptions = {}): Tensor 
     shape = [...target];
   }
   const dtype = checkDType(op, opts.dtype ?? inferred, device);
-  const data = toTyped(op, flat, dtype);
+  // A Float32Array for f32 (Int32Array for i32, Uint32Array for u32) holds exactly the values
+  // `toTyped` would produce, so it goes to the upload as it is: every upload copies its data
+  // before it returns (`FusionClient.upload`), so the tensor never aliases the caller's array,
+  // and a serving request's input is not copied twice. (f16's Uint16Array and bool's Uint8Array
+  // hold numbers that `toTyped` converts.)
+  const data = sameValues(flat, dtype) ? flat : toTyped(op, flat, dtype);
   return Tensor.wrap(device.fusion.upload({ data, shape, dtype }), device);
+}
+
+/** Whether `flat` is a typed array whose elements are already `dtype`'s stored values. */
+function sameValues(flat: ArrayLike<number | boolean>, dtype: DType): flat is TypedArray {
+  return (dtype === "f32" && flat instanceof Float32Array) || (dtype === "i32" && flat instanceof Int32Array) || (dtype === "u32" && flat instanceof Uint32Array);
 }
 
 /** The fill value of `full`-like ops: a number or a boolean (as 0/1). */

@@ -127,6 +127,18 @@ export function typedArrayCases(): ExactCase[] {
     one("Float64Array → f32, rounded to the nearest f32", (d) => tensor(new Float64Array([0.1, 1e40, -0]), { device: d }), { dtype: "f32", values: [Math.fround(0.1), Infinity, -0] }),
     one("Uint8Array with { dtype: 'bool' } is value != 0", (d) => tensor(new Uint8Array([0, 7, 255]), { dtype: "bool", device: d }), bools(F, T, T)),
     one("Uint8Array with { dtype: 'f32' } converts", (d) => tensor(new Uint8Array([0, 7, 255]), { dtype: "f32", device: d }), { dtype: "f32", values: [0, 7, 255] }),
+    one("a tensor never aliases the caller's array: a Float32Array (and an Int32Array, and a subarray) changed after tensor() leaves the tensor as it was", (d) => {
+      const f = new Float32Array([1, 2, 3, -0]);
+      const i = new Int32Array([5, -6]);
+      const base = new Float32Array([9, 8, 7, 6]);
+      const a = tensor(f, { device: d });
+      const b = tensor(i, { device: d });
+      const c = tensor(base.subarray(1, 3), { device: d });
+      f.fill(100);
+      i.fill(100);
+      base.fill(100);
+      return a.add(b.cast("f32").sum()).add(c.sum().sub(15));
+    }, { dtype: "f32", values: [0, 1, 2, -1] }),
     one("Uint8Array pixels with a shape, then arithmetic in f32", (d) => tensor(new Uint8ClampedArray([255, 0, 128, 64]), { shape: [2, 2], device: d }).cast("f32").div(255).mul(255), { dtype: "f32", values: [255, 0, 128, 64] }),
   ];
 }
