@@ -153,9 +153,12 @@ export function repeatsFor(quick: boolean, sizes: Sizes, outputBytes: number): R
   const byMemory = Math.floor(sizes.throughputBytes / Math.max(outputBytes, 1));
   return {
     warmup: quick ? 1 : 3,
-    // Steady state for every library (measure.ts, `warmUp`): a quarter second of untimed
-    // iterations, so a host path is measured after V8 optimised it, not while it does.
-    warmupMs: quick ? 0 : 250,
+    // Steady state for every library (measure.ts, `warmUp`): a second of untimed iterations (at
+    // most 5,000), so a host path is measured after V8 optimised it, not while it does. A
+    // quarter second was not enough for a reduction: on the H200 host (2026-11-30) Weft's 2^26
+    // sum took 144 µs per iteration over its first 1,000 and 69 µs over 30,000 (the limit
+    // kernel's 72 µs).
+    warmupMs: quick ? 0 : 1000,
     samples: quick ? 7 : 15,
     iterations: Math.max(2, Math.min(maxIterations, byMemory)),
   };
