@@ -297,12 +297,15 @@ export class CpuRuntime extends BaseFusionRuntime<CpuHandle> {
 
   /** Runs one operation unfused (see the type doc); throws typed errors for what cannot run. */
   executeOperation(op: OperationIr, ctx: ExecutionContext<CpuHandle>): void {
-    for (const node of operationNodes(op)) if (node.dtype === "f16") rejectF16(op.kind);
-    this.stats.unfusedOperations++;
     if (op.kind === "drop") {
+      // The most frequent operation (every disposed tensor): no array of its one tensor.
+      if (op.tensor.dtype === "f16") rejectF16(op.kind);
+      this.stats.unfusedOperations++;
       ctx.handles.removeHandle(op.tensor.id);
       return;
     }
+    for (const node of operationNodes(op)) if (node.dtype === "f16") rejectF16(op.kind);
+    this.stats.unfusedOperations++;
     if (op.kind !== "init") {
       const out = this.#execute(op, ctx);
       ctx.handles.registerHandle(op.out.id, out);
