@@ -193,6 +193,30 @@ describe("FusionDevice", () => {
     expect(device.memory()).toMatchObject({ liveTensors: 0, liveHandles: 0, streams: 0 });
   });
 
+  it("disposing a computed tensor while an unrelated segment is pending frees it at once; a drop the segment references waits in it", async () => {
+    const { device, runtime } = createTestDevice("elementwise");
+    const x = fromValues(device, [1, 2]);
+    const done = unary(device, "neg", x);
+    await done.read();
+    const pendingIn = fromValues(device, [3, 4]);
+    await device.sync();
+    const pending = unary(device, "exp", pendingIn); // an open elementwise block: the segment is not empty
+    expect(device.streams.queueLength(StreamId.current()), "the exp is pending").toBe(1);
+    const live = runtime.liveMemories;
+    device.inspector.clearLog();
+    done.dispose();
+    expect(device.inspector.composition(), "no pending op reads `done`: one unfused drop, at once").toEqual(["unfused drop[drop]"]);
+    expect(runtime.liveMemories, "done's memory is released by the drop itself").toBe(live - 1);
+    expect(device.streams.queueLength(StreamId.current()), "the segment is untouched").toBe(1);
+    pendingIn.dispose();
+    expect(device.streams.queueLength(StreamId.current()), "the pending exp reads pendingIn: its drop joins the segment, in program order").toBe(2);
+    expect(Array.from(await pending.read()), "and the block still reads it").toEqual([3, 4].map((v) => Math.fround(Math.exp(v))));
+    pending.dispose();
+    x.dispose();
+    await device.syncAll();
+    expect(device.memory()).toMatchObject({ liveTensors: 0, liveHandles: 0, streams: 0 });
+  });
+
   it("wrappers that die in the turn they were created are never registered as leak candidates; survivors are, by the next microtask", async () => {
     const { device } = createTestDevice("elementwise");
     const x = fromValues(device, [1, 2]);
