@@ -30,6 +30,7 @@
  *
  * @module
  */
+import { LruCache } from "@weft/environment";
 import type { ElementwiseBody, ElementwiseProgram, ElementwiseStep, ProgramOperand } from "./elementwise-kernel.js";
 import { stepFunctions, stepKey } from "./elementwise-kernel.js";
 import { innerStep, type LoopPlan } from "./strided-loop.js";
@@ -45,25 +46,21 @@ export const ELEMENTWISE_CACHE_CAPACITY = 512;
 /**
  * Compiled elementwise functions by structural key, least recently used evicted first.
  *
- * **Bounded.** At most `capacity` entries; counters only grow.
- * **Recency** is a use stamp per entry, not Map order: a hit (every launch) is one lookup and one
- * store; only a miss on a full cache scans for the oldest stamp (compiling costs far more).
+ * **Bounded.** At most `capacity` entries (an `LruCache`: a hit, every launch, relinks one entry
+ * and allocates nothing); counters only grow.
  */
 export class ElementwiseCache {
-  readonly capacity: number;
-  /** Compiled functions and their last use; at most `capacity` entries. */
-  readonly #entries = new Map<string, { readonly body: ElementwiseBody; used: number }>();
-  /** The use stamp of the latest hit or compilation (only grows). */
-  #clock = 0;
+  readonly #entries: LruCache<string, ElementwiseBody>;
   /** Programs compiled (misses). */
   compiled = 0;
-  /** Launches served by an already compiled function. */
-  hits = 0;
-  /** Entries dropped to stay within `capacity`. */
-  evictions = 0;
 
   constructor(capacity: number = ELEMENTWISE_CACHE_CAPACITY) {
-    this.capacity = Math.max(1, capacity);
+    this.#entries = new LruCache(Math.max(1, capacity));
+  }
+
+  /** The most entries held. */
+  get capacity(): number {
+    return this.#entries.capacity;
   }
 
   /** Entries held now. */
@@ -71,32 +68,23 @@ export class ElementwiseCache {
     return this.#entries.size;
   }
 
+  /** Launches served by an already compiled function. */
+  get hits(): number {
+    return this.#entries.stats().hits;
+  }
+
+  /** Entries dropped to stay within `capacity`. */
+  get evictions(): number {
+    return this.#entries.stats().evictions;
+  }
+
   /** The function for `key`, compiling it with `compile` on a miss. */
   getOrCompile(key: string, compile: () => ElementwiseBody): ElementwiseBody {
-    const found = this.#entries.get(key);
-    if (found !== undefined) {
-      this.hits++;
-      found.used = ++this.#clock;
-      return found.body;
-    }
-    const body = compile();
-    this.compiled++;
-    if (this.#entries.size >= this.capacity) {
-      let oldest: string | undefined;
-      let stamp = Infinity;
-      for (const [k, e] of this.#entries) {
-        if (e.used < stamp) {
-          stamp = e.used;
-          oldest = k;
-        }
-      }
-      if (oldest !== undefined) {
-        this.#entries.delete(oldest);
-        this.evictions++;
-      }
-    }
-    this.#entries.set(key, { body, used: ++this.#clock });
-    return body;
+    return this.#entries.getOrCreate(key, () => {
+      const body = compile();
+      this.compiled++;
+      return body;
+    });
   }
 }
 

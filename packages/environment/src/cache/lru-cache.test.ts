@@ -44,6 +44,44 @@ describe("LruCache", () => {
     expect(cache.stats()).toMatchObject({ size: 100, evictions: 1_000_000 - 100 });
   });
 
+  it("matches a reference LRU over 20,000 random gets, sets, peeks and deletes", () => {
+    let seed = 12345;
+    const rand = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) >>> 0;
+      return seed % n;
+    };
+    const evicted: number[] = [];
+    const cache = new LruCache<number, number>(7, { onEvict: (k) => evicted.push(k) });
+    const reference: number[] = []; // keys, least recently used first
+    const values = new Map<number, number>();
+    const referenceEvicted: number[] = [];
+    for (let step = 0; step < 20_000; step++) {
+      const key = rand(12);
+      const kind = rand(4);
+      if (kind === 0) {
+        const at = reference.indexOf(key);
+        expect(cache.get(key)).toBe(at >= 0 ? values.get(key) : undefined);
+        if (at >= 0) reference.push(...reference.splice(at, 1));
+      } else if (kind === 1) {
+        cache.set(key, step);
+        values.set(key, step);
+        const at = reference.indexOf(key);
+        if (at >= 0) reference.splice(at, 1);
+        reference.push(key);
+        while (reference.length > 7) referenceEvicted.push(reference.shift() as number);
+      } else if (kind === 2) {
+        expect(cache.peek(key)).toBe(reference.includes(key) ? values.get(key) : undefined);
+      } else {
+        const at = reference.indexOf(key);
+        expect(cache.delete(key)).toBe(at >= 0);
+        if (at >= 0) reference.splice(at, 1);
+      }
+      expect([...cache.keys()]).toEqual(reference);
+    }
+    expect(evicted).toEqual(referenceEvicted);
+    expect([...cache.values()]).toEqual(reference.map((k) => values.get(k)));
+  });
+
   it("shrinking the capacity evicts at once; a bad capacity is refused", () => {
     const cache = new LruCache<number, number>(4);
     for (let i = 0; i < 4; i++) cache.set(i, i);
