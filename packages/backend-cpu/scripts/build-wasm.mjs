@@ -13,8 +13,9 @@ const pkg = join(dirname(fileURLToPath(import.meta.url)), "..");
 const MODULES = [
   {
     name: "gemm",
+    flags: ["--importMemory"],
     constant: "GEMM_WASM_BASE64",
-    doc: "The WebAssembly SIMD matmul core (`wasm/gemm.ts`, compiled by AssemblyScript), base64-encoded.",
+    doc: "The WebAssembly SIMD matmul core (`wasm/gemm.ts`, compiled by AssemblyScript) importing its memory (`env.memory`: replaced, never grown), base64-encoded.",
   },
   {
     name: "gemm-shared",
@@ -25,8 +26,9 @@ const MODULES = [
   },
   {
     name: "reduce",
+    flags: ["--importMemory"],
     constant: "REDUCE_WASM_BASE64",
-    doc: "The WebAssembly SIMD reductions (`wasm/reduce.ts`, compiled by AssemblyScript), base64-encoded.",
+    doc: "The WebAssembly SIMD reductions (`wasm/reduce.ts`, compiled by AssemblyScript) importing their memory (`env.memory`), base64-encoded.",
   },
 ];
 /** asc flags: optimized, SIMD, no garbage-collected runtime (the kernels allocate nothing), no assertions. */

@@ -12,14 +12,15 @@
  * **Threads.** Products of at least `THREADED_MATMUL_MIN_WORK` multiply-adds per batch run on the
  * shared-memory build of the same kernel across cores where threads are on (`matmul-threads.ts`:
  * Node, more than 2 cores or `WEFT_CPU_THREADS`); the same tiles, so the same bits.
- * **Bounded.** The module's memory grows to the largest product it has served and never beyond
- * {@link WASM_GEMM_MAX_BYTES} (WebAssembly memory cannot shrink).
+ * **Bounded.** The module's memory is replaced by a larger one (`WasmArena`, never grown: a grown
+ * memory detaches its old buffer, which slows every typed-array access in the process) as the
+ * products grow, and never beyond {@link WASM_GEMM_MAX_BYTES}.
  *
  * @module
  */
 import { GEMM_WASM_BASE64 } from "../wasm/gemm.generated.js";
 import { MC, MR, NR, packA, packB, type MatmulArgs } from "./matmul-f64.js";
-import { instantiateWasm, memoryOf, type LoadedWasm, type WasmMemory, type WasmSupport } from "./wasm-module.js";
+import { WasmArena, type WasmSupport } from "./wasm-module.js";
 import { THREADED_MATMUL_MIN_WORK, cpuThreads, gemmOnThreads, threadedGemm } from "./matmul-threads.js";
 
 /** Most bytes of WebAssembly memory the matmul core may hold (packed `B`, one `A` block, one `C` block). */
@@ -28,18 +29,14 @@ export const WASM_GEMM_MAX_BYTES = 256 * 1024 * 1024;
 interface GemmExports {
   readonly gemm: (pa: number, pb: number, pc: number, k: number, mPanels: number, nPanels: number, ldc: number) => void;
   readonly gemmRows: (pa: number, pb: number, pc: number, m2: number, n8: number, k: number) => void;
-  readonly memory: WasmMemory;
 }
 
-/** The compiled module, or why there is none; `undefined` until first asked. */
-let loaded: LoadedWasm<GemmExports> | undefined;
+/** The compiled module over its memory (replaced, never grown), or why there is none; `undefined` until first asked. */
+let arena: WasmArena<GemmExports> | undefined;
 
-function load(): LoadedWasm<GemmExports> {
-  if (loaded === undefined) {
-    const { exports, support } = instantiateWasm<GemmExports>(GEMM_WASM_BASE64);
-    loaded = { exports, support: support.available ? { available: true, reason: "module compiled, f64x2 lanes" } : support };
-  }
-  return loaded;
+function load(): WasmArena<GemmExports> {
+  arena ??= new WasmArena<GemmExports>(GEMM_WASM_BASE64, "module compiled, f64x2 lanes");
+  return arena;
 }
 
 /** Whether the WebAssembly SIMD matmul runs here (compiles the module on first call). */
@@ -55,16 +52,17 @@ export function wasmSupport(): WasmSupport {
  * an operand is not f32.
  */
 export function matmulWasmRows(args: MatmulArgs): boolean {
-  const { exports } = load();
   const { a, b, c, m, n, k, lm, lk, rk, rn, batches, offsets, store } = args;
-  if (exports === undefined || !(a instanceof Float32Array) || !(b instanceof Float32Array)) return false;
+  if (!(a instanceof Float32Array) || !(b instanceof Float32Array)) return false;
   const m2 = m + (m & 1);
   const n8 = Math.ceil(n / 8) * 8;
   const aBytes = m2 * k * 4;
   const bBytes = k * n8 * 4;
   const cBytes = m2 * n8 * 8;
   if (aBytes + bBytes + cBytes > WASM_GEMM_MAX_BYTES) return false;
-  const buffer = memoryOf(exports.memory, aBytes + bBytes + cBytes);
+  const held = load().ensure(aBytes + bBytes + cBytes);
+  if (held === undefined) return false;
+  const { exports, buffer } = held;
   // C first (8-byte aligned), then A and B.
   const { block, wa, wb } = rowsViews(buffer, m2, k, n8);
   if (m2 > m) wa.fill(0, m * k);
@@ -151,8 +149,7 @@ function copyRows(src: Float32Array, base: number, rows: number, cols: number, r
  * {@link matmulF64}.
  */
 export function matmulWasm(args: MatmulArgs): boolean {
-  const { exports } = load();
-  if (exports === undefined) return false;
+  if (!load().support.available) return false;
   const { a, b, c, m, n, k, lm, lk, rk, rn, batches, offsets, store } = args;
   const panels = Math.ceil(n / NR);
   const ldc = panels * NR;
@@ -164,8 +161,11 @@ export function matmulWasm(args: MatmulArgs): boolean {
   if (need > WASM_GEMM_MAX_BYTES) return false;
   const threaded = m * n * k >= THREADED_MATMUL_MIN_WORK && cpuThreads() > 1 ? threadedGemm() : null;
   let buffer: ArrayBufferLike;
+  let exports: GemmExports | undefined;
   if (threaded === null) {
-    buffer = memoryOf(exports.memory, need);
+    const held = load().ensure(need);
+    if (held === undefined) return false;
+    ({ exports, buffer } = held);
   } else {
     const memory = threaded.memory;
     if (memory.buffer.byteLength < need) memory.grow(Math.ceil((need - memory.buffer.byteLength) / 65536));
@@ -186,7 +186,7 @@ export function matmulWasm(args: MatmulArgs): boolean {
     for (let i0 = 0; i0 < m; i0 += MC) {
       const rows = Math.min(MC, m - i0);
       packA(a, aBase, i0, rows, k, lm, lk, packedA);
-      if (threaded === null) exports.gemm(bBytes, 0, bBytes + aBytes, k, Math.ceil(rows / MR), panels, ldc);
+      if (threaded === null) exports?.gemm(bBytes, 0, bBytes + aBytes, k, Math.ceil(rows / MR), panels, ldc);
       else gemmOnThreads(threaded, bBytes, 0, bBytes + aBytes, k, Math.ceil(rows / MR), panels, ldc);
       for (let i = 0; i < rows; i++) {
         const from = i * ldc;

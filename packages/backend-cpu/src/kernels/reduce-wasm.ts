@@ -22,7 +22,7 @@
  */
 import type { TypedArray } from "@weft/fusion";
 import { REDUCE_WASM_BASE64 } from "../wasm/reduce.generated.js";
-import { instantiateWasm, memoryOf, type LoadedWasm, type WasmMemory, type WasmSupport } from "./wasm-module.js";
+import { WasmArena, type WasmSupport } from "./wasm-module.js";
 
 /**
  * Elements per block of `sum`/`mean` (2^16): a block's 8 lanes are combined into one partial, and
@@ -37,17 +37,28 @@ interface ReduceExports {
   readonly sumBlock: (ptr: number, count: number) => number;
   readonly maxBlock: (ptr: number, count: number) => number;
   readonly minBlock: (ptr: number, count: number) => number;
-  readonly memory: WasmMemory;
 }
 
-/** The compiled module and its one-block staging view, or why there is none; `undefined` until first asked. */
-let loaded: (LoadedWasm<ReduceExports> & { readonly staging: Float32Array | undefined }) | undefined;
+/** The compiled module, its exports and its one-block staging view, or why there are none. */
+interface LoadedReduce {
+  readonly support: WasmSupport;
+  readonly exports: ReduceExports | undefined;
+  readonly staging: Float32Array | undefined;
+}
 
-function load(): LoadedWasm<ReduceExports> & { readonly staging: Float32Array | undefined } {
+/** `undefined` until first asked. */
+let loaded: LoadedReduce | undefined;
+
+function load(): LoadedReduce {
   if (loaded === undefined) {
-    const { exports, support } = instantiateWasm<ReduceExports>(REDUCE_WASM_BASE64);
-    const staging = exports === undefined ? undefined : new Float32Array(memoryOf(exports.memory, SUM_BLOCK * 4), 0, SUM_BLOCK);
-    loaded = { exports, support: support.available ? { available: true, reason: "module compiled, f64x2 lanes" } : support, staging };
+    // One block of memory, made once (`WasmArena`: never grown, so no buffer is ever detached).
+    const arena = new WasmArena<ReduceExports>(REDUCE_WASM_BASE64, "module compiled, f64x2 lanes");
+    const held = arena.ensure(SUM_BLOCK * 4);
+    loaded = {
+      support: held === undefined && arena.support.available ? { available: false, reason: "no memory for the WebAssembly reductions" } : arena.support,
+      exports: held?.exports,
+      staging: held === undefined ? undefined : new Float32Array(held.buffer, 0, SUM_BLOCK),
+    };
   }
   return loaded;
 }
