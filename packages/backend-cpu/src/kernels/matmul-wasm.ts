@@ -35,7 +35,7 @@ interface GemmExports {
 let arena: WasmArena<GemmExports> | undefined;
 
 function load(): WasmArena<GemmExports> {
-  arena ??= new WasmArena<GemmExports>(GEMM_WASM_BASE64, "module compiled, f64x2 lanes");
+  arena ??= new WasmArena<GemmExports>(GEMM_WASM_BASE64, "module compiled, f64x2 lanes", WASM_GEMM_MAX_BYTES);
   return arena;
 }
 

@@ -23,6 +23,14 @@ describe("WasmArena", () => {
     expect(typeof large?.exports.gemmRows, "a new instance over the new memory").toBe("function");
   });
 
+  it("doubles up to its cap, and beyond it only as far as one call needs", () => {
+    const arena = new WasmArena<object>(GEMM_WASM_BASE64, "compiled", 3 << 20);
+    expect(arena.ensure(1 << 20)?.buffer.byteLength).toBe(1 << 20);
+    expect(arena.ensure((1 << 20) + 1)?.buffer.byteLength, "twice the last, within the cap").toBe(2 << 20);
+    expect(arena.ensure((2 << 20) + 1)?.buffer.byteLength, "the cap, not twice the last").toBe(3 << 20);
+    expect(arena.ensure((4 << 20) + 5)?.buffer.byteLength, "one call's need above the cap").toBe((4 << 20) + 65536);
+  });
+
   it("a module that does not compile says why and hands out nothing", () => {
     const arena = new WasmArena<object>("AGFzbQEAAAA=x", "compiled");
     expect(arena.support.available).toBe(false);

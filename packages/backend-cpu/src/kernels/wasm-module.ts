@@ -49,15 +49,17 @@ const ARENA_MIN_PAGES = 16;
  * then on every typed-array access of every kernel checks for detachment: the serving MLP's gelu
  * epilogue took 11.9 µs instead of 10.6 µs per 1,024 elements after one detach (2-core machine,
  * 2026-11-30), and the modules started at 0 pages, so the first matmul or reduction grew them.
- * **Bound.** One memory at a time, at least twice the last one when replaced, up to what the
- * callers cap (`WASM_GEMM_MAX_BYTES`); the replaced memory and instance are garbage. Views of an
- * old buffer stay valid until dropped (the callers key their views by buffer).
+ * **Bound.** One memory at a time, at least twice the last one when replaced but never above
+ * `maxBytes` unless one call needs more (the callers refuse such calls first:
+ * `WASM_GEMM_MAX_BYTES`); the replaced memory and instance are garbage. Views of an old buffer
+ * stay valid until dropped (the callers key their views by buffer).
  */
 export class WasmArena<E> {
   /** Whether the module runs here, and why not. */
   readonly support: WasmSupport;
   readonly #api: WebAssemblyApi | undefined;
   readonly #module: object | undefined;
+  readonly #maxPages: number;
   #exports: E | undefined;
   #memory: WasmMemory | undefined;
 
@@ -66,7 +68,7 @@ export class WasmArena<E> {
    * Content-Security-Policy refuses compilation (`'wasm-unsafe-eval'`), `support` says why and
    * {@link WasmArena.ensure} answers `undefined`: the caller runs its JavaScript kernel.
    */
-  constructor(base64: string, reason: string) {
+  constructor(base64: string, reason: string, maxBytes: number = Number.POSITIVE_INFINITY) {
     const api = (globalThis as { WebAssembly?: WebAssemblyApi }).WebAssembly;
     let module: object | undefined;
     let support: WasmSupport;
@@ -86,6 +88,7 @@ export class WasmArena<E> {
     }
     this.#api = api;
     this.#module = module;
+    this.#maxPages = Math.floor(maxBytes / PAGE);
     this.support = support;
   }
 
@@ -101,7 +104,7 @@ export class WasmArena<E> {
     let memory = this.#memory;
     if (memory === undefined || memory.buffer.byteLength < bytes || this.#exports === undefined) {
       const current = memory === undefined ? 0 : memory.buffer.byteLength / PAGE;
-      const pages = Math.max(ARENA_MIN_PAGES, Math.ceil(bytes / PAGE), current * 2);
+      const pages = Math.max(Math.ceil(bytes / PAGE), Math.min(Math.max(ARENA_MIN_PAGES, current * 2), this.#maxPages));
       try {
         memory = new api.Memory({ initial: pages });
         this.#exports = new api.Instance(module, { env: { memory } }).exports as E;
