@@ -60,8 +60,8 @@ export class WasmArena<E> {
   readonly #api: WebAssemblyApi | undefined;
   readonly #module: object | undefined;
   readonly #maxPages: number;
-  #exports: E | undefined;
-  #memory: WasmMemory | undefined;
+  /** The current instance's exports and its memory's buffer (one object, handed out as is). */
+  #held: { readonly exports: E; readonly buffer: ArrayBuffer } | undefined;
 
   /**
    * Compiles the module in `base64`. Where WebAssembly or its SIMD proposal is missing, or a
@@ -98,21 +98,21 @@ export class WasmArena<E> {
    * JavaScript kernel).
    */
   ensure(bytes: number): { readonly exports: E; readonly buffer: ArrayBuffer } | undefined {
+    const held = this.#held;
+    if (held !== undefined && held.buffer.byteLength >= bytes) return held; // every call of a kernel: nothing made
     const api = this.#api;
     const module = this.#module;
     if (api === undefined || module === undefined) return undefined;
-    let memory = this.#memory;
-    if (memory === undefined || memory.buffer.byteLength < bytes || this.#exports === undefined) {
-      const current = memory === undefined ? 0 : memory.buffer.byteLength / PAGE;
-      const pages = Math.max(Math.ceil(bytes / PAGE), Math.min(Math.max(ARENA_MIN_PAGES, current * 2), this.#maxPages));
-      try {
-        memory = new api.Memory({ initial: pages });
-        this.#exports = new api.Instance(module, { env: { memory } }).exports as E;
-      } catch {
-        return undefined; // out of memory: the caller's JavaScript kernel runs
-      }
-      this.#memory = memory;
+    const current = held === undefined ? 0 : held.buffer.byteLength / PAGE;
+    const pages = Math.max(Math.ceil(bytes / PAGE), Math.min(Math.max(ARENA_MIN_PAGES, current * 2), this.#maxPages));
+    try {
+      // A memory that is never grown keeps its buffer, so the buffer is read once.
+      const memory = new api.Memory({ initial: pages });
+      const exports = new api.Instance(module, { env: { memory } }).exports as E;
+      this.#held = { exports, buffer: memory.buffer };
+    } catch {
+      return undefined; // out of memory: the caller's JavaScript kernel runs
     }
-    return { exports: this.#exports as E, buffer: memory.buffer };
+    return this.#held;
   }
 }
