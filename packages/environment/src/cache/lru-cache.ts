@@ -104,10 +104,7 @@ export class LruCache<K, V> {
       return undefined;
     }
     this.#hits++;
-    if (node !== this.#newest) {
-      this.#unlink(node);
-      this.#append(node);
-    }
+    this.#refresh(node);
     return node.value;
   }
 
@@ -126,10 +123,7 @@ export class LruCache<K, V> {
     const found = this.#entries.get(key);
     if (found !== undefined) {
       found.value = value;
-      if (found !== this.#newest) {
-        this.#unlink(found);
-        this.#append(found);
-      }
+      this.#refresh(found);
       return;
     }
     const node: LruNode<K, V> = { key, value, older: undefined, newer: undefined };
@@ -179,6 +173,13 @@ export class LruCache<K, V> {
   /** Size, capacity and counters (see {@link CacheStats}). */
   stats(): CacheStats {
     return { size: this.#entries.size, capacity: this.#capacity, hits: this.#hits, misses: this.#misses, evictions: this.#evictions };
+  }
+
+  /** Makes `node` (held) the most recently used entry. */
+  #refresh(node: LruNode<K, V>): void {
+    if (node === this.#newest) return;
+    this.#unlink(node);
+    this.#append(node);
   }
 
   /** Takes `node` out of the recency list. */
