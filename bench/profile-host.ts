@@ -103,12 +103,24 @@ async function loop(kind: "chain" | "sum" | "rowsum" | "matmul", n: number, iter
     const start = performance.now();
     if (batch > 0) {
       // The bench's reduction loop: `batch` outputs recorded back to back and kept, one wait.
+      // Where a batch's time goes: recording, the synchronous part of `sync()` (executing what
+      // was recorded: host work, with the device's submits), and the wait for the device.
+      const split = { record: 0, execute: 0, wait: 0 };
       for (let i = 0; i < steps; i += batch) {
         const kept: Tensor[] = [];
+        const t0 = performance.now();
         for (let j = 0; j < batch; j++) kept.push(produce());
-        await d.sync();
+        const t1 = performance.now();
+        const done = d.sync();
+        const t2 = performance.now();
+        await done;
+        split.record += t1 - t0;
+        split.execute += t2 - t1;
+        split.wait += performance.now() - t2;
         for (const o of kept) o.dispose();
       }
+      const us = (ms: number): string => ((ms / steps) * 1000).toFixed(1);
+      console.log(`  per iteration: record ${us(split.record)} µs, execute ${us(split.execute)} µs, wait ${us(split.wait)} µs`);
     } else {
       for (let i = 0; i < steps; i++) {
         outs.push(produce());

@@ -238,6 +238,25 @@ describe("WebGpuServer", () => {
     small.destroy();
   });
 
+  it("a stream submits by itself once its unsubmitted launches bind maxPendingWork, read or written", async () => {
+    // A loop of launches that read much and write little (a full sum) must not wait for
+    // `tasksMax` launches before the device starts the first.
+    const small = new WebGpuServer(gpu.device, { maxPendingWork: 64 });
+    const x = small.create(u32Bytes([1, 2, 3, 4]), S0);
+    const ys = Array.from({ length: 4 }, () => small.empty(16, S0));
+    small.launch(addUniform, [1, 1, 1], [{ binding: x.binding(), access: "read" }, { binding: ys[0]!.binding(), access: "write" }], S0, "execute", params(1));
+    await small.read([ys[0]!.binding()], S0);
+    const before = small.stats();
+    // 16 bytes read and 16 written per launch: every second launch reaches 64 and submits.
+    for (const y of ys) small.launch(addUniform, [1, 1, 1], [{ binding: x.binding(), access: "read" }, { binding: y.binding(), access: "write" }], S0, "execute", params(10));
+    expect(small.stats().submits - before.submits, "one submit per 64 bytes bound (read or written); none by the bytes written alone").toBe(2);
+    const read = await small.read(ys.map((y) => y.binding()), S0);
+    for (const bytes of read) expect(asU32(bytes as Uint8Array)).toEqual([11, 12, 13, 14]);
+    x.release();
+    for (const y of ys) y.release();
+    small.destroy();
+  });
+
   it("orders a host write after a dispatch still pending in the encoder (docs/pitfalls.md#p15)", async () => {
     const x = server.create(u32Bytes([5, 5, 5, 5]), S0);
     server.launch(increment, [1, 1, 1], [{ binding: x.binding(), access: "read-write" }], S0, "execute");

@@ -60,6 +60,21 @@ export interface WebGpuServerOptions {
    * extra memory a loop of large launches holds while syncs wait for the end of the turn.
    */
   readonly maxPendingBytes?: number;
+  /**
+   * Bytes a stream's unsubmitted launches may bind, read or written (each launch's bound ranges,
+   * counted per launch), before it is submitted: a measure of the device work the host holds back.
+   * Default 1 GiB.
+   *
+   * Why: the device starts nothing before the submit. A loop of launches that read much and write
+   * little (a full sum of 2^26 f32 reads 256 MiB and writes 4 bytes) was submitted only every
+   * `tasksMax` launches, so the H200 waited for 32 sums of host work (~1.3–2.9 ms) before it began
+   * the first, and the loop ran at 0.27–0.53 of the limit kernel. A submit per sum is no better:
+   * one `queue.submit` costs the H200's host ~45 µs (the bench's hand-written chain at one
+   * dispatch per submit), more than half a sum's 72 µs on the device. 1 GiB is ~290 µs of the
+   * H200's bandwidth, so a submit costs at most ~15% of the device time it carries, and the
+   * device waits for at most 4 such sums before its first.
+   */
+  readonly maxPendingWork?: number;
   /** Host writes between two submits during bulk uploads (docs/pitfalls.md#p15). Default 64. */
   readonly writesPerSubmit?: number;
   /** Bytes of the largest shared page. Default min(64 MiB, maxStorageBufferBindingSize). */
@@ -203,7 +218,8 @@ const roundUp = (n: number, to: number): number => Math.ceil(n / to) * to;
  * readers before a later writer); readers of the same bytes never flush each other. Host writes
  * (`queue.writeBuffer`) jump ahead of unsubmitted encoders, so every encoder that refers to the
  * written bytes is submitted before the write (docs/pitfalls.md#p15).
- * **Batching.** A stream submits every `tasksMax` dispatches (or `maxPendingBytes` written), and
+ * **Batching.** A stream submits every `tasksMax` dispatches (or `maxPendingBytes` written, or
+ * `maxPendingWork` bound), and
  * at flushes and conflicts; the syncs of one turn share one submit at the turn's end.
  * Reads issued in one turn are coalesced, and sealing them submits every stream's recorded work
  * and the read copies in one `queue.submit` (see `Readback`, docs/performance.md#shared-submits).
@@ -358,6 +374,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
       memory: this.#config,
       tasksMax: options.tasksMax ?? 64,
       maxPendingBytes: options.maxPendingBytes ?? 64 * 1024 * 1024,
+      maxPendingWork: options.maxPendingWork ?? 1024 * 1024 * 1024,
       writesPerSubmit: options.writesPerSubmit ?? 64,
       storage: this.#storage,
       deviceMemory: this.memory,

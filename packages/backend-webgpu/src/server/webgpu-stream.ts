@@ -44,6 +44,7 @@ export interface StreamContext {
   readonly tasksMax: number;
   /** Bytes written by recorded launches before the stream submits by itself. */
   readonly maxPendingBytes: number;
+  readonly maxPendingWork: number;
   /** Host writes between two submits during bulk uploads (docs/pitfalls.md#p15). */
   readonly writesPerSubmit: number;
   /** The page buffers every stream's memory takes its pages from (one per server). */
@@ -199,7 +200,7 @@ export class PendingAccess {
  * submission order; what a stream keeps is what it has recorded and not yet submitted.
  * **Bounded state.** Everything "since the last submit" is cleared by {@link WebGpuStream.flush},
  * which happens at least every `tasksMax` dispatches (and once its launches write
- * `maxPendingBytes`), so it never holds more than `tasksMax`
+ * `maxPendingBytes` or bind `maxPendingWork`), so it never holds more than `tasksMax`
  * launches' worth of entries. `failures` keeps the last {@link FAILURE_LOG_LIMIT}.
  * **StreamMemory.** Taint claims on this stream's allocations live in `claims` (`ClaimedStream`),
  * so the shared `FailureStore` finds them through the pool.
@@ -226,6 +227,8 @@ export class WebGpuStream extends ClaimedStream {
   #dispatches = 0;
   /** Bytes the launches in `#encoder` write (their write bindings' sizes); reset at submit. */
   #pendingBytes = 0;
+  /** Bytes the launches in `#encoder` bind, read or written (their bound ranges); reset at submit. */
+  #pendingWork = 0;
   /** Host writes since the last submit of any kind; reset at every submit. */
   #writesSinceSubmit = 0;
   /**
@@ -341,7 +344,8 @@ export class WebGpuStream extends ClaimedStream {
     this.#submissionWrites.push(...dispatch.writes);
     for (const pin of dispatch.pins) (pin.stream === this.id ? this.#submitPins : this.#foreignPins).push(pin.unpin);
     for (const w of dispatch.writes) this.#pendingBytes += w.size;
-    if (this.#dispatches >= this.#ctx.tasksMax || this.#pendingBytes >= this.#ctx.maxPendingBytes) this.flush();
+    for (const r of dispatch.ranges) this.#pendingWork += r.size;
+    if (this.#dispatches >= this.#ctx.tasksMax || this.#pendingBytes >= this.#ctx.maxPendingBytes || this.#pendingWork >= this.#ctx.maxPendingWork) this.flush();
   }
 
   /**
@@ -443,6 +447,7 @@ export class WebGpuStream extends ClaimedStream {
     this.#encoder = undefined;
     this.#dispatches = 0;
     this.#pendingBytes = 0;
+    this.#pendingWork = 0;
     const pending = this.#ctx.pending;
     for (const [allocation, bits] of this.#encodedAllocations) pending.forget(allocation, bits);
     this.#encodedAllocations.clear();
