@@ -38,6 +38,7 @@ export {
   isCreation,
   readsIndex,
 } from "./ir/operation-descriptor.js";
+export { locateTensor, locatedTensor, producerIndex, producedAt, sameKinds, type TensorLocator } from "./ir/tensor-locator.js";
 export type {
   OperationOf,
   OperationFamily,

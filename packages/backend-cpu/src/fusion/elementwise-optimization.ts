@@ -1,6 +1,6 @@
-import type { ExecutionContext, OperationIr, Optimization, TensorId, TensorIr } from "@weft/fusion";
+import type { ExecutionContext, OperationIr, TensorId, TensorIr } from "@weft/fusion";
 import type { BindingAccess } from "@weft/server";
-import { BlockFallback, broadcastShapes, denseLayout, isElementwise, numElements, sameShape } from "@weft/fusion";
+import { BlockFallback, broadcastShapes, denseLayout, isElementwise, numElements, producedAt, sameShape } from "@weft/fusion";
 import { invariant } from "@weft/environment";
 import { hostBytesPerElement, isDense, withLayout, type CpuHandle } from "../handle/cpu-handle.js";
 import { BindingSet, type CpuKernel } from "../kernels/cpu-kernel.js";
@@ -8,16 +8,11 @@ import { ElementwiseProgramBuilder, type Register } from "../kernels/elementwise
 import { appendElementwise } from "../kernels/elementwise-ops.js";
 import { scanBlock } from "./block-scan.js";
 import {
-  LaunchEntries,
+  ReplayedOptimization,
   bindingSources,
   blockStructure,
-  producedAt,
   replayBindings,
   replayUniforms,
-  sameKinds,
-  signatureOf,
-  DeferredFallback,
-  tensorOf,
   type BindingSource,
   type BlockStructure,
 } from "./launch-replay.js";
@@ -59,50 +54,14 @@ import type { CpuRuntime } from "../runtime/cpu-runtime.js";
  * a new scalar replays the same entry. Never replayed: two inputs on one memory, an input without
  * a handle. Bounded by `MAX_LAUNCH_ENTRIES` signatures per optimization.
  */
-export class ElementwiseOptimization implements Optimization<CpuHandle> {
+export class ElementwiseOptimization extends ReplayedOptimization<ElementwiseLaunch> {
   readonly name = "elementwise";
-  readonly len: number;
-  readonly #runtime: CpuRuntime;
-  /** The block's structure, from its first execution (`undefined` before, or when it cannot be located). */
-  #structure: BlockStructure | undefined;
-  /** Replayable executions by layout signature; at most `MAX_LAUNCH_ENTRIES`. */
-  readonly #launches = new LaunchEntries<ElementwiseLaunch>();
-  /** The fallback of every replayed launch (armed per launch). */
-  readonly #fallback: DeferredFallback;
-
-  constructor(runtime: CpuRuntime, len: number) {
-    this.#runtime = runtime;
-    this.len = len;
-    this.#fallback = new DeferredFallback(runtime.fallbackPort);
-  }
-
-  /** Number of layout signatures remembered (tests). */
-  get launchEntries(): number {
-    return this.#launches.size;
-  }
-
-  execute(ctx: ExecutionContext<CpuHandle>, operations: readonly OperationIr[]): void {
-    invariant(operations.length === this.len, () => `elementwise block of ${this.len} ops executed with ${operations.length}`);
-    const launches = this.#launches;
-    const structure = this.#structure;
-    if (structure !== undefined && sameKinds(structure, operations) && signatureOf(operations, structure, ctx.handles, launches.scratch)) {
-      const entry = launches.find();
-      if (entry !== undefined) {
-        this.#replay(ctx, operations, structure, entry, launches.scratch.handles);
-        return;
-      }
-      const decided = this.#execute(ctx, operations, launches.scratch.handles);
-      if (decided !== undefined) launches.remember(decided);
-      return;
-    }
-    this.#execute(ctx, operations, undefined);
-  }
 
   /** Replays `entry` for this execution (see "Launch replay" in the type doc). */
-  #replay(ctx: ExecutionContext<CpuHandle>, operations: readonly OperationIr[], structure: BlockStructure, entry: ElementwiseLaunch, inputs: readonly CpuHandle[]): void {
-    const runtime = this.#runtime;
+  protected replay(ctx: ExecutionContext<CpuHandle>, operations: readonly OperationIr[], structure: BlockStructure, entry: ElementwiseLaunch, inputs: readonly CpuHandle[]): void {
+    const runtime = this.runtime;
     const written = structure.written;
-    const outputs = this.#launches.scratch.outputs;
+    const outputs = this.launches.scratch.outputs;
     let made = 0;
     try {
       for (let j = 0; j < written.length; j++) {
@@ -121,31 +80,24 @@ export class ElementwiseOptimization implements Optimization<CpuHandle> {
       if (kernel !== undefined) {
         const bindings = replayBindings(entry.sources, entry.access, inputs, outputs, undefined);
         const uniforms = replayUniforms(operations, entry.evaluated, entry.uniforms);
-        const fallback = this.#fallback.arm(ctx, operations, written, outputs);
+        const fallback = this.fallback.arm(ctx, operations, written, outputs);
         runtime.client.group(fallback, () => runtime.launch(kernel, bindings, ctx.stream, uniforms), ctx.stream);
         fallback.settled();
         runtime.stats.fusedLaunches++;
         runtime.stats.replayedLaunches++;
       }
     } catch (error) {
-      this.#fallback.discard(); // disarmed whether or not the server got to it
+      this.fallback.discard(); // disarmed whether or not the server got to it
       for (let j = 0; j < made; j++) runtime.releaseHandle(outputs[j] as CpuHandle);
       throw error;
     }
     runtime.stats.inPlaceWrites += entry.inPlace;
-    runtime.stats.elidedWrites += structure.elided;
-    for (let j = 0; j < written.length; j++) ctx.handles.registerHandle(producedAt(operations, written[j] as number).id, outputs[j] as CpuHandle);
-    const dies = structure.dies;
-    for (let k = 0; k < dies.length; k++) if (dies[k] === true) ctx.handles.removeHandle(tensorOf(operations, structure.inputs[k]!).id);
+    this.finishReplay(ctx, operations, structure, outputs);
   }
 
-  /**
-   * The full path: derives everything from `operations`. With `inputs` (this execution's external
-   * input handles, in structure order, when its signature allows a replay) returns what it decided
-   * for the launch cache.
-   */
-  #execute(ctx: ExecutionContext<CpuHandle>, operations: readonly OperationIr[], inputs: readonly CpuHandle[] | undefined): ElementwiseLaunch | undefined {
-    const runtime = this.#runtime;
+  /** The full path (see `ReplayedOptimization.decide`). */
+  protected decide(ctx: ExecutionContext<CpuHandle>, operations: readonly OperationIr[], inputs: readonly CpuHandle[] | undefined): ElementwiseLaunch | undefined {
+    const runtime = this.runtime;
     const { last, produced, external } = scanBlock(operations, "elementwise");
     let reference: number[] | undefined;
     // The reference of the ops whose outputs hold elements (see "Empty outputs" in the type doc).
@@ -265,7 +217,7 @@ export class ElementwiseOptimization implements Optimization<CpuHandle> {
           };
     for (const [out, handle] of outputs) ctx.handles.registerHandle(out.id, handle);
     for (const id of external.keys()) if (last.get(id) === "ReadWrite") ctx.handles.removeHandle(id);
-    if (this.#structure === undefined) this.#structure = blockStructure(operations, last, produced, external);
+    if (this.structure === undefined) this.structure = blockStructure(operations, last, produced, external);
     return decided;
   }
 }

@@ -1,31 +1,23 @@
 /**
  * What the CPU launch caches of the fused optimizations share (`ElementwiseOptimization`,
- * `MatmulEpilogueOptimization`): where a block's tensors are in every execution's operations, the
- * layout signature an execution is looked up by, the bounded entries, and how a replayed launch
- * binds its memories. The CPU counterpart of `backend-webgpu`'s `launch-signature.ts`; see
+ * `MatmulEpilogueOptimization`): their common base (`ReplayedOptimization`: look up, replay
+ * or decide, and the end of a replay), where a block's tensors are in every execution's
+ * operations, the layout signature an execution is looked up by, the bounded entries, and how a
+ * replayed launch binds its memories. The CPU counterpart of `backend-webgpu`'s `launch-signature.ts`; see
  * docs/performance.md ("Launch replay on the CPU") for the design and figures.
  *
  * @module
  */
 import { invariant } from "@weft/environment";
-import type { BlockFallbackPort, DType, ExecutionContext, OperationIr, TensorId, TensorIr, TensorStatus } from "@weft/fusion";
-import { BlockFallback, forEachTensor, tensorAt } from "@weft/fusion";
+import type { BlockFallbackPort, DType, ExecutionContext, OperationIr, Optimization, TensorId, TensorIr, TensorLocator, TensorStatus } from "@weft/fusion";
+import { BlockFallback, locatedTensor, locateTensor, producedAt, producerIndex, sameKinds } from "@weft/fusion";
 import type { BindingAccess, FallbackGap, KernelBinding, LaunchFallback, MemoryHandle, ServerError } from "@weft/server";
 import type { CpuHandle } from "../handle/cpu-handle.js";
 import { writeUniforms } from "../kernels/elementwise-ops.js";
+import type { CpuRuntime } from "../runtime/cpu-runtime.js";
 
 /** Most layout signatures one optimization's launch cache keeps (oldest dropped first). */
 export const MAX_LAUNCH_ENTRIES = 8;
-
-/**
- * Where one tensor of a block is found in every execution of its optimization: `forEachTensor`
- * position `pos` of op `op`. Every execution of a cached plan has the same relative structure, so
- * a position found in the first execution names the same role in every later one.
- */
-export interface TensorLocator {
-  readonly op: number;
-  readonly pos: number;
-}
 
 /**
  * What never changes between executions of one optimization, derived from the first one's
@@ -44,20 +36,6 @@ export interface BlockStructure {
   readonly elided: number;
 }
 
-/** The first position of tensor `id` in `ops` (in `forEachTensor` order), or `undefined`. */
-function locate(ops: readonly OperationIr[], id: TensorId): TensorLocator | undefined {
-  for (let i = 0; i < ops.length; i++) {
-    let pos = 0;
-    let found = -1;
-    forEachTensor(ops[i] as OperationIr, (t) => {
-      if (found < 0 && t.id === id) found = pos;
-      pos++;
-    });
-    if (found >= 0) return { op: i, pos: found };
-  }
-  return undefined;
-}
-
 /** The {@link BlockStructure} of `ops` from their scan (`last`, `produced`, `external`). */
 export function blockStructure(
   ops: readonly OperationIr[],
@@ -68,7 +46,7 @@ export function blockStructure(
   const inputs: TensorLocator[] = [];
   const dies: boolean[] = [];
   for (const id of external.keys()) {
-    const at = locate(ops, id);
+    const at = locateTensor(ops, id);
     if (at === undefined) return undefined;
     inputs.push(at);
     dies.push(last.get(id) === "ReadWrite");
@@ -80,34 +58,11 @@ export function blockStructure(
       elided++;
       continue;
     }
-    const index = ops.findIndex((op) => op.kind !== "drop" && op.out.id === id);
+    const index = producerIndex(ops, id);
     if (index < 0) return undefined;
     written.push(index);
   }
   return { kinds: ops.map((o) => o.kind), inputs, dies, written, elided };
-}
-
-/** Whether `ops` has exactly the op kinds of `structure` (the guard of a launch cache). */
-export function sameKinds(structure: BlockStructure, ops: readonly OperationIr[]): boolean {
-  const kinds = structure.kinds;
-  if (kinds.length !== ops.length) return false;
-  for (let i = 0; i < ops.length; i++) if (ops[i]?.kind !== kinds[i]) return false;
-  return true;
-}
-
-/** The tensor at `at` in this execution's operations. */
-export function tensorOf(ops: readonly OperationIr[], at: TensorLocator): TensorIr {
-  const op = ops[at.op];
-  const t = op === undefined ? undefined : tensorAt(op, at.pos);
-  invariant(t !== undefined, () => `launch cache: no tensor at op ${at.op} position ${at.pos}`);
-  return t;
-}
-
-/** The output of producing op `index` in this execution's operations. */
-export function producedAt(ops: readonly OperationIr[], index: number): TensorIr {
-  const op = ops[index];
-  invariant(op !== undefined && op.kind !== "drop", () => `launch cache: op ${index} produces nothing`);
-  return op.out;
 }
 
 /** Where {@link signatureOf} finds the inputs' handles (an execution's `HandleContainer`). */
@@ -137,7 +92,7 @@ export function signatureOf(ops: readonly OperationIr[], structure: BlockStructu
   }
   const inputs = structure.inputs;
   for (let k = 0; k < inputs.length; k++) {
-    const h = container.getHandleRef(tensorOf(ops, inputs[k] as TensorLocator).id);
+    const h = container.getHandleRef(locatedTensor(ops, inputs[k] as TensorLocator).id);
     if (h === undefined) return false;
     for (let j = 0; j < k; j++) if ((handles[j] as CpuHandle).memory === h.memory) return false;
     handles[k] = h;
@@ -327,5 +282,81 @@ export class DeferredFallback implements LaunchFallback {
     this.#ops = undefined;
     this.#written = undefined;
     this.#outputs = undefined;
+  }
+}
+
+/**
+ * A fused block of the CPU backend whose launches replay: what `ElementwiseOptimization` and
+ * `MatmulEpilogueOptimization` share.
+ *
+ * @remarks
+ * **Execute.** Once the first execution located the block's tensors (`ReplayedOptimization.structure`),
+ * an execution with the same op kinds is looked up by its layout signature: a hit replays the
+ * remembered launch (`ReplayedOptimization.replay`), a miss takes the full path
+ * (`ReplayedOptimization.decide`) and remembers what it decided. Without a structure, or
+ * when the signature cannot be taken, the full path runs and nothing is remembered.
+ * **Bounded.** At most `MAX_LAUNCH_ENTRIES` signatures per optimization (`LaunchEntries`).
+ * **Why one base.** The two blocks differ in what they launch, not in how a launch is looked up
+ * and finished: one home for that, so a fix to one replay is a fix to both.
+ */
+export abstract class ReplayedOptimization<E> implements Optimization<CpuHandle> {
+  abstract readonly name: string;
+  readonly len: number;
+  protected readonly runtime: CpuRuntime;
+  /** The block's structure, from its first execution (`undefined` before, or when it cannot be located). */
+  protected structure: BlockStructure | undefined;
+  /** Replayable executions by layout signature; at most `MAX_LAUNCH_ENTRIES`. */
+  protected readonly launches = new LaunchEntries<E>();
+  /** The fallback of every replayed launch (armed per launch). */
+  protected readonly fallback: DeferredFallback;
+
+  constructor(runtime: CpuRuntime, len: number) {
+    this.runtime = runtime;
+    this.len = len;
+    this.fallback = new DeferredFallback(runtime.fallbackPort);
+  }
+
+  /** Number of layout signatures remembered (tests). */
+  get launchEntries(): number {
+    return this.launches.size;
+  }
+
+  execute(ctx: ExecutionContext<CpuHandle>, operations: readonly OperationIr[]): void {
+    invariant(operations.length === this.len, () => `${this.name} block of ${this.len} ops executed with ${operations.length}`);
+    const launches = this.launches;
+    const structure = this.structure;
+    if (structure !== undefined && sameKinds(structure.kinds, operations) && signatureOf(operations, structure, ctx.handles, launches.scratch)) {
+      const entry = launches.find();
+      if (entry !== undefined) {
+        this.replay(ctx, operations, structure, entry, launches.scratch.handles);
+        return;
+      }
+      const decided = this.decide(ctx, operations, launches.scratch.handles);
+      if (decided !== undefined) launches.remember(decided);
+      return;
+    }
+    this.decide(ctx, operations, undefined);
+  }
+
+  /** Replays `entry` for this execution, allocating, binding and counting exactly what `ReplayedOptimization.decide` would. */
+  protected abstract replay(ctx: ExecutionContext<CpuHandle>, operations: readonly OperationIr[], structure: BlockStructure, entry: E, inputs: readonly CpuHandle[]): void;
+
+  /**
+   * The full path: derives everything from `operations` (and sets `ReplayedOptimization.structure`
+   * on the first execution). With `inputs` (this execution's external input handles, in structure
+   * order, when its signature allows a replay) returns what it decided for the launch cache.
+   */
+  protected abstract decide(ctx: ExecutionContext<CpuHandle>, operations: readonly OperationIr[], inputs: readonly CpuHandle[] | undefined): E | undefined;
+
+  /**
+   * The end of a replayed launch: counts the elided writes, registers the written outputs
+   * (`outputs[j]` for `structure.written[j]`) and removes the external inputs that die in the block.
+   */
+  protected finishReplay(ctx: ExecutionContext<CpuHandle>, operations: readonly OperationIr[], structure: BlockStructure, outputs: readonly CpuHandle[]): void {
+    this.runtime.stats.elidedWrites += structure.elided;
+    const written = structure.written;
+    for (let j = 0; j < written.length; j++) ctx.handles.registerHandle(producedAt(operations, written[j] as number).id, outputs[j] as CpuHandle);
+    const dies = structure.dies;
+    for (let k = 0; k < dies.length; k++) if (dies[k] === true) ctx.handles.removeHandle(locatedTensor(operations, structure.inputs[k]!).id);
   }
 }

@@ -1,6 +1,6 @@
-import type { ExecutionContext, OperationIr, Optimization, TensorId, TensorIr } from "@weft/fusion";
+import type { ExecutionContext, OperationIr, TensorId, TensorIr } from "@weft/fusion";
 import type { BindingAccess } from "@weft/server";
-import { BlockFallback, isElementwise } from "@weft/fusion";
+import { BlockFallback, isElementwise, producedAt } from "@weft/fusion";
 import { invariant } from "@weft/environment";
 import type { CpuHandle } from "../handle/cpu-handle.js";
 import { BindingSet, type CpuKernel } from "../kernels/cpu-kernel.js";
@@ -9,16 +9,11 @@ import { appendElementwise } from "../kernels/elementwise-ops.js";
 import { matmulKernel } from "../kernels/tensor-kernels.js";
 import { scanBlock } from "./block-scan.js";
 import {
-  LaunchEntries,
+  ReplayedOptimization,
   bindingSources,
   blockStructure,
-  producedAt,
   replayBindings,
   replayUniforms,
-  sameKinds,
-  signatureOf,
-  DeferredFallback,
-  tensorOf,
   type BindingSource,
   type BlockStructure,
 } from "./launch-replay.js";
@@ -51,50 +46,14 @@ import type { CpuRuntime } from "../runtime/cpu-runtime.js";
  * replayed for the same layouts, allocating, binding, registering and freeing exactly what the
  * full path would; scalars flow through uniforms. Bounded by `MAX_LAUNCH_ENTRIES` signatures.
  */
-export class MatmulEpilogueOptimization implements Optimization<CpuHandle> {
+export class MatmulEpilogueOptimization extends ReplayedOptimization<MatmulLaunch> {
   readonly name = "matmul";
-  readonly len: number;
-  readonly #runtime: CpuRuntime;
-  /** The block's structure, from its first execution (`undefined` before, or when it cannot be located). */
-  #structure: BlockStructure | undefined;
-  /** Replayable executions by layout signature; at most `MAX_LAUNCH_ENTRIES`. */
-  readonly #launches = new LaunchEntries<MatmulLaunch>();
-  /** The fallback of every replayed launch (armed per launch). */
-  readonly #fallback: DeferredFallback;
-
-  constructor(runtime: CpuRuntime, len: number) {
-    this.#runtime = runtime;
-    this.len = len;
-    this.#fallback = new DeferredFallback(runtime.fallbackPort);
-  }
-
-  /** Number of layout signatures remembered (tests). */
-  get launchEntries(): number {
-    return this.#launches.size;
-  }
-
-  execute(ctx: ExecutionContext<CpuHandle>, operations: readonly OperationIr[]): void {
-    invariant(operations.length === this.len, () => `matmul block of ${this.len} ops executed with ${operations.length}`);
-    const launches = this.#launches;
-    const structure = this.#structure;
-    if (structure !== undefined && sameKinds(structure, operations) && signatureOf(operations, structure, ctx.handles, launches.scratch)) {
-      const entry = launches.find();
-      if (entry !== undefined) {
-        this.#replay(ctx, operations, structure, entry, launches.scratch.handles);
-        return;
-      }
-      const decided = this.#execute(ctx, operations, launches.scratch.handles);
-      if (decided !== undefined) launches.remember(decided);
-      return;
-    }
-    this.#execute(ctx, operations, undefined);
-  }
 
   /** Replays `entry` for this execution (see "Launch replay" in the type doc). */
-  #replay(ctx: ExecutionContext<CpuHandle>, operations: readonly OperationIr[], structure: BlockStructure, entry: MatmulLaunch, inputs: readonly CpuHandle[]): void {
-    const runtime = this.#runtime;
+  protected replay(ctx: ExecutionContext<CpuHandle>, operations: readonly OperationIr[], structure: BlockStructure, entry: MatmulLaunch, inputs: readonly CpuHandle[]): void {
+    const runtime = this.runtime;
     const written = structure.written;
-    const outputs = this.#launches.scratch.outputs;
+    const outputs = this.launches.scratch.outputs;
     let made = 0;
     let scratch: CpuHandle | undefined;
     try {
@@ -109,34 +68,27 @@ export class MatmulEpilogueOptimization implements Optimization<CpuHandle> {
       }
       const bindings = replayBindings(entry.sources, entry.access, inputs, outputs, scratch);
       const uniforms = replayUniforms(operations, entry.evaluated, entry.uniforms);
-      const fallback = this.#fallback.arm(ctx, operations, written, outputs);
+      const fallback = this.fallback.arm(ctx, operations, written, outputs);
       const kernel = entry.kernel;
       runtime.client.group(fallback, () => runtime.launch(kernel, bindings, ctx.stream, uniforms), ctx.stream);
       fallback.settled();
       runtime.stats.fusedLaunches++;
       runtime.stats.replayedLaunches++;
     } catch (error) {
-      this.#fallback.discard(); // disarmed whether or not the server got to it
+      this.fallback.discard(); // disarmed whether or not the server got to it
       for (let j = 0; j < made; j++) runtime.releaseHandle(outputs[j] as CpuHandle);
       if (scratch !== undefined) runtime.releaseHandle(scratch);
       throw error;
     }
     if (scratch !== undefined) runtime.releaseHandle(scratch);
-    runtime.stats.elidedWrites += structure.elided;
-    for (let j = 0; j < written.length; j++) ctx.handles.registerHandle(producedAt(operations, written[j] as number).id, outputs[j] as CpuHandle);
-    const dies = structure.dies;
-    for (let k = 0; k < dies.length; k++) if (dies[k] === true) ctx.handles.removeHandle(tensorOf(operations, structure.inputs[k]!).id);
+    this.finishReplay(ctx, operations, structure, outputs);
   }
 
-  /**
-   * The full path: derives everything from `operations`. With `inputs` (this execution's external
-   * input handles, in structure order, when its signature allows a replay) returns what it decided
-   * for the launch cache.
-   */
-  #execute(ctx: ExecutionContext<CpuHandle>, operations: readonly OperationIr[], inputs: readonly CpuHandle[] | undefined): MatmulLaunch | undefined {
+  /** The full path (see `ReplayedOptimization.decide`). */
+  protected decide(ctx: ExecutionContext<CpuHandle>, operations: readonly OperationIr[], inputs: readonly CpuHandle[] | undefined): MatmulLaunch | undefined {
     const matmul = operations[0];
     invariant(matmul?.kind === "matmul", "a matmul block starts with its matmul");
-    const runtime = this.#runtime;
+    const runtime = this.runtime;
     const { last, produced, external } = scanBlock(operations, "matmul");
     const product = matmul.out;
     const written = (t: TensorIr): boolean => last.get(t.id) !== "ReadWrite";
@@ -230,7 +182,7 @@ export class MatmulEpilogueOptimization implements Optimization<CpuHandle> {
     runtime.stats.elidedWrites += produced.size - outputs.length;
     for (const [out, handle] of outputs) ctx.handles.registerHandle(out.id, handle);
     for (const [id] of external) if (last.get(id) === "ReadWrite") ctx.handles.removeHandle(id);
-    if (this.#structure === undefined) this.#structure = blockStructure(operations, last, produced, external);
+    if (this.structure === undefined) this.structure = blockStructure(operations, last, produced, external);
     return decided;
   }
 }

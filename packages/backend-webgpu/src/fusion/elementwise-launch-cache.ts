@@ -6,7 +6,8 @@ import { BlockGraph } from "./block-graph.js";
 import { outputHandle } from "./pack-outputs.js";
 import { pushParams } from "./elementwise-ops.js";
 import type { Launcher } from "./launcher.js";
-import { type InputLocator, locateBlock, producedAt, pushDims, pushOutputShapes, sameKinds, SignatureEntries, tensorAt } from "./launch-signature.js";
+import { type InputLocator, locateBlock, pushDims, pushOutputShapes, SignatureEntries } from "./launch-signature.js";
+import { producedAt, sameKinds, locatedTensor } from "@weft/fusion";
 import { bindingOf, bytesOf, runElementwiseBlockUncached, type ElementwiseDecision } from "./run-elementwise.js";
 
 /** Most layout signatures one {@link ElementwiseLaunchCache} keeps (oldest dropped first). */
@@ -77,7 +78,7 @@ export class ElementwiseLaunchCache {
     const structure = this.#structureOf(ops);
     if (structure === undefined || structure.written.length !== 0) return false;
     if (fused) launcher.counters.elidedWrites += structure.elided;
-    for (const input of structure.inputs) if (input.dies) ctx.handles.removeHandle(tensorAt(ops, input).id);
+    for (const input of structure.inputs) if (input.dies) ctx.handles.removeHandle(locatedTensor(ops, input).id);
     for (const op of ops) if (op.kind === "drop") ctx.handles.removeHandle(op.tensor.id);
     return true;
   }
@@ -91,7 +92,7 @@ export class ElementwiseLaunchCache {
     }
     const handles = this.#entries.handles;
     handles.length = 0;
-    for (const input of structure.inputs) handles.push(ctx.handles.getHandle(tensorAt(ops, input)));
+    for (const input of structure.inputs) handles.push(ctx.handles.getHandle(locatedTensor(ops, input)));
     const signature = this.#entries.signature;
     if (!buildSignature(ops, handles, signature)) {
       handles.length = 0;
@@ -212,6 +213,6 @@ function replay(
     const h = outs[j];
     if (h !== undefined) ctx.handles.registerHandle(producedAt(ops, written[j] as number).id, h);
   }
-  for (const input of structure.inputs) if (input.dies) ctx.handles.removeHandle(tensorAt(ops, input).id);
+  for (const input of structure.inputs) if (input.dies) ctx.handles.removeHandle(locatedTensor(ops, input).id);
   for (const op of ops) if (op.kind === "drop") ctx.handles.removeHandle(op.tensor.id);
 }

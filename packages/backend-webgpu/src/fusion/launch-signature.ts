@@ -1,40 +1,15 @@
 import { invariant } from "@weft/environment";
-import type { OperationIr, TensorId, TensorIr } from "@weft/fusion";
-import { forEachTensor, tensorAt as operandAt } from "@weft/fusion";
+import type { OperationIr, TensorLocator } from "@weft/fusion";
+import { locateTensor, producedAt, producerIndex } from "@weft/fusion";
 import type { StreamId } from "@weft/environment";
 import { contiguousHandle, type WebGpuHandle } from "../handle/webgpu-handle.js";
 import type { BlockInput, BlockOutput } from "./block-graph.js";
 import type { Launcher } from "./launcher.js";
 import { bytesOf } from "./run-elementwise.js";
 
-/**
- * Where one tensor of a block is found in the operations of every execution of its optimization:
- * `forEachTensor` position `pos` of op `op`. Every execution of a cached plan has the same relative
- * structure, so a position found in the first execution names the same role in every later one
- * (the launch caches, `ElementwiseLaunchCache` and `ReduceLaunchCache`, rely on it).
- */
-export interface TensorLocator {
-  readonly op: number;
-  readonly pos: number;
-}
-
 /** A block input's {@link TensorLocator} and whether it dies in the block (its handle is removed after the launch). */
 export interface InputLocator extends TensorLocator {
   readonly dies: boolean;
-}
-
-/** The first position of tensor `id` in `ops` (in `forEachTensor` order), or `undefined`. */
-export function locate(ops: readonly OperationIr[], id: TensorId): TensorLocator | undefined {
-  for (let i = 0; i < ops.length; i++) {
-    let pos = 0;
-    let found = -1;
-    forEachTensor(ops[i] as OperationIr, (t) => {
-      if (found < 0 && t.id === id) found = pos;
-      pos++;
-    });
-    if (found >= 0) return { op: i, pos: found };
-  }
-  return undefined;
 }
 
 /**
@@ -48,32 +23,17 @@ export function locateBlock(
 ): { readonly inputs: InputLocator[]; readonly written: number[] } | undefined {
   const located: InputLocator[] = [];
   for (const input of inputs) {
-    const found = locate(ops, input.tensor.id);
+    const found = locateTensor(ops, input.tensor.id);
     if (found === undefined) return undefined;
     located.push({ ...found, dies: input.dies });
   }
   const producers: number[] = [];
   for (const o of written) {
-    const index = ops.findIndex((op) => op.kind !== "drop" && op.out.id === o.tensor.id);
+    const index = producerIndex(ops, o.tensor.id);
     if (index < 0) return undefined;
     producers.push(index);
   }
   return { inputs: located, written: producers };
-}
-
-/** The tensor at `at` in this execution's operations (same order as `forEachTensor`). */
-export function tensorAt(ops: readonly OperationIr[], at: TensorLocator): TensorIr {
-  const op = ops[at.op];
-  const t = op === undefined ? undefined : operandAt(op, at.pos);
-  invariant(t !== undefined, () => `launch cache: no tensor at op ${at.op} position ${at.pos}`);
-  return t;
-}
-
-/** The output of producing op `index`. */
-export function producedAt(ops: readonly OperationIr[], index: number): TensorIr {
-  const op = ops[index];
-  invariant(op !== undefined && op.kind !== "drop", () => `launch cache: op ${index} produces nothing`);
-  return op.out;
 }
 
 /** Appends `dims.length` then the dims. */
@@ -123,13 +83,6 @@ export function sharesAllocation(handles: readonly WebGpuHandle[]): boolean {
 export function sameSignature(a: readonly number[], b: readonly number[]): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
-/** Whether `ops` has exactly the op kinds `kinds` (the guard of a launch cache's structure). */
-export function sameKinds(kinds: readonly OperationIr["kind"][], ops: readonly OperationIr[]): boolean {
-  if (kinds.length !== ops.length) return false;
-  for (let i = 0; i < ops.length; i++) if (ops[i]?.kind !== kinds[i]) return false;
   return true;
 }
 

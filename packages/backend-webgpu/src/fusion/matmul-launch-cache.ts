@@ -7,7 +7,8 @@ import type { KernelLaunchPlan } from "../kernels/elementwise.js";
 import { BlockGraph } from "./block-graph.js";
 import { pushParams } from "./elementwise-ops.js";
 import type { Launcher } from "./launcher.js";
-import { denseOutputs, type InputLocator, locate, locateBlock, producedAt, pushLayout, pushOutputShapes, sameKinds, sharesAllocation, SignatureEntries, tensorAt, type TensorLocator } from "./launch-signature.js";
+import { denseOutputs, type InputLocator, locateBlock, pushLayout, pushOutputShapes, sharesAllocation, SignatureEntries } from "./launch-signature.js";
+import { locateTensor, producedAt, sameKinds, locatedTensor, type TensorLocator } from "@weft/fusion";
 import { runMatmulBlockUncached, type MatmulChooser, type MatmulDecision } from "./run-matmul.js";
 import { bindingOf } from "./run-elementwise.js";
 
@@ -82,8 +83,8 @@ export class MatmulLaunchCache {
     const signature = this.#entries.signature;
     try {
       handles.length = 0;
-      handles.push(ctx.handles.getHandle(tensorAt(ops, structure.lhs)), ctx.handles.getHandle(tensorAt(ops, structure.rhs)));
-      for (const input of structure.inputs) handles.push(ctx.handles.getHandle(tensorAt(ops, input)));
+      handles.push(ctx.handles.getHandle(locatedTensor(ops, structure.lhs)), ctx.handles.getHandle(locatedTensor(ops, structure.rhs)));
+      for (const input of structure.inputs) handles.push(ctx.handles.getHandle(locatedTensor(ops, input)));
       const replayable = buildSignature(ops, handles, signature);
       const entry = replayable ? this.#entries.find(signature) : undefined;
       if (entry !== undefined && entry.generation === (choose?.generation ?? 0)) {
@@ -119,8 +120,8 @@ function analyse(ops: readonly OperationIr[]): MatmulStructure | undefined {
   epilogue.outputs.push({ tensor: matmul.out, node: res, written: true });
   for (let i = 1; i < ops.length; i++) if (!epilogue.add(ops[i] as OperationIr)) return undefined;
   const located = locateBlock(ops, epilogue.inputs, epilogue.written());
-  const lhs = locate(ops, matmul.lhs.id);
-  const rhs = locate(ops, matmul.rhs.id);
+  const lhs = locateTensor(ops, matmul.lhs.id);
+  const rhs = locateTensor(ops, matmul.rhs.id);
   if (located === undefined || lhs === undefined || rhs === undefined || lhs.op !== 0 || rhs.op !== 0) return undefined;
   return {
     kinds: ops.map((o) => o.kind),
@@ -181,8 +182,8 @@ function replay(
   launchMatmulPlans(plans, entry.split, entry.total, run, bindingOf(lhs, "read"), bindingOf(rhs, "read"), inputs, outputs, encodeParamValues(params, entry.paramDtypes));
   if (fused && structure.producing > 1) launcher.counters.fusedLaunches++;
   for (let j = 0; j < written.length; j++) ctx.handles.registerHandle(producedAt(ops, written[j] as number).id, outs[j] as WebGpuHandle);
-  if (structure.lhsDies) ctx.handles.removeHandle(tensorAt(ops, structure.lhs).id);
-  if (structure.rhsDies) ctx.handles.removeHandle(tensorAt(ops, structure.rhs).id);
-  for (const input of structure.inputs) if (input.dies) ctx.handles.removeHandle(tensorAt(ops, input).id);
+  if (structure.lhsDies) ctx.handles.removeHandle(locatedTensor(ops, structure.lhs).id);
+  if (structure.rhsDies) ctx.handles.removeHandle(locatedTensor(ops, structure.rhs).id);
+  for (const input of structure.inputs) if (input.dies) ctx.handles.removeHandle(locatedTensor(ops, input).id);
   for (const op of ops) if (op.kind === "drop") ctx.handles.removeHandle(op.tensor.id);
 }

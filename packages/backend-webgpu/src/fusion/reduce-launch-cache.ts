@@ -4,7 +4,8 @@ import { encodeParamValues } from "../codegen/wgsl/params.js";
 import type { WebGpuHandle } from "../handle/webgpu-handle.js";
 import { pushParams } from "./elementwise-ops.js";
 import type { Launcher } from "./launcher.js";
-import { denseOutputs, type InputLocator, locateBlock, producedAt, pushDims, pushLayout, sharesAllocation, sameKinds, SignatureEntries, tensorAt } from "./launch-signature.js";
+import { denseOutputs, type InputLocator, locateBlock, pushDims, pushLayout, sharesAllocation, SignatureEntries } from "./launch-signature.js";
+import { producedAt, sameKinds, locatedTensor } from "@weft/fusion";
 import { bindingOf } from "./run-elementwise.js";
 import { planReduceBlock, type ReduceDecision, runReduceBlockUncached } from "./run-reduce.js";
 
@@ -76,7 +77,7 @@ export class ReduceLaunchCache {
     const signature = this.#entries.signature;
     try {
       handles.length = 0;
-      for (const input of structure.inputs) handles.push(ctx.handles.getHandle(tensorAt(ops, input)));
+      for (const input of structure.inputs) handles.push(ctx.handles.getHandle(locatedTensor(ops, input)));
       if (sharesAllocation(handles)) return runReduceBlockUncached(launcher, ctx, ops, fused) !== undefined;
       buildSignature(ops, structure, handles, signature);
       const entry = this.#entries.find(signature);
@@ -205,6 +206,6 @@ function replay(
     const h = outs[j];
     if (h !== undefined) ctx.handles.registerHandle(producedAt(ops, written[j] as number).id, h);
   }
-  for (const input of structure.inputs) if (input.dies) ctx.handles.removeHandle(tensorAt(ops, input).id);
+  for (const input of structure.inputs) if (input.dies) ctx.handles.removeHandle(locatedTensor(ops, input).id);
   for (const op of ops) if (op.kind === "drop") ctx.handles.removeHandle(op.tensor.id);
 }
