@@ -855,8 +855,8 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
    * first sync of a turn schedules one microtask that makes one shared submit (`#submitAll`) and
    * asks the queue once for `onSubmittedWorkDone`, settling every sync of the turn with it. A loop
    * that syncs after every launch (`void device.sync()`) thus costs one submit per `tasksMax`
-   * launches (or per `maxPendingBytes` written), not one per iteration
-   * (docs/performance.md#shared-submits).
+   * launches (or per `maxPendingBytes` written, or `maxPendingWork` bound), not one per
+   * iteration (docs/performance.md#shared-submits).
    */
   #syncAtTurnEnd(done: Deferred<void>): void {
     this.#turnSyncs.push(done);
