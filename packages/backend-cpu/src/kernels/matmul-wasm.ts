@@ -160,16 +160,20 @@ export function matmulWasm(args: MatmulArgs): boolean {
   const need = bBytes + aBytes + cBytes;
   if (need > WASM_GEMM_MAX_BYTES) return false;
   const threaded = m * n * k >= THREADED_MATMUL_MIN_WORK && cpuThreads() > 1 ? threadedGemm() : null;
+  // The memory the blocks are packed into, and the core that multiplies them: this thread's
+  // module, or the worker threads over their shared memory.
   let buffer: ArrayBufferLike;
-  let exports: GemmExports | undefined;
+  let gemm: GemmExports["gemm"];
   if (threaded === null) {
     const held = load().ensure(need);
     if (held === undefined) return false;
-    ({ exports, buffer } = held);
+    buffer = held.buffer;
+    gemm = held.exports.gemm;
   } else {
     const memory = threaded.memory;
     if (memory.buffer.byteLength < need) memory.grow(Math.ceil((need - memory.buffer.byteLength) / 65536));
     buffer = memory.buffer;
+    gemm = (pa, pb, pc, depth, mPanels, nPanels, pitch) => gemmOnThreads(threaded, pa, pb, pc, depth, mPanels, nPanels, pitch);
   }
   const packedB = new Float64Array(buffer, 0, bBytes / 8);
   const packedA = new Float64Array(buffer, bBytes, aBytes / 8);
@@ -186,8 +190,7 @@ export function matmulWasm(args: MatmulArgs): boolean {
     for (let i0 = 0; i0 < m; i0 += MC) {
       const rows = Math.min(MC, m - i0);
       packA(a, aBase, i0, rows, k, lm, lk, packedA);
-      if (threaded === null) exports?.gemm(bBytes, 0, bBytes + aBytes, k, Math.ceil(rows / MR), panels, ldc);
-      else gemmOnThreads(threaded, bBytes, 0, bBytes + aBytes, k, Math.ceil(rows / MR), panels, ldc);
+      gemm(bBytes, 0, bBytes + aBytes, k, Math.ceil(rows / MR), panels, ldc);
       for (let i = 0; i < rows; i++) {
         const from = i * ldc;
         const to = cBase + (i0 + i) * n;
