@@ -6,7 +6,7 @@ import { BlockGraph } from "./block-graph.js";
 import { outputHandle } from "./pack-outputs.js";
 import { pushParams } from "./elementwise-ops.js";
 import type { Launcher } from "./launcher.js";
-import { type InputLocator, locateBlock, pushDims, pushOutputShapes, SignatureEntries } from "./launch-signature.js";
+import { type InputLocator, locateBlock, pushLayout, pushOutputShapes, sharesAllocation, SignatureEntries } from "./launch-signature.js";
 import { producedAt, sameKinds, locatedTensor } from "@weft/fusion";
 import { bindingOf, bytesOf, runElementwiseBlockUncached, type ElementwiseDecision } from "./run-elementwise.js";
 
@@ -157,16 +157,11 @@ function analyse(ops: readonly OperationIr[]): BlockStructure | undefined {
  */
 function buildSignature(ops: readonly OperationIr[], handles: readonly WebGpuHandle[], out: number[]): boolean {
   out.length = 0;
+  if (sharesAllocation(handles)) return false;
   pushOutputShapes(out, ops);
-  for (let k = 0; k < handles.length; k++) {
-    const h = handles[k] as WebGpuHandle;
-    for (let j = 0; j < k; j++) {
-      const other = (handles[j] as WebGpuHandle).memory;
-      if (other.allocation === h.memory.allocation && other.stream === h.memory.stream) return false;
-    }
-    pushDims(out, h.shape);
-    for (const s of h.strides) out.push(s);
-    out.push(h.offset, h.memory.size, h.memory.canMut() ? 1 : 0);
+  for (const h of handles) {
+    pushLayout(out, h);
+    out.push(h.memory.size, h.memory.canMut() ? 1 : 0);
   }
   return true;
 }
