@@ -6,7 +6,7 @@ import type { FusionDevice } from "../../device/fusion-device.js";
 import type { FusionTensor } from "../../tensor/fusion-tensor.js";
 import type { OperationIr } from "../../ir/operation-ir.js";
 import { OperationConverter } from "../../ir/relative.js";
-import type { TensorId } from "../../ir/tensor-ir.js";
+import type { TensorId, TensorIr } from "../../ir/tensor-ir.js";
 import { OperationQueue, type ExecutionEnv } from "./operation-queue.js";
 
 function handleOf(device: FusionDevice<TestHandle>, t: FusionTensor): TestHandle {
@@ -75,5 +75,38 @@ describe("OperationQueue.drain", () => {
       expect(queue.isEmpty).toBe(true);
       expect([queue.global.length, queue.relative.length, queue.shapesAssigned.length]).toEqual([0, 0, 0]);
     }
+  });
+});
+
+describe("OperationQueue.referencesTensor", () => {
+  const t = (id: number): TensorIr => ({ id: id as TensorId, shape: [2], dtype: "f32", status: "ReadOnly" });
+  const env = { runtime: { freeHandle: () => undefined }, handles: {} } as unknown as ExecutionEnv<never>;
+  /** What a scan of the segment says: the answer the reference index must give. */
+  const scanned = (queue: OperationQueue, id: number): boolean =>
+    queue.global.some((op) => (op.kind === "binary" && (op.out.id === id || op.lhs.id === id || op.rhs.id === id)) || (op.kind === "drop" && op.tensor.id === id));
+
+  it("agrees with a scan of the segment through adds and partial drains, with ids sharing slots (id, id + 1024, …)", () => {
+    const queue = new OperationQueue();
+    // Seeded LCG: binary ops over a pool of ids that collide modulo 1024, drops, partial drains.
+    let seed = 12345;
+    const next = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    const pool = [3, 1027, 2051, 7, 8, 1032, 500, 1524, 4_000_000_003];
+    let fresh = 10_000;
+    for (let step = 0; step < 2000; step++) {
+      const r = next(10);
+      if (r < 6) {
+        const lhs = pool[next(pool.length)] as number;
+        const rhs = pool[next(pool.length)] as number;
+        const out = next(3) === 0 ? (pool[next(pool.length)] as number) : fresh++;
+        queue.add({ kind: "binary", op: "add", lhs: t(lhs), rhs: t(rhs), out: { ...t(out), status: "NotInit" } });
+      } else if (r < 8) queue.add({ kind: "drop", tensor: t(pool[next(pool.length)] as number) });
+      else queue.drain(next(queue.length + 1), [], env);
+      for (const id of [...pool, fresh - 1, fresh, 1024, 0]) expect(queue.referencesTensor(id as TensorId), `step ${step}, id ${id}`).toBe(scanned(queue, id));
+    }
+    queue.drain(queue.length, [], env);
+    for (const id of pool) expect(queue.referencesTensor(id as TensorId)).toBe(false);
   });
 });

@@ -10,6 +10,15 @@ import type { ExecutionContext, FusionRuntime, OperationRan, Optimization } from
 import type { ExecutionPlan } from "../store/execution-plan-store.js";
 import { truncateInPlace } from "../arrays.js";
 
+/**
+ * Slots of an {@link OperationQueue}'s reference index (a power of two): tensor ids are minted in
+ * sequence, so the tensors of one segment (at most the queue limit's operations) rarely share a
+ * slot; 1,024 × 12 bytes per queue.
+ */
+const REFERENCE_SLOTS = 1024;
+/** A reference slot shared by several ids: only a scan of the segment answers for it. */
+const MIXED = -1;
+
 /** One block the engine executed, as the inspector logs it. */
 export interface ExecutedBlock {
   /** The stream it ran on. */
@@ -67,6 +76,29 @@ export class OperationQueue {
   /** Frees that must wait for the next boundary (a pending operation still references them). */
   readonly deferredFrees: TensorIr[] = [];
   readonly #converter = new OperationConverter();
+  /**
+   * The reference index: for each slot `id & (REFERENCE_SLOTS - 1)`, how many references the
+   * pending operations make to ids of that slot (every input and output, as `forEachTensor`
+   * visits them), and which id they all are (`MIXED` once two ids share the slot, until it
+   * empties). It answers `referencesTensor` without a scan unless two pending ids share a slot:
+   * a `tidy` disposing its intermediates asks once per drop, and a scan of a long segment per drop
+   * was a fifth of the recording loop's host time. **Invariant.** Equal to the count over
+   * `global` (incremented in `add`, decremented in `drain`: the only places `global` changes).
+   */
+  readonly #references = new Uint32Array(REFERENCE_SLOTS);
+  /** The one id a slot's references name, or `MIXED` (ids are non-negative; f64: any id fits). */
+  readonly #referenced = new Float64Array(REFERENCE_SLOTS);
+  readonly #count = (t: TensorIr): void => {
+    const slot = t.id & (REFERENCE_SLOTS - 1);
+    const n = this.#references[slot] as number;
+    if (n === 0) this.#referenced[slot] = t.id;
+    else if (this.#referenced[slot] !== t.id) this.#referenced[slot] = MIXED;
+    this.#references[slot] = n + 1;
+  };
+  readonly #uncount = (t: TensorIr): void => {
+    const slot = t.id & (REFERENCE_SLOTS - 1);
+    this.#references[slot] = (this.#references[slot] as number) - 1;
+  };
 
   /** Number of pending operations. */
   get length(): number {
@@ -84,11 +116,19 @@ export class OperationQueue {
     this.global.push(op);
     this.relative.push(relative);
     this.shapesAssigned.push(this.#converter.shapesAssigned);
+    forEachTensor(op, this.#count);
     return relative;
   }
 
-  /** Whether a pending operation reads or writes `id` (a linear scan of the segment, allocation-free). */
+  /**
+   * Whether a pending operation reads or writes `id`: from the reference index, or by a linear
+   * scan of the segment when ids share `id`'s slot; allocation-free either way.
+   */
   referencesTensor(id: TensorId): boolean {
+    const slot = id & (REFERENCE_SLOTS - 1);
+    if (this.#references[slot] === 0) return false;
+    const owner = this.#referenced[slot];
+    if (owner !== MIXED) return owner === id;
     for (const op of this.global) if (operationReferences(op, id)) return true;
     return false;
   }
@@ -187,6 +227,7 @@ export class OperationQueue {
       invariant(op !== undefined, "drain past the segment");
       outcome = ran[i] ?? "ran";
       forEachTensor(op, free);
+      forEachTensor(op, this.#uncount);
     }
     this.#converter.reset();
     // Emptied in place (`truncateInPlace`): the lists keep their stores for the next segment.
