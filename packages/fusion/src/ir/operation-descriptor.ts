@@ -186,8 +186,38 @@ export function operationNodes(op: OperationIr): readonly TensorIr[] {
   return [...operationInputs(op), ...operationOutputs(op)];
 }
 
-/** Calls `fn` on every input of `op` in its row's order; allocates nothing. */
+/**
+ * Calls `fn` on every input of `op` in its row's order; allocates nothing.
+ *
+ * The kinds a model records most are read by field name (a switch on the kind), the rest through
+ * the row's field list: every op walks its inputs several times on the hot path (the queue's
+ * reference index, the relative key, the drain), and a read by a field name held in a variable is
+ * a generic keyed load on ops of many shapes. The table stays the one definition: the descriptor
+ * table's tests hold this walk to `mapOperation`'s order for every kind.
+ */
 export function forEachInput(op: OperationIr, fn: (t: TensorIr) => void): void {
+  switch (op.kind) {
+    case "unary":
+    case "cast":
+    case "clamp":
+    case "reduce":
+    case "reshape":
+    case "expand":
+    case "permute":
+      fn(op.input);
+      return;
+    case "binary":
+    case "matmul":
+      fn(op.lhs);
+      fn(op.rhs);
+      return;
+    case "binary-scalar":
+      fn(op.lhs);
+      return;
+    case "drop":
+      fn(op.tensor);
+      return;
+  }
   const fields = row(op).inputs;
   const record = op as unknown as Fields;
   for (let f = 0; f < fields.length; f++) {
@@ -236,6 +266,19 @@ export function pushValues(op: OperationIr, out: number[]): void {
 /** Whether `op` reads or writes tensor `id` (no allocation). */
 export function operationReferences(op: OperationIr, id: TensorId): boolean {
   if (op.kind !== "drop" && op.out.id === id) return true;
+  // The frequent kinds by field name, as in `forEachInput`.
+  switch (op.kind) {
+    case "unary":
+    case "cast":
+      return op.input.id === id;
+    case "binary":
+    case "matmul":
+      return op.lhs.id === id || op.rhs.id === id;
+    case "binary-scalar":
+      return op.lhs.id === id;
+    case "drop":
+      return op.tensor.id === id;
+  }
   const fields = row(op).inputs;
   const record = op as unknown as Fields;
   for (let f = 0; f < fields.length; f++) {
