@@ -43,6 +43,8 @@ describe("the two timing methods", () => {
     expect(t.samples.length).toBe(2);
     const waits = log.filter((l) => l === "wait").length;
     expect(waits, "one wait for the warm-up and one per sample").toBe(3);
+    const warmUpPart = log.slice(0, log.indexOf("release"));
+    expect(warmUpPart, "the warm-up runs the timed loop's shape: all iterations, then one wait").toEqual(["prepare 5", "step 0", "step 1", "step 2", "step 3", "step 4", "wait"]);
     const timedPart = log.slice(log.indexOf("release") + 1);
     expect(timedPart.slice(0, 7), "a sample prepares its inputs, then steps 0..4 back to back, then waits").toEqual([
       "prepare 5",

@@ -4,10 +4,10 @@
  * its result — Weft with each request on its own stream (`Stream.spawn` under the `per-task`
  * policy), TF.js with the same requests in flight on the same device — and again with 1 in flight.
  *
- * Steady state: {@link SERVING_WARMUP_ROUNDS} untimed rounds of every request first (pipelines
- * compile, pools grow, V8 optimises the host path; Weft's background autotuning is awaited after
- * them, so no tuning runs in a timed round), then
- * `rounds` timed rounds. Figures: requests/s (the median round), p50 and p99 latency of a request
+ * Steady state: {@link SERVING_WARMUP_ROUNDS} untimed rounds of every request first, and more
+ * until {@link SERVING_WARMUP_MS} have passed (pipelines compile, pools grow, V8 optimises the
+ * host path; Weft's background autotuning is awaited after them, so no tuning runs in a timed
+ * round), then `rounds` timed rounds. Figures: requests/s (the median round), p50 and p99 latency of a request
  * (start of its `Stream.spawn` to its values in hand, over every timed request). Request 0's
  * output is checked against the float64 model. Targets `serving-vs-tfjs` and `serving-p99-ms` are
  * in `../targets.ts`.
@@ -61,9 +61,19 @@ async function round(one: (i: number) => Promise<ArrayLike<number>>, requests: n
  */
 export const SERVING_WARMUP_ROUNDS = 4;
 
-/** `warmups` warm-up rounds, `settle`, then `rounds` timed rounds. */
-async function serve(one: (i: number) => Promise<ArrayLike<number>>, requests: number, inFlight: number, rounds: number, warmups: number, settle: () => Promise<void>): Promise<Served> {
-  for (let w = 0; w < warmups; w++) await round(one, requests, inFlight, undefined);
+/**
+ * The least time the untimed rounds take (full mode): after {@link SERVING_WARMUP_ROUNDS}, rounds
+ * go on until it has passed. Four rounds were not enough for Weft: in run ba (H200, 2026-11-30
+ * 13:58 UTC) its five timed rounds took 502, 323, 245, 250 and 221 µs per request, so the median
+ * and the p99 (over every timed request) measured the end of the warm-up. Three seconds are
+ * ~45 rounds of 256 for Weft and 5 for TF.js; both libraries get the same budget.
+ */
+export const SERVING_WARMUP_MS = 3000;
+
+/** `warmups` warm-up rounds (and more until `warmupMs` have passed), `settle`, then `rounds` timed rounds. */
+async function serve(one: (i: number) => Promise<ArrayLike<number>>, requests: number, inFlight: number, rounds: number, warmups: number, warmupMs: number, settle: () => Promise<void>): Promise<Served> {
+  const start = performance.now();
+  for (let w = 0; w < warmups || performance.now() - start < warmupMs; w++) await round(one, requests, inFlight, undefined);
   await settle();
   const rates: number[] = [];
   const latencies: number[] = [];
@@ -96,7 +106,7 @@ export async function runServing(ctx: BenchContext): Promise<void> {
     try {
       run = start(peer.value);
       const { one, settle, around } = run;
-      const served = await around(() => serve(one, requests, inFlight, rounds, ctx.options.quick ? 1 : SERVING_WARMUP_ROUNDS, settle));
+      const served = await around(() => serve(one, requests, inFlight, rounds, ctx.options.quick ? 1 : SERVING_WARMUP_ROUNDS, ctx.options.quick ? 0 : SERVING_WARMUP_MS, settle));
       const check = compare(served.first, (i) => want[i] as number, [...want.keys()], 1e-4);
       const rate = median(served.rates);
       const sorted = [...served.latencies].sort((a, b) => a - b);
