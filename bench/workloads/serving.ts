@@ -75,12 +75,13 @@ export const SERVING_WARMUP_MS = 3000;
  * round and `settle` again, then `rounds` timed rounds.
  *
  * Why the round after `settle`: Weft's background tuning measures its candidates only while the
- * device is idle, so it finishes in `settle`, and the next round launches the winners' fused
- * kernels, which compile then. On Dawn in Node the compile of `createComputePipelineAsync` runs
- * on the calling thread (~100 ms per matmul kernel on the H200), so in run f (2026-11-30 14:21
- * UTC) the first timed round took 1,556 µs per request against 324–383 in the others, and the
- * p99 over the timed requests was 235 ms. The extra round compiles them untimed: tuning finished
- * in the warm-up, as the target asks. TF.js gets the same rounds.
+ * device is idle, so it finishes in `settle`, and the next round is the first to launch the
+ * winners' fused kernels (compiled then; docs/performance.md, "Compiles and autotuning off the
+ * request path"). In run bf (H200, 2026-11-30 14:21 UTC) that round was the first timed one: it
+ * took 1,556 µs per request against 324–383 in the others, and the p99 over the timed requests
+ * was 235 ms. With the extra round (run bg, 14:27 UTC) the timed rounds took 231–354 µs per
+ * request and the p99 was 14.8 ms. Tuning is finished in the warm-up, as the target asks; TF.js
+ * gets the same rounds.
  */
 async function serve(one: (i: number) => Promise<ArrayLike<number>>, requests: number, inFlight: number, rounds: number, warmups: number, warmupMs: number, settle: () => Promise<void>): Promise<Served> {
   const start = performance.now();
