@@ -109,4 +109,15 @@ describe("OperationQueue.referencesTensor", () => {
     queue.drain(queue.length, [], env);
     for (const id of pool) expect(queue.referencesTensor(id as TensorId)).toBe(false);
   });
+
+  it("a drain whose free throws leaves the segment and the index as they were", () => {
+    const queue = new OperationQueue();
+    const read = (id: number): TensorIr => ({ ...t(id), status: "ReadWrite" });
+    queue.add({ kind: "binary", op: "add", lhs: read(1), rhs: t(2), out: { ...t(3), status: "NotInit" } });
+    queue.add({ kind: "binary", op: "add", lhs: read(3), rhs: t(2), out: { ...t(4), status: "NotInit" } });
+    const failing = { runtime: { freeHandle: (_h: unknown, node: TensorIr) => { if (node.id === 3) throw new Error("free failed"); } }, handles: {} } as unknown as ExecutionEnv<never>;
+    expect(() => queue.drain(2, [], failing)).toThrow("free failed");
+    expect(queue.length, "nothing left the segment").toBe(2);
+    for (const id of [1, 2, 3, 4]) expect(queue.referencesTensor(id as TensorId), `#${id} is still referenced`).toBe(true);
+  });
 });

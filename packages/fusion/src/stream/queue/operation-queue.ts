@@ -227,8 +227,10 @@ export class OperationQueue {
       invariant(op !== undefined, "drain past the segment");
       outcome = ran[i] ?? "ran";
       forEachTensor(op, free);
-      forEachTensor(op, this.#uncount);
     }
+    // Uncounted only once every free is done, right before the prefix leaves `global`: a free
+    // that throws leaves the segment and its counts as they were (never a count below the truth).
+    for (let i = 0; i < n; i++) forEachTensor(this.global[i] as OperationIr, this.#uncount);
     this.#converter.reset();
     // Emptied in place (`truncateInPlace`): the lists keep their stores for the next segment.
     const global = this.global;
