@@ -11,7 +11,7 @@ export const USAGE = `usage: npm run bench -- [--quick] [--backend vulkan|opengl
   GPU workloads: ${WORKLOADS.join(",")}
   --runs <n>: n whole runs; every target reports its median and its spread between runs
   --isolate: each library (${PEERS.join(",")}) in its own process, one after the other, figures merged
-  --peers <names>: create only these libraries in this process (what --isolate passes its children)
+  --peers <names>: create only these libraries in this process (what --isolate passes its children; the CPU section knows weft and tfjs)
   CPU workloads (--backend cpu: Weft's CPU backend vs TF.js CPU and WebAssembly): ${CPU_WORKLOADS.join(",")}`;
 
 /** A bad command line: names the option and what it accepts. */
