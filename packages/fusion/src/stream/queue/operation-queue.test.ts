@@ -83,7 +83,12 @@ describe("OperationQueue.referencesTensor", () => {
   const env = { runtime: { freeHandle: () => undefined }, handles: {} } as unknown as ExecutionEnv<never>;
   /** What a scan of the segment says: the answer the reference index must give. */
   const scanned = (queue: OperationQueue, id: number): boolean =>
-    queue.global.some((op) => (op.kind === "binary" && (op.out.id === id || op.lhs.id === id || op.rhs.id === id)) || (op.kind === "drop" && op.tensor.id === id));
+    queue.global.some(
+      (op) =>
+        (op.kind === "binary" && (op.out.id === id || op.lhs.id === id || op.rhs.id === id)) ||
+        (op.kind === "unary" && (op.out.id === id || op.input.id === id)) ||
+        (op.kind === "drop" && op.tensor.id === id),
+    );
 
   it("agrees with a scan of the segment through adds and partial drains, with ids sharing slots (id, id + 1024, …)", () => {
     const queue = new OperationQueue();
@@ -113,11 +118,19 @@ describe("OperationQueue.referencesTensor", () => {
   it("a drain whose free throws leaves the segment and the index as they were", () => {
     const queue = new OperationQueue();
     const read = (id: number): TensorIr => ({ ...t(id), status: "ReadWrite" });
-    queue.add({ kind: "binary", op: "add", lhs: read(1), rhs: t(2), out: { ...t(3), status: "NotInit" } });
-    queue.add({ kind: "binary", op: "add", lhs: read(3), rhs: t(2), out: { ...t(4), status: "NotInit" } });
+    // 20 operations: past the length from which the queue keeps its index.
+    for (let i = 0; i < 20; i++) queue.add({ kind: "binary", op: "add", lhs: read(1 + i), rhs: t(100), out: { ...t(2 + i), status: "NotInit" } });
     const failing = { runtime: { freeHandle: (_h: unknown, node: TensorIr) => { if (node.id === 3) throw new Error("free failed"); } }, handles: {} } as unknown as ExecutionEnv<never>;
-    expect(() => queue.drain(2, [], failing)).toThrow("free failed");
-    expect(queue.length, "nothing left the segment").toBe(2);
-    for (const id of [1, 2, 3, 4]) expect(queue.referencesTensor(id as TensorId), `#${id} is still referenced`).toBe(true);
+    expect(() => queue.drain(5, [], failing)).toThrow("free failed");
+    expect(queue.length, "nothing left the segment").toBe(20);
+    for (const id of [1, 2, 3, 4, 5, 21, 100]) expect(queue.referencesTensor(id as TensorId), `#${id} is still referenced`).toBe(true);
+  });
+
+  it("answers alike below and above the length from which it keeps an index", () => {
+    const queue = new OperationQueue();
+    for (let i = 0; i < 40; i++) {
+      queue.add({ kind: "unary", op: "exp", input: t(1000 + i), out: { ...t(2000 + i), status: "NotInit" } });
+      for (const id of [1000, 1000 + i, 2000 + i, 2001 + i, 1024 + 1000]) expect(queue.referencesTensor(id as TensorId), `${i + 1} operations, #${id}`).toBe(scanned(queue, id));
+    }
   });
 });

@@ -13,11 +13,18 @@ import { truncateInPlace } from "../arrays.js";
 /**
  * Slots of an {@link OperationQueue}'s reference index (a power of two): tensor ids are minted in
  * sequence, so the tensors of one segment (at most the queue limit's operations) rarely share a
- * slot; 1,024 × 12 bytes per queue.
+ * slot; 1,024 × 12 bytes, allocated by a queue once its segment first reaches
+ * {@link INDEX_FROM} operations.
  */
 const REFERENCE_SLOTS = 1024;
 /** A reference slot shared by several ids: only a scan of the segment answers for it. */
 const MIXED = -1;
+/**
+ * The segment length from which a queue keeps its reference index: a shorter segment is scanned
+ * (a few field reads per operation), so the many short-lived streams of a serving process (one per
+ * request) never allocate one.
+ */
+const INDEX_FROM = 16;
 
 /** One block the engine executed, as the inspector logs it. */
 export interface ExecutedBlock {
@@ -64,7 +71,8 @@ function isBug(error: unknown): error is Error {
  *   blocks); the remaining operations keep their order.
  * - `shapesAssigned[i]` is the number of relative shape ids assigned after operation `i`.
  * **Bound.** Holds the pending segment (bounded by the device's queue limit) and the deferred
- * frees, which are flushed at every boundary.
+ * frees, which are flushed at every boundary, plus a fixed 12 KB reference index once a segment
+ * reached `INDEX_FROM` (16) operations.
  */
 export class OperationQueue {
   /** Pending operations, global form. */
@@ -77,27 +85,31 @@ export class OperationQueue {
   readonly deferredFrees: TensorIr[] = [];
   readonly #converter = new OperationConverter();
   /**
-   * The reference index: for each slot `id & (REFERENCE_SLOTS - 1)`, how many references the
-   * pending operations make to ids of that slot (every input and output, as `forEachTensor`
-   * visits them), and which id they all are (`MIXED` once two ids share the slot, until it
-   * empties). It answers `referencesTensor` without a scan unless two pending ids share a slot:
-   * a `tidy` disposing its intermediates asks once per drop, and a scan of a long segment per drop
-   * was a fifth of the recording loop's host time. **Invariant.** Equal to the count over
-   * `global` (incremented in `add`, decremented in `drain`: the only places `global` changes).
+   * The reference index, once the segment first reached {@link INDEX_FROM} operations (then kept
+   * for the queue's life; a pooled queue keeps it too): for each slot `id & (REFERENCE_SLOTS - 1)`,
+   * how many references the pending operations make to ids of that slot (every input and output,
+   * as `forEachTensor` visits them), and which id they all are (`MIXED` once two ids share the
+   * slot, until it empties). It answers `referencesTensor` without a scan unless two pending ids
+   * share a slot: a `tidy` disposing its intermediates asks once per drop, and a scan of a long
+   * segment per drop was a fifth of the recording loop's host time. **Invariant.** Once built,
+   * equal to the count over `global` (built from it, incremented in `add`, decremented in
+   * `drain`: the only places `global` changes).
    */
-  readonly #references = new Uint32Array(REFERENCE_SLOTS);
+  #references: Uint32Array | undefined;
   /** The one id a slot's references name, or `MIXED` (ids are non-negative; f64: any id fits). */
-  readonly #referenced = new Float64Array(REFERENCE_SLOTS);
+  #referenced: Float64Array = new Float64Array(0);
   readonly #count = (t: TensorIr): void => {
+    const references = this.#references as Uint32Array;
     const slot = t.id & (REFERENCE_SLOTS - 1);
-    const n = this.#references[slot] as number;
+    const n = references[slot] as number;
     if (n === 0) this.#referenced[slot] = t.id;
     else if (this.#referenced[slot] !== t.id) this.#referenced[slot] = MIXED;
-    this.#references[slot] = n + 1;
+    references[slot] = n + 1;
   };
   readonly #uncount = (t: TensorIr): void => {
+    const references = this.#references as Uint32Array;
     const slot = t.id & (REFERENCE_SLOTS - 1);
-    this.#references[slot] = (this.#references[slot] as number) - 1;
+    references[slot] = (references[slot] as number) - 1;
   };
 
   /** Number of pending operations. */
@@ -116,19 +128,27 @@ export class OperationQueue {
     this.global.push(op);
     this.relative.push(relative);
     this.shapesAssigned.push(this.#converter.shapesAssigned);
-    forEachTensor(op, this.#count);
+    if (this.#references !== undefined) forEachTensor(op, this.#count);
+    else if (this.global.length >= INDEX_FROM) {
+      this.#references = new Uint32Array(REFERENCE_SLOTS);
+      this.#referenced = new Float64Array(REFERENCE_SLOTS);
+      for (const pending of this.global) forEachTensor(pending, this.#count);
+    }
     return relative;
   }
 
   /**
    * Whether a pending operation reads or writes `id`: from the reference index, or by a linear
-   * scan of the segment when ids share `id`'s slot; allocation-free either way.
+   * scan of the segment when it has no index yet or ids share `id`'s slot; allocation-free.
    */
   referencesTensor(id: TensorId): boolean {
-    const slot = id & (REFERENCE_SLOTS - 1);
-    if (this.#references[slot] === 0) return false;
-    const owner = this.#referenced[slot];
-    if (owner !== MIXED) return owner === id;
+    const references = this.#references;
+    if (references !== undefined) {
+      const slot = id & (REFERENCE_SLOTS - 1);
+      if (references[slot] === 0) return false;
+      const owner = this.#referenced[slot];
+      if (owner !== MIXED) return owner === id;
+    }
     for (const op of this.global) if (operationReferences(op, id)) return true;
     return false;
   }
@@ -230,7 +250,7 @@ export class OperationQueue {
     }
     // Uncounted only once every free is done, right before the prefix leaves `global`: a free
     // that throws leaves the segment and its counts as they were (never a count below the truth).
-    for (let i = 0; i < n; i++) forEachTensor(this.global[i] as OperationIr, this.#uncount);
+    if (this.#references !== undefined) for (let i = 0; i < n; i++) forEachTensor(this.global[i] as OperationIr, this.#uncount);
     this.#converter.reset();
     // Emptied in place (`truncateInPlace`): the lists keep their stores for the next segment.
     const global = this.global;
