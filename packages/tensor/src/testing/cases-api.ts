@@ -261,6 +261,16 @@ export function issueCases(): ExactCase[] {
       const x = tensor([0, Inf, -Inf, NaN_, 3, -2], { device: d });
       return [i.mod(i).div(i), x.mod(x).div(x), x.mul(0).div(x)];
     }, f32(NaN_, 0, 0, NaN_, 0), f32(NaN_, NaN_, NaN_, NaN_, 0, 0), f32(NaN_, NaN_, NaN_, NaN_, 0, 0)),
+    c("a divisor the compiler knows is 0 still gives ±Inf: i / (i - i) with i and i - i read too (random program 486544639 of seed 515151)", (d) => {
+      const i = full([], 3, { dtype: "i32", device: d });
+      const z = i.sub(i);
+      return [i, z, i.div(z)];
+    }, { dtype: "i32", values: [3] }, { dtype: "i32", values: [0] }, f32(Inf)),
+    c("quotients by ±0 known only at run time: x / f32(i - i) and x / -(|y - y|)", (d) => {
+      const i = full([], 3, { dtype: "i32", device: d });
+      const x = tensor([3, -2, 0, NaN_, Inf, -Inf], { device: d });
+      return [x.div(i.sub(i)), x.div(x.sub(x).abs().neg())];
+    }, f32(Inf, -Inf, NaN_, NaN_, Inf, -Inf), f32(-Inf, Inf, NaN_, NaN_, NaN_, NaN_)),
     c("NaN wins max, min, maximum and argmax (the first NaN's index)", (d) => {
       const x = tensor([1, NaN_, 3], { device: d });
       return [x.max(), x.min(), x.maximum(tensor([NaN_, 2, 1], { device: d })), x.argmax()];

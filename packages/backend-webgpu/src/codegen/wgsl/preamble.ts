@@ -173,6 +173,18 @@ function special(bits: "0x7fc00000" | "0x7f800000" | "0xff800000", t: ValueType)
   return t.width === 1 ? scalar : `${wgslType(t)}(${scalar})`;
 }
 
+/**
+ * `±Inf` with the sign of `a / b` (the operands' bits `ab`, `bb` in scope, as {@link ieeeNanLines}
+ * declares them), for a quotient by `±0`: WGSL leaves `x / 0` indeterminate (its accuracy bound
+ * holds only for `|b|` in `[2^-126, 2^126]`), and Mesa returned NaN for `3 / 0` once the divisor
+ * was a constant the code generator had folded (`f32(x - x)`; random program 486544639 of
+ * `npm run fuzz -- --seed 515151`, 2026-11-30). IEEE and the oracle give `±Inf`.
+ */
+function quotientByZero(t: ValueType): string {
+  const inf = `bitcast<${t.width === 1 ? "f32" : "vec4<f32>"}>(((ab ^ bb) & ${u("0x80000000", t)}) | ${u("0x7f800000", t)})`;
+  return t.dtype === "f16" ? `${wgslType(t)}(${inf})` : inf;
+}
+
 /** `±0` with the sign of `x` (of type `t`), built from the bits. */
 function signedZeroOf(x: string, t: ValueType): string {
   const zero = `bitcast<${t.width === 1 ? "f32" : "vec4<f32>"}>(${bitsOf(x, t)} & ${u("0x80000000", t)})`;
@@ -239,7 +251,8 @@ function ieeeNanLines(op: "+" | "-" | "*" | "/", t: ValueType): string[] {
  * decided on the operands' bits ({@link ieeeNanLines}).
  */
 function ieeeOperator(fn: string, ty: string, t: ValueType, op: "+" | "-" | "*" | "/"): string {
-  return [`fn ${fn}(a: ${ty}, b: ${ty}) -> ${ty} {`, ...ieeeNanLines(op, t), `  return select(a ${op} b, ${special("0x7fc00000", t)}, nan);`, `}`].join("\n");
+  const value = op === "/" ? `select(a / b, ${quotientByZero(t)}, mb == ${u("0", t)})` : `a ${op} b`;
+  return [`fn ${fn}(a: ${ty}, b: ${ty}) -> ${ty} {`, ...ieeeNanLines(op, t), `  return select(${value}, ${special("0x7fc00000", t)}, nan);`, `}`].join("\n");
 }
 
 /**
@@ -260,7 +273,8 @@ function ieeeOperator(fn: string, ty: string, t: ValueType, op: "+" | "-" | "*" 
  * ULP of `q`: an exact quotient comes out exact, every other correctly rounded except within
  * 2^-12 ULP of a tie. The step is skipped where a product could leave the normal range (a biased
  * exponent of `q` or `b` outside [25, 253], `|a|` outside [2^-100, 2^125]) or the result is not
- * finite: there `q` stands, as WGSL gives it (NaN, ±Inf and zeros come from the operator).
+ * finite: there `q` stands, as WGSL gives it (NaN and zeros come from the operator), except for a
+ * divisor of `±0`, whose `±Inf` is built from the bits ({@link quotientByZero}).
  */
 function ieeeQuotient(fn: string, ty: string, t: ValueType): string {
   const bits = bitsType(t);
@@ -283,7 +297,7 @@ function ieeeQuotient(fn: string, ty: string, t: ValueType): string {
     `  let q1 = qh + (ql + r / b);`,
     `  let m = abs(a);`,
     `  let step = ${inRange("qe")} & ${inRange("be")} & (m >= ${c("7.888609052210118e-31", t)}) & (m <= ${c("4.253529586511731e37", t)}) & ((bitcast<${bits}>(q1) & ${u("0x7fffffff", t)}) < ${u("0x7f800000", t)});`,
-    `  return select(select(q, q1, step), ${special("0x7fc00000", t)}, nan);`,
+    `  return select(select(select(q, q1, step), ${quotientByZero(t)}, mb == ${u("0", t)}), ${special("0x7fc00000", t)}, nan);`,
     `}`,
   ].join("\n");
 }
