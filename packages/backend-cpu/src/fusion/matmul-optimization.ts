@@ -132,8 +132,12 @@ export class MatmulEpilogueOptimization extends ReplayedOptimization<MatmulLaunc
         registers.set(t.id, r);
         return r;
       };
+      // An epilogue whose every output dies in the block (`relu(x @ w)` disposed, the product
+      // read) computes nothing anyone reads: the launch is the product alone (random program
+      // 1208634823 of `npm run fuzz -- --seed 515151` built an epilogue without outputs).
+      const epilogueWrites = outputs.some(([out]) => out.id !== product.id);
       const appended: number[] = [];
-      for (let i = 1; i < operations.length; i++) {
+      for (let i = 1; epilogueWrites && i < operations.length; i++) {
         const op = operations[i] as OperationIr;
         if (op.kind === "drop") continue;
         invariant(isElementwise(op), () => `matmul block epilogue holds a ${op.kind} op`);
@@ -146,21 +150,24 @@ export class MatmulEpilogueOptimization extends ReplayedOptimization<MatmulLaunc
         invariant(register !== undefined, () => `block output ${out.id} has a register`);
         builder.output(register, handle.memory, handle.dtype, handle);
       }
-      const epilogue = builder.build(runtime.runner);
+      const epilogue = epilogueWrites ? builder.build(runtime.runner) : undefined;
       const product_ = matmulKernel(lhsOperand, rhsOperand, productOperand, set.writable());
-      const kernel: CpuKernel = {
-        key: `${product_.key}>${epilogue.kernel.key}`,
-        get label(): string {
-          return `matmul+${epilogue.kernel.label ?? "elementwise"}`;
-        },
-        run(buffers, uniforms) {
-          product_.run(buffers);
-          epilogue.kernel.run(buffers, uniforms);
-        },
-      };
+      const kernel: CpuKernel =
+        epilogue === undefined
+          ? product_
+          : {
+              key: `${product_.key}>${epilogue.kernel.key}`,
+              get label(): string {
+                return `matmul+${epilogue.kernel.label ?? "elementwise"}`;
+              },
+              run(buffers, uniforms) {
+                product_.run(buffers);
+                epilogue.kernel.run(buffers, uniforms);
+              },
+            };
       const fallback = new BlockFallback(runtime.fallbackPort, ctx, operations);
       for (const [out, handle] of outputs) fallback.output(out, handle);
-      runtime.client.group(fallback, () => runtime.launch(kernel, set, ctx.stream, epilogue.uniforms), ctx.stream);
+      runtime.client.group(fallback, () => runtime.launch(kernel, set, ctx.stream, epilogue?.uniforms), ctx.stream);
       runtime.stats.fusedLaunches++;
       // What a replay needs, taken before the frees below change the container.
       if (inputs !== undefined) {
@@ -170,7 +177,7 @@ export class MatmulEpilogueOptimization extends ReplayedOptimization<MatmulLaunc
           access: set.accesses().slice(),
           scratch: scratch !== undefined,
           evaluated: appended,
-          uniforms: epilogue.uniforms.byteLength / 8,
+          uniforms: (epilogue?.uniforms.byteLength ?? 0) / 8,
         };
       }
     } catch (error) {

@@ -271,6 +271,13 @@ export function issueCases(): ExactCase[] {
       const x = tensor([3, -2, 0, NaN_, Inf, -Inf], { device: d });
       return [x.div(i.sub(i)), x.div(x.sub(x).abs().neg())];
     }, f32(Inf, -Inf, NaN_, NaN_, Inf, -Inf), f32(-Inf, Inf, NaN_, NaN_, NaN_, NaN_)),
+    c("a matmul read while its epilogue's every output is disposed unread (random program 1208634823 of seed 515151)", (d) => {
+      const a = tensor([0, -2], { shape: [2, 1, 1], dtype: "i32", device: d });
+      const b = tensor([2, -7, 2, 5], { shape: [2, 1, 2], dtype: "i32", device: d });
+      const p = a.matmul(b);
+      p.floorDiv(2).dispose();
+      return [p];
+    }, f32(0, 0, -4, -10)),
     c("NaN wins max, min, maximum and argmax (the first NaN's index)", (d) => {
       const x = tensor([1, NaN_, 3], { device: d });
       return [x.max(), x.min(), x.maximum(tensor([NaN_, 2, 1], { device: d })), x.argmax()];
