@@ -6,7 +6,7 @@
  * @module
  */
 import type { WebGpuDevice } from "@weft/backend-webgpu";
-import type { Repeats } from "./harness/measure.js";
+import { errorText, type Repeats } from "./harness/measure.js";
 import type { Report } from "./harness/report.js";
 import type { JaxPeer } from "./peers/jax.js";
 import type { RawGpu } from "./peers/raw-webgpu.js";
@@ -61,6 +61,22 @@ export type Peer<T> = { readonly ok: true; readonly value: T } | { readonly ok: 
  * recorded at all, so merging the processes' results never mixes an "unavailable" row with a figure.
  */
 export const NOT_SELECTED = "not selected in this process (--peers)";
+
+/**
+ * Creates library `name` (`what` in messages) when `--peers` selects it for this process; else a
+ * peer that says it is another process's. A library that fails to start is reported unavailable,
+ * with the reason, instead of failing the run. Both sections create their libraries through it.
+ */
+export async function createPeer<T>(options: BenchOptions, name: PeerName, what: string, make: () => Promise<T> | T): Promise<Peer<T>> {
+  if (!options.peers.has(name)) return { ok: false, reason: NOT_SELECTED };
+  try {
+    return { ok: true, value: await make() };
+  } catch (error) {
+    const reason = errorText(error);
+    console.log(`  ${what}: unavailable (${reason})`);
+    return { ok: false, reason };
+  }
+}
 
 /** The problem sizes of one mode. */
 export interface Sizes {

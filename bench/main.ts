@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { requestWebGpuDevice } from "@weft/backend-webgpu";
 import { setDevice } from "@weft/tensor";
-import { type BenchContext, type BenchOptions, NOT_SELECTED, type Peer, type PeerName, PEERS, repeatsFor, type Sizes, sizesFor, WORKLOADS, type WorkloadName } from "./context.js";
+import { type BenchContext, type BenchOptions, createPeer, NOT_SELECTED, type Peer, PEERS, repeatsFor, type Sizes, sizesFor, WORKLOADS, type WorkloadName } from "./context.js";
 import { OptionsError, parseOptions, USAGE } from "./options.js";
 import { runCpuBench } from "./cpu/run-cpu.js";
 import { errorText } from "./harness/measure.js";
@@ -36,18 +36,6 @@ import { runServing } from "./workloads/serving.js";
 import { runTraining } from "./workloads/training.js";
 import { runSmallTensors } from "./workloads/small-tensors.js";
 import { runRemoteServing } from "./workloads/remote-serving.js";
-
-/** Creates library `name` when this process measures it; otherwise says it is another process's. */
-async function peer<T>(options: BenchOptions, name: PeerName, what: string, make: () => Promise<T>): Promise<Peer<T>> {
-  if (!options.peers.has(name)) return { ok: false, reason: NOT_SELECTED };
-  try {
-    return { ok: true, value: await make() };
-  } catch (error) {
-    const reason = errorText(error);
-    console.log(`  ${what}: unavailable (${reason})`);
-    return { ok: false, reason };
-  }
-}
 
 const RUNNERS: Record<WorkloadName, (ctx: BenchContext) => Promise<void>> = {
   chain: runChain,
@@ -85,13 +73,13 @@ async function measureHere(options: BenchOptions): Promise<Measured> {
   const info = gpu.info;
   console.log(`bench: ${options.quick ? "quick" : "full"} mode on ${info.description} (${info.backend}${info.software ? ", software" : ""}), node ${process.version}, libraries: ${[...options.peers].join(", ")}`);
   const sizes = sizesFor(options.quick, gpu);
-  const raw = await peer<RawGpu>(options, "raw", "raw webgpu", async () => new RawGpu(gpu.device));
-  const weft = await peer<WeftVariant>(options, "weft", "weft fused", () => createWeftVariant(gpu, true));
-  const weftUnfused = await peer<WeftVariant>(options, "weft", "weft unfused", () => createWeftVariant(gpu, false));
+  const raw = await createPeer<RawGpu>(options, "raw", "raw webgpu", async () => new RawGpu(gpu.device));
+  const weft = await createPeer<WeftVariant>(options, "weft", "weft fused", () => createWeftVariant(gpu, true));
+  const weftUnfused = await createPeer<WeftVariant>(options, "weft", "weft unfused", () => createWeftVariant(gpu, false));
   if (weft.ok) setDevice(weft.value.device);
   installNavigatorShim(gpu.device, gpu.adapter);
-  const tf = await peer<TfPeer>(options, "tfjs", "tfjs", () => createTfPeer(gpu.device, gpu.adapter.info));
-  const jax = await peer<JaxPeer>(options, "jax", "jax-js", () => createJaxPeer());
+  const tf = await createPeer<TfPeer>(options, "tfjs", "tfjs", () => createTfPeer(gpu.device, gpu.adapter.info));
+  const jax = await createPeer<JaxPeer>(options, "jax", "jax-js", () => createJaxPeer());
   const runs: Measurement[][] = [];
   const ratios: Ratio[] = [];
   for (let run = 0; run < options.runs; run++) {

@@ -8,27 +8,12 @@ import { writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { createCpuDevice } from "@weft/weft";
 import { cpuThreads } from "@weft/backend-cpu";
-import { type BenchOptions, NOT_SELECTED, type Peer, type PeerName } from "../context.js";
+import { type BenchOptions, createPeer } from "../context.js";
 import { errorText } from "../harness/measure.js";
 import { printReport, Report } from "../harness/report.js";
 import { createTfCpuPeer, createTfWasmPeer, type TfHostPeer } from "../peers/tfjs-host.js";
 import { type CpuBenchContext, CPU_WORKLOADS, cpuRepeats, type WeftCpu } from "./cpu-context.js";
 import { CPU_RUNNERS, CPU_SIZES } from "./workloads.js";
-
-async function peer<T>(what: string, make: () => Promise<T> | T): Promise<Peer<T>> {
-  try {
-    return { ok: true, value: await make() };
-  } catch (error) {
-    const reason = errorText(error);
-    console.log(`  ${what}: unavailable (${reason})`);
-    return { ok: false, reason };
-  }
-}
-
-/** `make()` when `--peers` selects `name`, else a peer that says it was not selected. */
-async function selected<T>(name: PeerName, options: BenchOptions, make: () => Promise<Peer<T>>): Promise<Peer<T>> {
-  return options.peers.has(name) ? make() : { ok: false, reason: NOT_SELECTED };
-}
 
 /** Runs the CPU section with `options` (its `only` names CPU workloads). */
 export async function runCpuBench(options: BenchOptions): Promise<void> {
@@ -36,14 +21,14 @@ export async function runCpuBench(options: BenchOptions): Promise<void> {
   const machine = `${cpus()[0]?.model ?? "unknown CPU"} × ${cpus().length}`;
   console.log(`bench: CPU section, ${options.quick ? "quick" : "full"} mode on ${machine}, node ${process.version}`);
   // `--peers`: the libraries this process creates (`weft`; `tfjs` is both TF.js backends).
-  const weft = await selected("weft", options, () => peer<WeftCpu>("weft cpu", () => {
+  const weft = await createPeer<WeftCpu>(options, "weft", "weft cpu", () => {
     const device = createCpuDevice();
     // The thread count large matmuls use (1 on 2 cores or fewer; WEFT_CPU_THREADS overrides).
     const threads = cpuThreads();
     return { device, kernelPath: `${device.label}, matmul on ${threads} thread${threads === 1 ? "" : "s"} from 2^22 multiply-adds, elementwise from 2^18 estimated cost` };
-  }));
-  const tfCpu = await selected("tfjs", options, () => peer<TfHostPeer>("tfjs cpu", createTfCpuPeer));
-  const tfWasm = await selected("tfjs", options, () => peer<TfHostPeer>("tfjs wasm", createTfWasmPeer));
+  });
+  const tfCpu = await createPeer<TfHostPeer>(options, "tfjs", "tfjs cpu", createTfCpuPeer);
+  const tfWasm = await createPeer<TfHostPeer>(options, "tfjs", "tfjs wasm", createTfWasmPeer);
   if (weft.ok) console.log(`  weft: ${weft.value.kernelPath}`);
   if (tfWasm.ok) console.log(`  tfjs wasm: ${tfWasm.value.flavour}`);
   const report = new Report();
