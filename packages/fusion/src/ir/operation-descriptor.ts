@@ -263,31 +263,20 @@ export function pushValues(op: OperationIr, out: number[]): void {
   });
 }
 
-/** Whether `op` reads or writes tensor `id` (no allocation). */
+/** The id {@link operationReferences} looks for, and whether its walk met it (one walk at a time: it never nests). */
+let soughtId = -1;
+let soughtFound = false;
+const seekInput = (t: TensorIr): void => {
+  if (t.id === soughtId) soughtFound = true;
+};
+
+/** Whether `op` reads or writes tensor `id` (no allocation: its inputs through {@link forEachInput}). */
 export function operationReferences(op: OperationIr, id: TensorId): boolean {
   if (op.kind !== "drop" && op.out.id === id) return true;
-  // The frequent kinds by field name, as in `forEachInput`.
-  switch (op.kind) {
-    case "unary":
-    case "cast":
-      return op.input.id === id;
-    case "binary":
-    case "matmul":
-      return op.lhs.id === id || op.rhs.id === id;
-    case "binary-scalar":
-      return op.lhs.id === id;
-    case "drop":
-      return op.tensor.id === id;
-  }
-  const fields = row(op).inputs;
-  const record = op as unknown as Fields;
-  for (let f = 0; f < fields.length; f++) {
-    const value = record[fields[f] as string] as TensorIr | readonly TensorIr[];
-    if (Array.isArray(value)) {
-      for (const t of value as readonly TensorIr[]) if (t.id === id) return true;
-    } else if ((value as TensorIr).id === id) return true;
-  }
-  return false;
+  soughtId = id;
+  soughtFound = false;
+  forEachInput(op, seekInput);
+  return soughtFound;
 }
 
 /**
