@@ -174,15 +174,17 @@ function special(bits: "0x7fc00000" | "0x7f800000" | "0xff800000", t: ValueType)
 }
 
 /**
- * `±Inf` with the sign of `a / b` (the operands' bits `ab`, `bb` in scope, as {@link ieeeNanLines}
- * declares them), for a quotient by `±0`: WGSL leaves `x / 0` indeterminate (its accuracy bound
- * holds only for `|b|` in `[2^-126, 2^126]`), and Mesa returned NaN for `3 / 0` once the divisor
- * was a constant the code generator had folded (`f32(x - x)`; random program 486544639 of
- * `npm run fuzz -- --seed 515151`, 2026-11-30). IEEE and the oracle give `±Inf`.
+ * `quotient`, except `±Inf` with the sign of `a / b` where the divisor is `±0` (the operands' bits
+ * `ab`, `bb` and `mb` in scope, as {@link ieeeNanLines} declares them): WGSL leaves `x / 0`
+ * indeterminate (its accuracy bound holds only for `|b|` in `[2^-126, 2^126]`), and Mesa returned
+ * NaN for `3 / 0` once the divisor was a constant the code generator had folded (`f32(x - x)`;
+ * random program 486544639 of `npm run fuzz -- --seed 515151`, 2026-11-30). IEEE and the oracle
+ * give `±Inf`; `0 / 0` is left to the NaN cases.
  */
-function quotientByZero(t: ValueType): string {
-  const inf = `bitcast<${t.width === 1 ? "f32" : "vec4<f32>"}>(((ab ^ bb) & ${u("0x80000000", t)}) | ${u("0x7f800000", t)})`;
-  return t.dtype === "f16" ? `${wgslType(t)}(${inf})` : inf;
+function byZeroDivisor(quotient: string, t: ValueType): string {
+  const bits = `((ab ^ bb) & ${u("0x80000000", t)}) | ${u("0x7f800000", t)}`;
+  const inf = `bitcast<${t.width === 1 ? "f32" : "vec4<f32>"}>(${bits})`;
+  return `select(${quotient}, ${t.dtype === "f16" ? `${wgslType(t)}(${inf})` : inf}, mb == ${u("0", t)})`;
 }
 
 /** `±0` with the sign of `x` (of type `t`), built from the bits. */
@@ -251,7 +253,7 @@ function ieeeNanLines(op: "+" | "-" | "*" | "/", t: ValueType): string[] {
  * decided on the operands' bits ({@link ieeeNanLines}).
  */
 function ieeeOperator(fn: string, ty: string, t: ValueType, op: "+" | "-" | "*" | "/"): string {
-  const value = op === "/" ? `select(a / b, ${quotientByZero(t)}, mb == ${u("0", t)})` : `a ${op} b`;
+  const value = op === "/" ? byZeroDivisor("a / b", t) : `a ${op} b`;
   return [`fn ${fn}(a: ${ty}, b: ${ty}) -> ${ty} {`, ...ieeeNanLines(op, t), `  return select(${value}, ${special("0x7fc00000", t)}, nan);`, `}`].join("\n");
 }
 
@@ -274,7 +276,7 @@ function ieeeOperator(fn: string, ty: string, t: ValueType, op: "+" | "-" | "*" 
  * 2^-12 ULP of a tie. The step is skipped where a product could leave the normal range (a biased
  * exponent of `q` or `b` outside [25, 253], `|a|` outside [2^-100, 2^125]) or the result is not
  * finite: there `q` stands, as WGSL gives it (NaN and zeros come from the operator), except for a
- * divisor of `±0`, whose `±Inf` is built from the bits ({@link quotientByZero}).
+ * divisor of `±0`, whose `±Inf` is built from the bits ({@link byZeroDivisor}).
  */
 function ieeeQuotient(fn: string, ty: string, t: ValueType): string {
   const bits = bitsType(t);
@@ -297,7 +299,7 @@ function ieeeQuotient(fn: string, ty: string, t: ValueType): string {
     `  let q1 = qh + (ql + r / b);`,
     `  let m = abs(a);`,
     `  let step = ${inRange("qe")} & ${inRange("be")} & (m >= ${c("7.888609052210118e-31", t)}) & (m <= ${c("4.253529586511731e37", t)}) & ((bitcast<${bits}>(q1) & ${u("0x7fffffff", t)}) < ${u("0x7f800000", t)});`,
-    `  return select(select(select(q, q1, step), ${quotientByZero(t)}, mb == ${u("0", t)}), ${special("0x7fc00000", t)}, nan);`,
+    `  return select(${byZeroDivisor("select(q, q1, step)", t)}, ${special("0x7fc00000", t)}, nan);`,
     `}`,
   ].join("\n");
 }
