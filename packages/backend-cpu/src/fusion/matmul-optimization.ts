@@ -137,12 +137,14 @@ export class MatmulEpilogueOptimization extends ReplayedOptimization<MatmulLaunc
       // 1208634823 of `npm run fuzz -- --seed 515151` built an epilogue without outputs).
       const epilogueWrites = outputs.some(([out]) => out.id !== product.id);
       const appended: number[] = [];
-      for (let i = 1; epilogueWrites && i < operations.length; i++) {
-        const op = operations[i] as OperationIr;
-        if (op.kind === "drop") continue;
-        invariant(isElementwise(op), () => `matmul block epilogue holds a ${op.kind} op`);
-        registers.set(op.out.id, appendElementwise(builder, op, load));
-        appended.push(i);
+      if (epilogueWrites) {
+        for (let i = 1; i < operations.length; i++) {
+          const op = operations[i] as OperationIr;
+          if (op.kind === "drop") continue;
+          invariant(isElementwise(op), () => `matmul block epilogue holds a ${op.kind} op`);
+          registers.set(op.out.id, appendElementwise(builder, op, load));
+          appended.push(i);
+        }
       }
       for (const [out, handle] of outputs) {
         if (out.id === product.id) continue; // the matmul kernel stores it
