@@ -159,7 +159,10 @@ export function sizesFor(quick: boolean, gpu: WebGpuDevice): Sizes {
     graphOps: 1000,
     small: [64, 16_384],
     memory: 1 << 24,
-    throughputBytes: 4 << 30,
+    // 4 GiB. Not `4 << 30`: JavaScript shifts are 32-bit, and `4 << 30` is 0, which sized every
+    // full-mode throughput sample to 2 iterations from 2026-11-29 to 2026-11-30 (BENCHMARKS.md,
+    // eleventh run).
+    throughputBytes: 4 * 1024 ** 3,
   };
 }
 
