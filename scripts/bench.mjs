@@ -18,7 +18,7 @@
 //   --peers <names>             create only these libraries in this process
 //   --bundle-only               bundle and stop (what you do before carrying .device to a GPU)
 import { spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, readdirSync } from "node:fs";
+import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -64,6 +64,9 @@ const wasmDir = join(root, ".device", "tfjs-wasm");
 mkdirSync(wasmDir, { recursive: true });
 const tfWasmDist = join(root, "node_modules", "@tensorflow", "tfjs-backend-wasm", "dist");
 for (const f of readdirSync(tfWasmDist)) if (f.endsWith(".wasm")) copyFileSync(join(tfWasmDist, f), join(wasmDir, f));
+// The remote workload's client loads `ws` at run time on Node 20 (packages/remote/src/client/socket.ts):
+// the package beside the bundles, where an ES module's import looks for it.
+cpSync(join(root, "node_modules", "ws"), join(root, ".device", "node_modules", "ws"), { recursive: true });
 // The conformance kit without vitest, for the GPU machine (see bench/conformance-gpu.ts).
 await build({ ...common, entryPoints: [join(root, "bench", "conformance-gpu.ts")], outfile: join(root, ".device", "conformance.mjs") });
 // A profiling aid: the fused chain in a loop, for `node --cpu-prof` on the GPU machine.

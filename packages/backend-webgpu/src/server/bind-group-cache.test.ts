@@ -56,4 +56,25 @@ describe("BindGroupCache", () => {
     cache.clear();
     expect(cache.size).toBe(0);
   });
+
+  it("a hot group survives any number of misses although a hit moves it only once per quarter of the limit", () => {
+    const { device, made } = fakeDevice();
+    const cache = new BindGroupCache(device, 16);
+    const l = layout("l");
+    const hot = buffer("hot");
+    const g = cache.get(l, [{ buffer: hot, offset: 0, size: 4 }]);
+    // One hit of the hot group per miss of a fresh group: the cache evicts on every miss once full.
+    for (let i = 0; i < 200; i++) {
+      expect(cache.get(l, [{ buffer: hot, offset: 0, size: 4 }]), `the hot group, hit ${i}`).toBe(g);
+      cache.get(l, [{ buffer: buffer(`cold ${i}`), offset: 0, size: 4 }]);
+    }
+    expect([made.length, cache.size, cache.evictions], "made once; the cold ones came and went").toEqual([201, 16, 185]);
+    // A group used once and never again is evicted within `limit` misses, like LRU.
+    const once = buffer("once");
+    cache.get(l, [{ buffer: once, offset: 0, size: 4 }]);
+    for (let i = 0; i < 16; i++) cache.get(l, [{ buffer: buffer(`later ${i}`), offset: 0, size: 4 }]);
+    const before = made.length;
+    cache.get(l, [{ buffer: once, offset: 0, size: 4 }]);
+    expect(made.length, "it was made again").toBe(before + 1);
+  });
 });

@@ -30,8 +30,17 @@ export const BIND_GROUP_CACHE_LIMIT = 4096;
 export class BindGroupCache {
   /** Cached groups by the hash of their key; a bucket holds the groups whose keys collide. */
   readonly #buckets = new Map<number, CachedGroup[]>();
-  /** Every cached group, least recently used first (hits move a group to the end). */
+  /**
+   * Every cached group, least recently used first, to within a quarter of `limit` lookups: a hit
+   * moves its group to the end only when the group was last placed there more than `limit / 4`
+   * lookups ago. A steady-state loop hits the same few groups on every launch, and moving each on
+   * every hit (a `Map` delete and set) churned the map's table for nothing. A group a hit does not
+   * move was placed at most `limit / 4` lookups before, so in a full cache at least
+   * `limit - limit / 4 - 1` groups stand before it in eviction order.
+   */
   readonly #order = new Map<CachedGroup, true>();
+  /** Lookups so far (hits and misses): the clock of {@link BindGroupCache.#order}. */
+  #tick = 0;
   /** Buffer id → groups that bind it. Entries removed with their last group. */
   readonly #byBuffer = new Map<number, Set<CachedGroup>>();
   /** Layout id → groups built on it. Entries removed with their last group. */
@@ -102,14 +111,18 @@ export class BindGroupCache {
     }
     if (uniform !== undefined) key.push(this.#id(uniform.buffer), uniform.size);
     const hash = hashKey(key);
+    const tick = ++this.#tick;
     const bucket = this.#buckets.get(hash);
     if (bucket !== undefined) {
       for (let b = 0; b < bucket.length; b++) {
         const hit = bucket[b] as CachedGroup;
         if (!sameKey(hit.key, key)) continue;
         this.#hits++;
-        this.#order.delete(hit);
-        this.#order.set(hit, true);
+        if (tick - hit.placed > this.limit >> 2) {
+          hit.placed = tick;
+          this.#order.delete(hit);
+          this.#order.set(hit, true);
+        }
         return hit.group;
       }
     }
@@ -121,7 +134,7 @@ export class BindGroupCache {
       entries.push({ binding: ranges.length, resource: { buffer: uniform.buffer, offset: 0, size: uniform.size } });
     }
     const group = this.device.createBindGroup({ layout, entries });
-    const cached: CachedGroup = { key: key.slice(), hash, group, buffers, layout: layoutId };
+    const cached: CachedGroup = { key: key.slice(), hash, group, buffers, layout: layoutId, placed: tick };
     if (bucket === undefined) this.#buckets.set(hash, [cached]);
     else bucket.push(cached);
     this.#order.set(cached, true);
@@ -179,6 +192,8 @@ interface CachedGroup {
   readonly group: GPUBindGroup;
   readonly buffers: readonly number[];
   readonly layout: number;
+  /** The lookup (`#tick`) at which the group was last placed at the end of `#order`. */
+  placed: number;
 }
 
 /** A 32-bit hash of a key of non-negative integers (each mixed in as its low and high 32 bits). */

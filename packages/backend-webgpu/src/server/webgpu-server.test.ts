@@ -317,6 +317,85 @@ describe("WebGpuServer", () => {
     for (const h of [a, bad, good, derived]) h.release();
   });
 
+  it("one validation scope spans a shared submit: an error in it taints the writes of every stream in the submit, and later work runs", async () => {
+    const s = new WebGpuServer(gpu.device);
+    const x = s.create(u32Bytes([1, 1, 1, 1]), S0);
+    const y = s.create(u32Bytes([2, 2]), S1);
+    await s.sync(S0);
+    await s.sync(S1);
+    s.launch(increment, [1, 1, 1], [{ binding: x.binding(), access: "read-write" }], S0, "execute");
+    s.launch(increment, [1, 1, 1], [{ binding: y.binding(), access: "read-write" }], S1, "execute");
+    const device = gpu.device;
+    const queue = device.queue;
+    const push = device.pushErrorScope.bind(device);
+    const submit = queue.submit.bind(queue);
+    let pushes = 0;
+    let injected = false;
+    device.pushErrorScope = (filter: GPUErrorFilter): undefined => {
+      pushes++;
+      push(filter);
+    };
+    // A validation error raised right before the shared submit, inside its scope.
+    queue.submit = (buffers: Iterable<GPUCommandBuffer>): undefined => {
+      if (!injected) {
+        injected = true;
+        device.createBuffer({ size: 4, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.STORAGE });
+      }
+      return submit(buffers);
+    };
+    try {
+      await Promise.all([s.sync(S0), s.sync(S1)]);
+    } finally {
+      device.pushErrorScope = push;
+      queue.submit = submit;
+    }
+    expect(injected, "the two streams' work went out in one submit").toBe(true);
+    expect(pushes, "one scope for the submit and both streams' finishes (three before)").toBe(1);
+    const [xs, ys] = await Promise.all([s.read([x.binding()], S0).catch((e: unknown) => e), s.read([y.binding()], S1).catch((e: unknown) => e)]);
+    for (const e of [xs, ys]) {
+      expect(e, "each stream's writes carry the submit's error").toBeInstanceOf(TaintedReadError);
+      expect(String((e as TaintedReadError).root?.message), "naming the failed submission").toMatch(/a submission of stream \d+ failed/);
+    }
+    const z = s.create(u32Bytes([5, 5]), S0);
+    s.launch(increment, [1, 1, 1], [{ binding: z.binding(), access: "read-write" }], S0, "execute");
+    const [zs] = await s.read([z.binding()], S0);
+    expect(asU32(zs as Uint8Array), "later work on the same server runs").toEqual([6, 6]);
+    for (const h of [x, y, z]) h.release();
+    s.destroy();
+  });
+
+  it("a shared submit asks the queue for its completion once, however many streams hold pins of another stream's memory", async () => {
+    const s = new WebGpuServer(gpu.device);
+    const S2 = StreamId.of(2);
+    const w = s.create(u32Bytes([7, 7, 7, 7]), S2);
+    await s.sync(S2);
+    const outs = [s.empty(16, S0), s.empty(16, S1)];
+    s.launch(addUniform, [1, 1, 1], [{ binding: w.binding(), access: "read" }, { binding: outs[0]!.binding(), access: "write" }], S0, "execute", params(1));
+    s.launch(addUniform, [1, 1, 1], [{ binding: w.binding(), access: "read" }, { binding: outs[1]!.binding(), access: "write" }], S1, "execute", params(2));
+    // The weights' owner frees them while both launches (on other streams) still read them.
+    w.release();
+    const queue = gpu.device.queue;
+    const done = queue.onSubmittedWorkDone.bind(queue);
+    let asked = 0;
+    queue.onSubmittedWorkDone = (): Promise<undefined> => {
+      asked++;
+      return done();
+    };
+    try {
+      await Promise.all([s.sync(S0), s.sync(S1)]);
+    } finally {
+      queue.onSubmittedWorkDone = done;
+    }
+    expect(asked, "once for the two streams' pins, once for the turn's syncs (three before)").toBe(2);
+    const [[a], [b]] = await Promise.all([s.read([outs[0]!.binding()], S0), s.read([outs[1]!.binding()], S1)]);
+    expect([asU32(a as Uint8Array), asU32(b as Uint8Array)], "both read the freed weights as they were").toEqual([
+      [8, 8, 8, 8],
+      [9, 9, 9, 9],
+    ]);
+    for (const h of outs) h.release();
+    s.destroy();
+  });
+
   it("compiles pipelines off the request path: never the blocking createComputePipeline, and a compile error still reaches exactly its launch's output", async () => {
     const device = gpu.device;
     const blocking = device.createComputePipeline.bind(device);

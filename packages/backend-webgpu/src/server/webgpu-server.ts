@@ -46,6 +46,7 @@ import {
   type StreamContext,
   type SubmissionCounters,
   PendingAccess,
+  SubmitCompletion,
 } from "./webgpu-stream.js";
 
 /** Tuning of a {@link WebGpuServer}; every field has a default. */
@@ -888,21 +889,33 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
   #submitAll(tail?: GPUCommandBuffer): Promise<GPUError | null> {
     const parts: FinishedWork[] = [];
     const checks: PendingStatusCheck[] = [];
-    for (const s of this.#pool.streams()) {
-      const work = s.finish();
-      if (work !== undefined) parts.push(work);
-      if (s.hasPendingChecks) checks.push(...s.takeChecks());
+    const streams = this.#pool.streams();
+    let anyWork = tail !== undefined;
+    for (const s of streams) if (s.hasEncoder) anyWork = true;
+    // One validation scope around every finish and the submit (`WebGpuStream.finish`).
+    if (anyWork) this.device.pushErrorScope("validation");
+    try {
+      for (const s of streams) {
+        const work = s.finish();
+        if (work !== undefined) parts.push(work);
+        if (s.hasPendingChecks) checks.push(...s.takeChecks());
+      }
+      if (anyWork) {
+        const commands = parts.map((p) => p.commands);
+        if (tail !== undefined) commands.push(tail);
+        this.device.queue.submit(commands);
+      }
+    } catch (error) {
+      if (anyWork) void this.device.popErrorScope().catch(() => undefined);
+      throw error;
     }
     let scope: Promise<GPUError | null> = Promise.resolve(null);
-    if (parts.length > 0 || tail !== undefined) {
-      const commands = parts.map((p) => p.commands);
-      if (tail !== undefined) commands.push(tail);
-      this.device.pushErrorScope("validation");
-      this.device.queue.submit(commands);
+    if (anyWork) {
       scope = this.device.popErrorScope();
       this.#counters.submits++;
       this.#counters.sharedSubmitParts += parts.length;
-      for (const p of parts) p.submitted(scope);
+      const completion = new SubmitCompletion(this.device.queue);
+      for (const p of parts) p.submitted(scope, completion);
     }
     if (checks.length > 0) this.#readback.readChecks(checks);
     return scope;

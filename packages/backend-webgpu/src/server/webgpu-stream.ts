@@ -109,7 +109,43 @@ export interface FinishedWork {
    * validation scope: releases the stream's pins and uniform arenas on the submit's schedule and
    * taints the work's writes if the submit (or this finish) failed.
    */
-  readonly submitted: (scope: Promise<GPUError | null>) => void;
+  readonly submitted: (scope: Promise<GPUError | null>, completion: SubmitCompletion) => void;
+}
+
+/**
+ * The completion of one `queue.submit` on the device, asked of the queue at most once
+ * (`onSubmittedWorkDone`) however many streams' work the submit carried. What for: a stream
+ * holding pins of another stream's memory releases them when its work completed, and in a serving
+ * turn every one of the 32 request streams holds pins of the weights' stream — one native call
+ * and one promise per stream per submit before, one per submit now.
+ */
+export class SubmitCompletion {
+  readonly #queue: GPUQueue;
+  #callbacks: (() => void)[] | undefined;
+
+  constructor(queue: GPUQueue) {
+    this.#queue = queue;
+  }
+
+  /**
+   * Runs `f` once the submit's work has completed on the device. Call it right after the submit
+   * (the queue's answer covers the work submitted before it is asked). Never runs when the device
+   * is lost: nothing completes then, and the lost device frees everything.
+   */
+  onDone(f: () => void): void {
+    let callbacks = this.#callbacks;
+    if (callbacks === undefined) {
+      const waiting: (() => void)[] = [];
+      callbacks = this.#callbacks = waiting;
+      this.#queue.onSubmittedWorkDone().then(
+        () => {
+          for (const c of waiting) c();
+        },
+        () => undefined,
+      );
+    }
+    callbacks.push(f);
+  }
 }
 
 /** Bit of {@link WebGpuStream}'s encoded accesses: the unsubmitted encoder reads the allocation. */
@@ -275,6 +311,11 @@ export class WebGpuStream extends ClaimedStream {
     return this.#encoder !== undefined || this.#pendingChecks.length > 0;
   }
 
+  /** Whether commands are recorded and not finished yet (`finish` returns work). */
+  get hasEncoder(): boolean {
+    return this.#encoder !== undefined;
+  }
+
   /** Whether status checks wait for this stream's next submit (a read must flush it first). */
   get hasPendingChecks(): boolean {
     return this.#pendingChecks.length > 0;
@@ -438,6 +479,15 @@ export class WebGpuStream extends ClaimedStream {
    * streams' work (`WebGpuServer`'s shared submits); `undefined` when nothing is recorded. The
    * caller submits `commands` before any other queue operation, then calls `submitted` once.
    * Status checks stay pending: take them with {@link WebGpuStream.takeChecks} after the submit.
+   *
+   * **Validation scope.** The caller opens one `validation` error scope before its first `finish`
+   * and pops it after the `queue.submit`, and passes that scope to `submitted`: one scope per
+   * submit, not one per stream per submit (32 streams in a serving turn made 33 scopes, each a
+   * native push and pop and a promise Dawn settles on a later tick). Nothing is attributed less
+   * exactly: an invalid command buffer fails its whole `queue.submit` (WebGPU validates a submit as
+   * a unit), so every stream in it is tainted whichever scope saw the error; the scope reports the
+   * first error, the finish-time one (Dawn's real message), before the submit's own "invalid
+   * command buffer".
    */
   finish(): FinishedWork | undefined {
     const encoder = this.#encoder;
@@ -455,37 +505,28 @@ export class WebGpuStream extends ClaimedStream {
     this.#submissionWrites = [];
     const device = this.#ctx.device;
     this.#writeUniforms();
-    device.pushErrorScope("validation");
     const commands = encoder.finish();
-    const finishScope = device.popErrorScope();
     const submitPins = this.#submitPins.splice(0);
     const foreign = this.#foreignPins.splice(0);
     const arenas = this.#uniformBuffers.splice(0);
     this.#uniformCursor = 0;
     let done = false;
-    const submitted = (submitScope: Promise<GPUError | null>): void => {
+    const submitted = (submitScope: Promise<GPUError | null>, completion: SubmitCompletion): void => {
       invariant(!done, "a finished stream's work is submitted once");
       done = true;
-      // A finish-time error is the root cause (Dawn's real message); the submit's own "invalid
-      // command buffer" error only follows from it, so the writes are tainted once, with the first.
-      // In a shared submit, another stream's invalid command buffer fails the whole submit: this
-      // work did not run either, so its writes are tainted with the submit's error (never a
-      // silent wrong result; see docs/performance.md#shared-submits).
-      this.#trackSubmission(
-        Promise.all([finishScope, submitScope]).then(([finished, submittedError]) => finished ?? submittedError),
-        writes,
-      );
+      // The scope spans every finish and the submit (see `finish`): in a shared submit, another
+      // stream's invalid command buffer fails the whole submit, so this work did not run either
+      // and its writes are tainted with that error (never a silent wrong result; see
+      // docs/performance.md#shared-submits).
+      this.#trackSubmission(submitScope, writes);
       this.#writesSinceSubmit = 0;
       for (const unpin of submitPins) unpin();
       // The queue orders any later write into these arenas after this submit's launches read them.
       for (const arena of arenas) this.#ctx.uniformArenas.recycle(arena, this.#ctx.lost() !== undefined);
       if (foreign.length === 0) return;
-      device.queue.onSubmittedWorkDone().then(
-        () => {
-          for (const unpin of foreign) unpin();
-        },
-        () => undefined,
-      );
+      completion.onDone(() => {
+        for (const unpin of foreign) unpin();
+      });
     };
     return { commands, submitted };
   }
@@ -497,12 +538,18 @@ export class WebGpuStream extends ClaimedStream {
 
   /** Ends the pass and submits the encoder alone, then starts the readback of the status checks its launches wrote. */
   #submitEncoder(): void {
-    const work = this.finish();
-    if (work !== undefined) {
+    if (this.#encoder !== undefined) {
       const device = this.#ctx.device;
       device.pushErrorScope("validation");
-      device.queue.submit([work.commands]);
-      work.submitted(device.popErrorScope());
+      let work: FinishedWork;
+      try {
+        work = this.finish() as FinishedWork;
+        device.queue.submit([work.commands]);
+      } catch (error) {
+        void device.popErrorScope().catch(() => undefined);
+        throw error;
+      }
+      work.submitted(device.popErrorScope(), new SubmitCompletion(device.queue));
       this.#ctx.counters.submits++;
     }
     if (this.#pendingChecks.length > 0) this.#ctx.readChecks(this.takeChecks());
