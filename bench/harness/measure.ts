@@ -104,9 +104,9 @@ export async function latency(t: Timed, r: Repeats): Promise<Timing> {
  * The warm-up runs the same shape (`iterations` steps, one wait: `r.warmup` batches at least, then
  * batches until the time budget is spent), so the samples start in the steady state of that loop.
  * Warmed up one waited step at a time, Weft's 2^26 sum on the H200 (2026-11-30, run ba) took
- * 1,029 µs per sum in its first batch of 50 and 214, 183, 168 µs in the next ones before it
- * settled at 111–123: the first batches keep 50 outputs alive, which single steps never did, and
- * paid for the memory and the code paths that holds, inside the timed samples.
+ * 1,029 µs per sum in its first timed batch and 214, 183, 168 µs in the next ones before it
+ * settled at 111–123: the first batches paid, inside the timed samples, for the memory and the
+ * code paths that batches hold and single steps never did.
  */
 export async function throughput(t: Timed, r: Repeats): Promise<Timing> {
   await warmUp(async () => {
