@@ -103,3 +103,67 @@ export function gemmRows(pa: usize, pb: usize, pc: usize, m2: i32, n8: i32, k: i
     }
   }
 }
+
+/**
+ * The epilogue of a linear layer over `gemmRows`' f64 block `C` (`m × n8`, `n8` a multiple of 8),
+ * two columns at a time, each stage rounded to f32 and stored as `flags` asks (`m × n8` f32 blocks):
+ * - the product, rounded to f32 as the matmul kernel stores it (`flags & 4`: stored at `pprod`);
+ * - `flags & 1`: `+ bias[j]` (f32, `n8` of them from `pbias`) in f64, rounded to f32 (the `add`
+ *   step; `flags & 8`: stored at `psum`);
+ * - `flags & 2`: GELU in f64 exactly as `numerics/special.ts` `gelu` evaluates it —
+ *   `0.5·(x + |x|·erf(|x|/√2))` with `erf` the 6-term Taylor piece around the nearest `i/64` (the
+ *   table at `ptable`, `385 × 6` f64, copied from `ERF_TABLE`), Horner's rule in the same order,
+ *   `1` from `|x|/√2 ≥ 6`, a zero result taking `x`'s sign (`x·0`) — rounded to f32 (the `gelu`
+ *   step; `flags & 16`: stored at `pact`).
+ * f64x2 `mul`/`add` round like scalar f64 and JavaScript never contracts `a·b + c`, so every lane
+ * is the scalar code's value (`src/kernels/linear-epilogue.ts`).
+ */
+export function epilogueRows(pc: usize, pbias: usize, pprod: usize, psum: usize, pact: usize, ptable: usize, m: i32, n8: i32, flags: i32): void {
+  const half = f64x2.splat(0.5);
+  const invSqrt2 = f64x2.splat(0.7071067811865476); // Math.SQRT1_2
+  const six = f64x2.splat(6.0);
+  const steps = f64x2.splat(64.0);
+  const width = f64x2.splat(0.015625); // 1/64, exactly
+  const one = f64x2.splat(1.0);
+  const zero = f64x2.splat(0.0);
+  const lastPiece = i32x4.splat(384);
+  const bias = (flags & 1) !== 0;
+  const gelu = (flags & 2) !== 0;
+  const storeProduct = (flags & 4) !== 0;
+  const storeSum = (flags & 8) !== 0;
+  const storeAct = (flags & 16) !== 0;
+  for (let e = 0, j = 0; e < m * n8; e += 2, j += 2) {
+    if (j === n8) j = 0;
+    const at = <usize>e << 2;
+    // The product as stored (f32), read back.
+    let x32 = f32x4.demote_f64x2_zero(v128.load(pc + (<usize>e << 3)));
+    if (storeProduct) v128.store64_lane(pprod + at, x32, 0);
+    let x = f64x2.promote_low_f32x4(x32);
+    if (bias) {
+      const b = f64x2.promote_low_f32x4(v128.load64_zero(pbias + (<usize>j << 2)));
+      x32 = f32x4.demote_f64x2_zero(f64x2.add(x, b));
+      if (storeSum) v128.store64_lane(psum + at, x32, 0);
+      x = f64x2.promote_low_f32x4(x32);
+    }
+    if (gelu) {
+      const a = f64x2.abs(x);
+      const t = f64x2.mul(a, invSqrt2);
+      // The nearest piece (`(t·64 + 0.5) | 0`), clamped into the table: lanes with t ≥ 6 (and
+      // NaN, whose h is NaN) take the select below.
+      const piece = i32x4.min_s(i32x4.trunc_sat_f64x2_s_zero(f64x2.add(f64x2.mul(t, steps), half)), lastPiece);
+      const h = f64x2.sub(t, f64x2.mul(f64x2.convert_low_i32x4_s(piece), width));
+      const r0 = ptable + <usize>(i32x4.extract_lane(piece, 0) * 48);
+      const r1 = ptable + <usize>(i32x4.extract_lane(piece, 1) * 48);
+      let p = v128.load64_lane(r1, v128.load64_zero(r0, 40), 1, 40);
+      p = f64x2.add(f64x2.mul(p, h), v128.load64_lane(r1, v128.load64_zero(r0, 32), 1, 32));
+      p = f64x2.add(f64x2.mul(p, h), v128.load64_lane(r1, v128.load64_zero(r0, 24), 1, 24));
+      p = f64x2.add(f64x2.mul(p, h), v128.load64_lane(r1, v128.load64_zero(r0, 16), 1, 16));
+      p = f64x2.add(f64x2.mul(p, h), v128.load64_lane(r1, v128.load64_zero(r0, 8), 1, 8));
+      p = f64x2.add(f64x2.mul(p, h), v128.load64_lane(r1, v128.load64_zero(r0, 0), 1, 0));
+      const erf = v128.bitselect(one, p, f64x2.ge(t, six));
+      const r = f64x2.mul(half, f64x2.add(x, f64x2.mul(a, erf)));
+      x = v128.bitselect(f64x2.mul(x, zero), r, f64x2.eq(r, zero));
+      if (storeAct) v128.store64_lane(pact + at, f32x4.demote_f64x2_zero(x), 0);
+    }
+  }
+}

@@ -6,6 +6,7 @@ import type { CpuHandle } from "../handle/cpu-handle.js";
 import { BindingSet, type CpuKernel } from "../kernels/cpu-kernel.js";
 import { ElementwiseProgramBuilder, type Register } from "../kernels/elementwise-kernel.js";
 import { appendElementwise } from "../kernels/elementwise-ops.js";
+import { linearForm, linearKernel } from "../kernels/linear-epilogue.js";
 import { matmulKernel } from "../kernels/tensor-kernels.js";
 import { scanBlock } from "./block-scan.js";
 import {
@@ -154,6 +155,13 @@ export class MatmulEpilogueOptimization extends ReplayedOptimization<MatmulLaunc
       }
       const epilogue = epilogueWrites ? builder.build(runtime.runner) : undefined;
       const product_ = matmulKernel(lhsOperand, rhsOperand, productOperand, set.writable());
+      // A linear layer's epilogue (`+ bias`, `gelu`) runs on the WebAssembly core with the product,
+      // the same bits (`kernels/linear-epilogue.ts`); when the core does not run, the general path.
+      // The product is stored through it only when it is an output of the block (else its target
+      // is an epilogue output that is overwritten, or a scratch).
+      const form = epilogue === undefined ? undefined : linearForm(builder.program(), registers.get(product.id), product.shape[0] ?? 0, product.shape[1] ?? 0);
+      const productIsOutput = outputs.some(([out]) => out.id === product.id);
+      const linear = form === undefined ? undefined : linearKernel(lhsOperand, rhsOperand, productIsOutput ? productOperand : undefined, form, set.writable());
       const kernel: CpuKernel =
         epilogue === undefined
           ? product_
@@ -163,6 +171,7 @@ export class MatmulEpilogueOptimization extends ReplayedOptimization<MatmulLaunc
                 return `matmul+${epilogue.kernel.label ?? "elementwise"}`;
               },
               run(buffers, uniforms) {
+                if (linear !== undefined && linear(buffers)) return;
                 product_.run(buffers);
                 epilogue.kernel.run(buffers, uniforms);
               },

@@ -20,6 +20,7 @@
  */
 import { GEMM_WASM_BASE64 } from "../wasm/gemm.generated.js";
 import { MC, MR, NR, packA, packB, type MatmulArgs } from "./matmul-f64.js";
+import { ERF_TABLE } from "../numerics/special.js";
 import { WasmArena, type WasmSupport } from "./wasm-module.js";
 import { THREADED_MATMUL_MIN_WORK, cpuThreads, gemmOnThreads, threadedGemm } from "./matmul-threads.js";
 
@@ -29,6 +30,7 @@ export const WASM_GEMM_MAX_BYTES = 256 * 1024 * 1024;
 interface GemmExports {
   readonly gemm: (pa: number, pb: number, pc: number, k: number, mPanels: number, nPanels: number, ldc: number) => void;
   readonly gemmRows: (pa: number, pb: number, pc: number, m2: number, n8: number, k: number) => void;
+  readonly epilogueRows: (pc: number, pbias: number, pprod: number, psum: number, pact: number, ptable: number, m: number, n8: number, flags: number) => void;
 }
 
 /** The compiled module over its memory (replaced, never grown), or why there is none; `undefined` until first asked. */
@@ -45,13 +47,41 @@ export function wasmSupport(): WasmSupport {
 }
 
 /**
+ * A linear layer's epilogue run on the WebAssembly core right after a few-row product
+ * (`wasm/gemm.ts` `epilogueRows`): `product`, `sum = product + bias` and `act = gelu(sum or
+ * product)`, each rounded to f32 as the elementwise program of the same ops rounds it, so the bits
+ * are that program's (`linear-epilogue.ts` says which programs qualify). Each stage is stored
+ * where its array is set (dense `m × n` f32 from its base); at least one is.
+ */
+export interface RowsEpilogue {
+  /** The bias row (`n` f32 from `biasBase`, unit stride), or `undefined` for no add. */
+  bias: Float32Array | undefined;
+  biasBase: number;
+  /** Whether GELU follows (the add, or the product). */
+  gelu: boolean;
+  product: Float32Array | undefined;
+  productBase: number;
+  sum: Float32Array | undefined;
+  sumBase: number;
+  act: Float32Array | undefined;
+  actBase: number;
+}
+
+/** Bytes of {@link ERF_TABLE} at the start of the module's memory (a multiple of 16). */
+const TABLE_BYTES = ERF_TABLE.length * 8;
+/** The memory buffer {@link ERF_TABLE} was last copied into (a replaced memory needs a new copy). */
+let tableIn: ArrayBufferLike | undefined;
+
+/**
  * Few-row products (a serving batch) on the WebAssembly core without packing: `A` and `B` are
  * copied as f32 (one `set` when the operand is one contiguous run, else an element loop), rows padded to an even count and
  * columns to a multiple of 8, and `gemmRows` promotes and accumulates in f64 in increasing `p`.
+ * With `epilogue` (one batch only), `epilogueRows` computes the layer's stages from the product
+ * and stores those the epilogue asks for (the product into `args.c` only through it).
  * Returns `false` (having done nothing) under the same conditions as {@link matmulWasm}, or when
  * an operand is not f32.
  */
-export function matmulWasmRows(args: MatmulArgs): boolean {
+export function matmulWasmRows(args: MatmulArgs, epilogue?: RowsEpilogue): boolean {
   const { a, b, c, m, n, k, lm, lk, rk, rn, batches, offsets, store } = args;
   if (!(a instanceof Float32Array) || !(b instanceof Float32Array)) return false;
   const m2 = m + (m & 1);
@@ -59,13 +89,19 @@ export function matmulWasmRows(args: MatmulArgs): boolean {
   const aBytes = m2 * k * 4;
   const bBytes = k * n8 * 4;
   const cBytes = m2 * n8 * 8;
-  if (aBytes + bBytes + cBytes > WASM_GEMM_MAX_BYTES) return false;
-  const held = load().ensure(aBytes + bBytes + cBytes);
+  // Behind B: the epilogue's bias row and its three f32 blocks.
+  const eBytes = n8 * 4 + 3 * m2 * n8 * 4;
+  if (TABLE_BYTES + cBytes + aBytes + bBytes + eBytes > WASM_GEMM_MAX_BYTES) return false;
+  const held = load().ensure(TABLE_BYTES + cBytes + aBytes + bBytes + eBytes);
   if (held === undefined) return false;
   const { exports, buffer } = held;
-  // C first (8-byte aligned), then A and B.
-  const { block, wa, wb } = rowsViews(buffer, m2, k, n8);
+  // The erf table first, then C (8-byte aligned), A, B, the bias and the epilogue's output.
+  const views = rowsViews(buffer, m2, k, n8);
+  const { block, wa, wb } = views;
   if (m2 > m) wa.fill(0, m * k);
+  const cAt = TABLE_BYTES;
+  const aAt = cAt + cBytes;
+  const bAt = aAt + aBytes;
   let copiedFrom = -1;
   for (let q = 0; q < batches; q++) {
     const aBase = offsets[3 * q] as number;
@@ -78,8 +114,10 @@ export function matmulWasmRows(args: MatmulArgs): boolean {
       else copyRows(b, bBase, k, n, rk, rn, wb, n8);
       copiedFrom = bBase;
     }
-    exports.gemmRows(cBytes, cBytes + aBytes, 0, m2, n8, k);
-    if (c instanceof Float32Array) {
+    exports.gemmRows(aAt, bAt, cAt, m2, n8, k);
+    if (epilogue !== undefined) {
+      runEpilogue(exports, buffer, views, epilogue, m, n, bAt + bBytes);
+    } else if (c instanceof Float32Array) {
       // A Float32Array store rounds to nearest even: the f32 converter's bits, without its call.
       for (let i = 0; i < m; i++) {
         const to = cBase + i * n;
@@ -96,6 +134,40 @@ export function matmulWasmRows(args: MatmulArgs): boolean {
   return true;
 }
 
+/** Runs `epilogue` over the product block of {@link matmulWasmRows} and copies what it stores out. */
+function runEpilogue(exports: GemmExports, buffer: ArrayBufferLike, views: RowsViews, epilogue: RowsEpilogue, m: number, n: number, biasAt: number): void {
+  const { n8, bias: wbias } = views;
+  if (tableIn !== buffer) {
+    new Float64Array(buffer, 0, ERF_TABLE.length).set(ERF_TABLE);
+    tableIn = buffer;
+  }
+  const { bias, biasBase, product, sum, act } = epilogue;
+  if (bias !== undefined) for (let j = 0; j < n; j++) wbias[j] = bias[biasBase + j] as number;
+  // Pad columns are computed and never copied out; zero keeps them finite.
+  for (let j = n; j < n8; j++) wbias[j] = 0;
+  const flags = (bias !== undefined ? 1 : 0) | (epilogue.gelu ? 2 : 0) | (product !== undefined ? 4 : 0) | (sum !== undefined ? 8 : 0) | (act !== undefined ? 16 : 0);
+  const region = views.m2 * n8 * 4;
+  const at = biasAt + n8 * 4;
+  exports.epilogueRows(TABLE_BYTES, biasAt, at, at + region, at + 2 * region, 0, m, n8, flags);
+  if (product !== undefined) copyOut(views.product, views, m, n, product, epilogue.productBase);
+  if (sum !== undefined) copyOut(views.sum, views, m, n, sum, epilogue.sumBase);
+  if (act !== undefined) copyOut(views.act, views, m, n, act, epilogue.actBase);
+}
+
+/** Copies the first `m × n` of the `m2 × n8` block `from` into `to` (dense, from `base`). */
+function copyOut(from: Float32Array, views: RowsViews, m: number, n: number, to: Float32Array, base: number): void {
+  const n8 = views.n8;
+  if (n8 === n && views.m2 === m) {
+    to.set(from, base);
+    return;
+  }
+  for (let i = 0; i < m; i++) {
+    const t = base + i * n;
+    const f = i * n8;
+    for (let j = 0; j < n; j++) to[t + j] = from[f + j] as number;
+  }
+}
+
 /** The views {@link matmulWasmRows} works in over one memory buffer, for one product size. */
 interface RowsViews {
   readonly buffer: ArrayBufferLike;
@@ -105,6 +177,11 @@ interface RowsViews {
   readonly block: Float64Array;
   readonly wa: Float32Array;
   readonly wb: Float32Array;
+  /** The epilogue's bias row (`n8` f32) and its product, sum and activation blocks (`m2 × n8` f32 each), behind `wb`. */
+  readonly bias: Float32Array;
+  readonly product: Float32Array;
+  readonly sum: Float32Array;
+  readonly act: Float32Array;
 }
 
 /** Most product sizes whose views {@link rowsViews} keeps (a serving MLP has three layers). */
@@ -114,14 +191,30 @@ const keptViews: RowsViews[] = [];
 let nextKept = 0;
 
 /**
- * `C` (`m2 × n8` f64), then `A` (`m2 × k` f32) and `B` (`k × n8` f32) over `buffer`: kept per
- * product size, so a layer launched every request makes no views (a grown memory has a new buffer:
- * views of the old one are never reused).
+ * `C` (`m2 × n8` f64), then `A` (`m2 × k` f32), `B` (`k × n8` f32), the epilogue's bias (`n8`
+ * f32) and its three blocks (`m2 × n8` f32 each) over `buffer`, after the erf table: kept per product size, so a
+ * layer launched every request makes no views (a grown memory has a new buffer: views of the old
+ * one are never reused).
  */
 function rowsViews(buffer: ArrayBufferLike, m2: number, k: number, n8: number): RowsViews {
   for (const v of keptViews) if (v.buffer === buffer && v.m2 === m2 && v.k === k && v.n8 === n8) return v;
-  const cBytes = m2 * n8 * 8;
-  const made: RowsViews = { buffer, m2, k, n8, block: new Float64Array(buffer, 0, m2 * n8), wa: new Float32Array(buffer, cBytes, m2 * k), wb: new Float32Array(buffer, cBytes + m2 * k * 4, k * n8) };
+  const cAt = TABLE_BYTES;
+  const aAt = cAt + m2 * n8 * 8;
+  const bAt = aAt + m2 * k * 4;
+  const biasAt = bAt + k * n8 * 4;
+  const made: RowsViews = {
+    buffer,
+    m2,
+    k,
+    n8,
+    block: new Float64Array(buffer, cAt, m2 * n8),
+    wa: new Float32Array(buffer, aAt, m2 * k),
+    wb: new Float32Array(buffer, bAt, k * n8),
+    bias: new Float32Array(buffer, biasAt, n8),
+    product: new Float32Array(buffer, biasAt + n8 * 4, m2 * n8),
+    sum: new Float32Array(buffer, biasAt + n8 * 4 + m2 * n8 * 4, m2 * n8),
+    act: new Float32Array(buffer, biasAt + n8 * 4 + 2 * m2 * n8 * 4, m2 * n8),
+  };
   keptViews[nextKept] = made;
   nextKept = (nextKept + 1) % ROWS_VIEWS;
   return made;
@@ -139,7 +232,7 @@ function copyRows(src: Float32Array, base: number, rows: number, cols: number, r
     const to = r * pitch;
     if (cs === 1) for (let j = 0; j < cols; j++) out[to + j] = src[from + j] as number;
     else for (let j = 0; j < cols; j++) out[to + j] = src[from + j * cs] as number;
-    if (pitch > cols) out.fill(0, to + cols, to + pitch);
+    for (let j = cols; j < pitch; j++) out[to + j] = 0; // a few pad columns: no builtin call per row
   }
 }
 
@@ -157,9 +250,11 @@ export function matmulWasm(args: MatmulArgs): boolean {
   const bBytes = panels * NR * k * 8;
   const aBytes = rowsPerBlock * k * 8;
   const cBytes = rowsPerBlock * ldc * 8;
-  const need = bBytes + aBytes + cBytes;
-  if (need > WASM_GEMM_MAX_BYTES) return false;
   const threaded = m * n * k >= THREADED_MATMUL_MIN_WORK && cpuThreads() > 1 ? threadedGemm() : null;
+  // This thread's memory keeps the erf table of the rows path's epilogue first: the blocks go behind it.
+  const base = threaded === null ? TABLE_BYTES : 0;
+  const need = base + bBytes + aBytes + cBytes;
+  if (need > WASM_GEMM_MAX_BYTES) return false;
   // The memory the blocks are packed into, and the core that multiplies them: this thread's
   // module, or the worker threads over their shared memory.
   let buffer: ArrayBufferLike;
@@ -175,9 +270,9 @@ export function matmulWasm(args: MatmulArgs): boolean {
     buffer = memory.buffer;
     gemm = (pa, pb, pc, depth, mPanels, nPanels, pitch) => gemmOnThreads(threaded, pa, pb, pc, depth, mPanels, nPanels, pitch);
   }
-  const packedB = new Float64Array(buffer, 0, bBytes / 8);
-  const packedA = new Float64Array(buffer, bBytes, aBytes / 8);
-  const block = new Float64Array(buffer, bBytes + aBytes, cBytes / 8);
+  const packedB = new Float64Array(buffer, base, bBytes / 8);
+  const packedA = new Float64Array(buffer, base + bBytes, aBytes / 8);
+  const block = new Float64Array(buffer, base + bBytes + aBytes, cBytes / 8);
   let packedFrom = -1;
   for (let q = 0; q < batches; q++) {
     const aBase = offsets[3 * q] as number;
@@ -190,7 +285,7 @@ export function matmulWasm(args: MatmulArgs): boolean {
     for (let i0 = 0; i0 < m; i0 += MC) {
       const rows = Math.min(MC, m - i0);
       packA(a, aBase, i0, rows, k, lm, lk, packedA);
-      gemm(bBytes, 0, bBytes + aBytes, k, Math.ceil(rows / MR), panels, ldc);
+      gemm(base + bBytes, base, base + bBytes + aBytes, k, Math.ceil(rows / MR), panels, ldc);
       for (let i = 0; i < rows; i++) {
         const from = i * ldc;
         const to = cBase + (i0 + i) * n;

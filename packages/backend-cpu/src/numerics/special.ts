@@ -56,9 +56,11 @@ export const ERF_LIMIT = 6;
  * Taylor coefficients of `erf` around `c = i / ERF_STEPS` for `i = 0 … ERF_LIMIT·ERF_STEPS`:
  * `erf(c + h) = erf(c) + 2/√π · e^(-c²) · Σ_{n≥1} (-1)^(n-1) H_{n-1}(c) hⁿ / n!` (`H` the
  * physicists' Hermite polynomials: the n-th derivative of `e^(-x²)` is `(-1)ⁿ Hₙ(x) e^(-x²)`).
- * Built once at module load (385 × 6 f64, ~18 KB).
+ * Built once at module load (385 × 6 f64, ~18 KB). Exported for the WebAssembly linear-layer
+ * epilogue (`wasm/gemm.ts` `epilogueRows`), which evaluates the same pieces from a copy; nothing
+ * writes it after load.
  */
-const ERF_TABLE: Float64Array = (() => {
+export const ERF_TABLE: Float64Array = (() => {
   const pieces = ERF_LIMIT * ERF_STEPS + 1;
   const table = new Float64Array(pieces * ERF_TERMS);
   for (let i = 0; i < pieces; i++) {
