@@ -77,7 +77,7 @@ let tableIn: ArrayBufferLike | undefined;
  * copied as f32 (one `set` when the operand is one contiguous run, else an element loop), rows padded to an even count and
  * columns to a multiple of 8, and `gemmRows` promotes and accumulates in f64 in increasing `p`.
  * With `epilogue` (one batch only), `epilogueRows` computes the layer's stages from the product
- * and stores those the epilogue asks for (the product into `args.c` only through it).
+ * and stores those the epilogue asks for; `args.c` is then not written.
  * Returns `false` (having done nothing) under the same conditions as {@link matmulWasm}, or when
  * an operand is not f32.
  */
@@ -95,7 +95,7 @@ export function matmulWasmRows(args: MatmulArgs, epilogue?: RowsEpilogue): boole
   const held = load().ensure(TABLE_BYTES + cBytes + aBytes + bBytes + eBytes);
   if (held === undefined) return false;
   const { exports, buffer } = held;
-  // The erf table first, then C (8-byte aligned), A, B, the bias and the epilogue's output.
+  // The erf table first, then C (8-byte aligned), A, B, the bias and the epilogue's blocks.
   const views = rowsViews(buffer, m2, k, n8);
   const { block, wa, wb } = views;
   if (m2 > m) wa.fill(0, m * k);
