@@ -26,8 +26,16 @@ export const MAX_FUSED_OPERATIONS = 64;
  * **Score** (docs/concepts.md#names): `(unfusedIo − fusedIo)·100 + (ops − 1)·10`, saturating at 0,
  * where `unfusedIo` counts every op's inputs and output and `fusedIo` counts the block's distinct
  * external inputs plus the outputs still used after it.
- * **Invariants.** Once `closed` it ignores everything until `reset()`; `len()` counts the accepted
- * prefix (drops included); it keeps no tensor ids past `reset()`.
+ * **Cut at a clean prefix** (as the WebGPU elementwise fuser does). Once closed, the block offered
+ * is the longest accepted prefix that writes nothing, when there is one shorter than the accepted
+ * run: every tensor it produced died in it (consumed by a `ReadWrite` use or dropped), so it is
+ * dead code and launches no kernel; the operations after the cut start the next block. A `tidy`
+ * loop whose steps drop their results runs no kernel at all, where a block cut by the 64-operation
+ * limit in the middle of a step launched one for the half step's still-live results (the
+ * recording loop of `profile-host.mjs record cpu` launched one kernel per 64 operations).
+ * **Invariants.** Once `closed` it ignores everything until `reset()`; `len()` counts the offered
+ * prefix (drops included): the clean prefix when the block is cut, else the accepted run; it keeps
+ * no tensor ids past `reset()`.
  */
 export class ElementwiseFuser implements OperationFuser<Optimization<CpuHandle>> {
   readonly #runtime: CpuRuntime;
@@ -35,6 +43,12 @@ export class ElementwiseFuser implements OperationFuser<Optimization<CpuHandle>>
   #operations: OperationIr[] = [];
   #status: FuserStatus = "open";
   #reference: number[] | undefined;
+  /** Tensors produced in the accepted prefix that have not died in it yet (no consuming use, no drop). */
+  #live = new Set<TensorId>();
+  /** Compute operations accepted so far. */
+  #computeOps = 0;
+  /** The longest accepted prefix that writes nothing (its length, drops included), 0 when none. */
+  #clean = 0;
 
   constructor(runtime: CpuRuntime) {
     this.#runtime = runtime;
@@ -47,8 +61,12 @@ export class ElementwiseFuser implements OperationFuser<Optimization<CpuHandle>>
       return;
     }
     if (operation.kind === "drop") {
-      if (this.#numOps() === 0) this.#status = "closed";
-      else this.#operations.push(operation);
+      if (this.#computeOps === 0) this.#status = "closed";
+      else {
+        this.#operations.push(operation);
+        this.#live.delete(operation.tensor.id);
+        if (this.#live.size === 0) this.#clean = this.#operations.length;
+      }
       return;
     }
     if (!isElementwise(operation)) {
@@ -67,16 +85,27 @@ export class ElementwiseFuser implements OperationFuser<Optimization<CpuHandle>>
       this.#reference = merged;
     }
     this.#operations.push(operation);
+    this.#computeOps++;
+    for (const input of operationInputs(operation)) if (input.status === "ReadWrite") this.#live.delete(input.id);
+    this.#live.add(operation.out.id);
+  }
+
+  /** Whether the block is cut at its clean prefix (closed, with a clean prefix shorter than the run). */
+  #cut(): boolean {
+    return this.#status === "closed" && this.#clean > 0 && this.#clean < this.#operations.length;
   }
 
   finish(): Optimization<CpuHandle> {
-    return new ElementwiseOptimization(this.#runtime, this.#operations.length);
+    return new ElementwiseOptimization(this.#runtime, this.len());
   }
 
   reset(): void {
     this.#operations = [];
     this.#status = "open";
     this.#reference = undefined;
+    this.#live.clear();
+    this.#computeOps = 0;
+    this.#clean = 0;
   }
 
   status(): FuserStatus {
@@ -84,13 +113,16 @@ export class ElementwiseFuser implements OperationFuser<Optimization<CpuHandle>>
   }
 
   properties(): FuserProperties {
-    const numOps = this.#numOps();
+    const length = this.len();
+    let numOps = 0;
+    for (let i = 0; i < length; i++) if ((this.#operations[i] as OperationIr).kind !== "drop") numOps++;
     if (numOps === 0) return { score: 0, ready: false };
     const produced = new Set<TensorId>();
     const last = new Map<TensorId, TensorStatus>();
     const external = new Set<TensorId>();
     let unfusedIo = 0;
-    for (const op of this.#operations) {
+    for (let i = 0; i < length; i++) {
+      const op = this.#operations[i] as OperationIr;
       for (const input of operationInputs(op)) {
         if (!produced.has(input.id) && op.kind !== "drop") external.add(input.id);
         last.set(input.id, op.kind === "drop" ? "ReadWrite" : input.status);
@@ -108,7 +140,7 @@ export class ElementwiseFuser implements OperationFuser<Optimization<CpuHandle>>
   }
 
   len(): number {
-    return this.#operations.length;
+    return this.#cut() ? this.#clean : this.#operations.length;
   }
 
   clone(): OperationFuser<Optimization<CpuHandle>> {
@@ -116,12 +148,9 @@ export class ElementwiseFuser implements OperationFuser<Optimization<CpuHandle>>
     copy.#operations = [...this.#operations];
     copy.#status = this.#status;
     copy.#reference = this.#reference === undefined ? undefined : [...this.#reference];
+    copy.#live = new Set(this.#live);
+    copy.#computeOps = this.#computeOps;
+    copy.#clean = this.#clean;
     return copy;
-  }
-
-  #numOps(): number {
-    let n = 0;
-    for (const op of this.#operations) if (op.kind !== "drop") n++;
-    return n;
   }
 }

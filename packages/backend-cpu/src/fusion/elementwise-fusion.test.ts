@@ -238,6 +238,42 @@ describe("ElementwiseFuser acceptance", () => {
     expect(new CpuTestHarness({ fusion: false }).runtime.fusers(), "the unfused oracle mode has no fusers").toEqual([]);
   });
 
+  it("a closed fuser offers its longest prefix that writes nothing (dead code: no kernel); an open one is never cut", () => {
+    const h = new CpuTestHarness();
+    const x = { ...h.output([16]), status: "ReadOnly" as const };
+    const fuser = h.runtime.fusers()[0]!;
+    /** One `tidy` step: `x + 1 + 1 …` (`adds` adds, every result alive), then the drops of its results. */
+    const step = (adds: number, drop = true): OperationIr[] => {
+      const ops: OperationIr[] = [];
+      const outs: TensorIr[] = [];
+      for (let k = 0; k < adds; k++) {
+        const out = h.output([16]);
+        ops.push({ kind: "binary-scalar", op: "add", lhs: k === 0 ? x : { ...(outs[k - 1] as TensorIr), status: "ReadOnly" }, scalar: 1, scalarFirst: false, out });
+        outs.push(out);
+      }
+      if (drop) for (const o of outs) ops.push({ kind: "drop", tensor: { ...o, status: "ReadWrite" } });
+      return ops;
+    };
+    const feed = (ops: OperationIr[]): void => {
+      fuser.reset();
+      for (const op of relative(ops)) fuser.fuse(op);
+    };
+    // Three whole steps (60 operations), then a fourth cut by the 64-operation limit.
+    feed([...step(10), ...step(10), ...step(10), ...step(10)]);
+    expect(fuser.status(), "closed by the limit").toBe("closed");
+    expect(fuser.len(), "cut after the three clean steps; the half step starts the next block").toBe(60);
+    expect(fuser.properties().ready, "the cut block is ready").toBe(true);
+    // Still open: never cut, whatever its tail (the segment may end cleanly).
+    feed([...step(10), ...step(4, false)]);
+    expect([fuser.status(), fuser.len()]).toEqual(["open", 24]);
+    // Closed with no clean prefix: the whole accepted run.
+    feed([...step(3, false), { kind: "reduce", op: "sum", input: x, axes: [0], keepDims: false, out: h.output([]) }]);
+    expect([fuser.status(), fuser.len()]).toEqual(["closed", 3]);
+    // The clone carries the cut.
+    feed([...step(10), ...step(10), ...step(10), ...step(10)]);
+    expect(fuser.clone().len()).toBe(60);
+  });
+
   it("scores a chain above a single op", () => {
     const h = new CpuTestHarness();
     const x = h.tensor([1, 2, 3, 4, 5, 6], [2, 3]);

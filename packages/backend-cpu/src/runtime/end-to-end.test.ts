@@ -34,6 +34,37 @@ async function chainOn(runtime: CpuRuntime): Promise<{ chain: number[]; sum: num
 }
 
 describe("CpuRuntime under FusionDevice", () => {
+  it("a loop of tidy steps whose results are all dropped launches no kernel, however many blocks the 64-operation limit cuts", async () => {
+    const runtime = createCpuRuntime();
+    const device = new FusionDevice<CpuHandle>(runtime);
+    const x = device.upload({ data: new Float32Array(16).fill(0.5), shape: [16], dtype: "f32" });
+    await device.syncAll();
+    const before = runtime.server.stats().launched;
+    for (let s = 0; s < 50; s++) {
+      // One step: ten dependent adds, every result alive until the step's end, then all dropped.
+      const outs: FusionTensor[] = [];
+      let t = x;
+      for (let k = 0; k < 10; k++) {
+        t = device.register({ kind: "binary-scalar", op: "add", lhs: t.intoIr("add"), scalar: 1, scalarFirst: false, out: device.outputIr([16], "f32") });
+        outs.push(t);
+      }
+      for (const o of outs) o.dispose();
+    }
+    await device.syncAll();
+    expect(runtime.server.stats().launched - before, "500 adds and their drops: dead code, no launch").toBe(0);
+    // A result kept alive is still computed, from the same loop.
+    let y = x;
+    const kept: FusionTensor[] = [];
+    for (let k = 0; k < 70; k++) {
+      y = device.register({ kind: "binary-scalar", op: "add", lhs: y.intoIr("add"), scalar: 1, scalarFirst: false, out: device.outputIr([16], "f32") });
+      kept.push(y);
+    }
+    expect(Array.from(await y.read()), "70 adds of 1 to 0.5").toEqual(new Array(16).fill(70.5));
+    for (const t of [x, ...kept]) t.dispose();
+    await device.syncAll();
+    expect(device.memory().liveHandles, "nothing survives").toBe(0);
+  });
+
   it("a fused chain gives the unfused oracle's values, in fewer launches, and leaves nothing behind", async () => {
     const fusedRuntime = createCpuRuntime();
     const plainRuntime = createCpuRuntime({ fusion: false });
