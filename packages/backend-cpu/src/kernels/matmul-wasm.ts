@@ -95,13 +95,10 @@ export function matmulWasmRows(args: MatmulArgs, epilogue?: RowsEpilogue): boole
   const held = load().ensure(TABLE_BYTES + cBytes + aBytes + bBytes + eBytes);
   if (held === undefined) return false;
   const { exports, buffer } = held;
-  // The erf table first, then C (8-byte aligned), A, B, the bias and the epilogue's blocks.
+  // Where everything lies in the memory is `rowsViews`' layout: the kernels get the views' offsets.
   const views = rowsViews(buffer, m2, k, n8);
   const { block, wa, wb } = views;
   if (m2 > m) wa.fill(0, m * k);
-  const cAt = TABLE_BYTES;
-  const aAt = cAt + cBytes;
-  const bAt = aAt + aBytes;
   let copiedFrom = -1;
   for (let q = 0; q < batches; q++) {
     const aBase = offsets[3 * q] as number;
@@ -114,9 +111,9 @@ export function matmulWasmRows(args: MatmulArgs, epilogue?: RowsEpilogue): boole
       else copyRows(b, bBase, k, n, rk, rn, wb, n8);
       copiedFrom = bBase;
     }
-    exports.gemmRows(aAt, bAt, cAt, m2, n8, k);
+    exports.gemmRows(wa.byteOffset, wb.byteOffset, block.byteOffset, m2, n8, k);
     if (epilogue !== undefined) {
-      runEpilogue(exports, buffer, views, epilogue, m, n, bAt + bBytes);
+      runEpilogue(exports, buffer, views, epilogue, m, n);
     } else if (c instanceof Float32Array) {
       // A Float32Array store rounds to nearest even: the f32 converter's bits, without its call.
       for (let i = 0; i < m; i++) {
@@ -135,7 +132,7 @@ export function matmulWasmRows(args: MatmulArgs, epilogue?: RowsEpilogue): boole
 }
 
 /** Runs `epilogue` over the product block of {@link matmulWasmRows} and copies what it stores out. */
-function runEpilogue(exports: GemmExports, buffer: ArrayBufferLike, views: RowsViews, epilogue: RowsEpilogue, m: number, n: number, biasAt: number): void {
+function runEpilogue(exports: GemmExports, buffer: ArrayBufferLike, views: RowsViews, epilogue: RowsEpilogue, m: number, n: number): void {
   const { n8, bias: wbias } = views;
   if (tableIn !== buffer) {
     new Float64Array(buffer, 0, ERF_TABLE.length).set(ERF_TABLE);
@@ -146,9 +143,7 @@ function runEpilogue(exports: GemmExports, buffer: ArrayBufferLike, views: RowsV
   // Pad columns are computed and never copied out; zero keeps them finite.
   for (let j = n; j < n8; j++) wbias[j] = 0;
   const flags = (bias !== undefined ? 1 : 0) | (epilogue.gelu ? 2 : 0) | (product !== undefined ? 4 : 0) | (sum !== undefined ? 8 : 0) | (act !== undefined ? 16 : 0);
-  const region = views.m2 * n8 * 4;
-  const at = biasAt + n8 * 4;
-  exports.epilogueRows(TABLE_BYTES, biasAt, at, at + region, at + 2 * region, 0, m, n8, flags);
+  exports.epilogueRows(views.block.byteOffset, wbias.byteOffset, views.product.byteOffset, views.sum.byteOffset, views.act.byteOffset, 0, m, n8, flags);
   if (product !== undefined) copyOut(views.product, views, m, n, product, epilogue.productBase);
   if (sum !== undefined) copyOut(views.sum, views, m, n, sum, epilogue.sumBase);
   if (act !== undefined) copyOut(views.act, views, m, n, act, epilogue.actBase);
