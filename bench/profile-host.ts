@@ -57,6 +57,52 @@ function counters(before: WebGpuServerStats | undefined, per: number, unit: stri
   return `; per ${unit}: ${f("submits")} submits, ${f("dispatches")} dispatches, ${f("readBatches")} read batches, ${f("readMaps")} maps, ${f("buffersCreated")} buffers created, ${f("buffersReused")} reused, ${f("bindGroups")} bind groups created; in all: ${t("pipelines")} pipelines created, ${t("deferredLaunches")} launches waited for one, ${t("fallbacks")} fallbacks, ${t("buffersCreated")} buffers and ${t("bindGroups")} bind groups created`;
 }
 
+/**
+ * WEFT_PROBE_NATIVE=1: times every call of a WebGPU method (device, queue, encoder, pass, buffer)
+ * from here on, by wrapping the binding's prototypes, and `report(units)` prints calls and µs per
+ * unit. The wrapper adds ~0.1 µs per call; read the split, not the total. Off: `undefined`.
+ */
+function nativeCalls(): { report(units: number, unit: string): void } | undefined {
+  if (process.env["WEFT_PROBE_NATIVE"] !== "1") return undefined;
+  const stats = new Map<string, { n: number; ms: number }>();
+  const restore: (() => void)[] = [];
+  for (const name of ["GPUDevice", "GPUQueue", "GPUCommandEncoder", "GPUComputePassEncoder", "GPUBuffer"]) {
+    const cls = (globalThis as Record<string, unknown>)[name] as { prototype: Record<string, unknown> } | undefined;
+    if (cls === undefined) continue;
+    for (const method of Object.getOwnPropertyNames(cls.prototype)) {
+      const d = Object.getOwnPropertyDescriptor(cls.prototype, method);
+      if (d === undefined || typeof d.value !== "function" || method === "constructor") continue;
+      const f = d.value as (...args: unknown[]) => unknown;
+      const key = `${name}.${method}`;
+      cls.prototype[method] = function (this: unknown, ...args: unknown[]): unknown {
+        const t = performance.now();
+        try {
+          return f.apply(this, args);
+        } finally {
+          const s = stats.get(key) ?? { n: 0, ms: 0 };
+          s.n++;
+          s.ms += performance.now() - t;
+          stats.set(key, s);
+        }
+      };
+      restore.push(() => {
+        cls.prototype[method] = f;
+      });
+    }
+  }
+  return {
+    report(units, unit) {
+      for (const r of restore) r();
+      let total = 0;
+      for (const [key, s] of [...stats].sort((a, b) => b[1].ms - a[1].ms)) {
+        total += s.ms;
+        console.log(`  ${key.padEnd(40)} ${(s.n / units).toFixed(2).padStart(6)} calls/${unit} ${((s.ms * 1000) / s.n).toFixed(2).padStart(8)} µs/call ${((s.ms * 1000) / units).toFixed(2).padStart(8)} µs/${unit}`);
+      }
+      console.log(`  every WebGPU call: ${((total * 1000) / units).toFixed(1)} µs/${unit}`);
+    },
+  };
+}
+
 /** Workload 5a's loop: `ops` adds on 16 elements, 10 per `tidy`; host time only. */
 async function record(ops: number): Promise<void> {
   const x = tensor(new Float32Array(16).fill(0.5), { device: d, shape: [16] });
@@ -135,15 +181,26 @@ async function loop(kind: "chain" | "sum" | "rowsum" | "matmul", n: number, iter
   };
   await once(Math.min(50, iterations));
   await once(iterations);
-  // The latency method: one wait per iteration.
+  // The latency method: one wait per iteration (WEFT_PROBE_LATENCY=k iterations, 50 by default).
+  const steps = Math.max(1, Math.min(iterations, Number(process.env["WEFT_PROBE_LATENCY"] ?? 50)));
+  const native = nativeCalls();
+  const split = { record: 0, execute: 0, wait: 0 };
   const start = performance.now();
-  const steps = Math.max(1, Math.min(iterations, 50));
   for (let i = 0; i < steps; i++) {
+    const t0 = performance.now();
     const y = produce();
-    await d.sync();
+    const t1 = performance.now();
+    const done = d.sync();
+    const t2 = performance.now();
+    await done;
+    split.record += t1 - t0;
+    split.execute += t2 - t1;
+    split.wait += performance.now() - t2;
     y.dispose();
   }
-  console.log(`${kind} of [${shape}] on ${d.label}, one wait per iteration: ${(((performance.now() - start) / steps) * 1000).toFixed(1)} µs/iteration`);
+  const per = (ms: number): string => ((ms / steps) * 1000).toFixed(1);
+  console.log(`${kind} of [${shape}] on ${d.label}, one wait per iteration: ${per(performance.now() - start)} µs/iteration (record ${per(split.record)}, execute ${per(split.execute)}, wait ${per(split.wait)})`);
+  native?.report(steps, "iteration");
   for (const o of outs) o.dispose();
   outs = [];
   x.dispose();
@@ -193,8 +250,10 @@ async function serving(requests: number, inFlight: number): Promise<void> {
     const before = stats();
     Object.assign(gc, { count: 0, ms: 0, max: 0 });
     await alloc?.post("HeapProfiler.startSampling", { samplingInterval: 512, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+    const native = r === rounds - 1 ? nativeCalls() : undefined;
     const cpu = process.cpuUsage();
     const ms = await round();
+    native?.report(requests, "request");
     const used = process.cpuUsage(cpu);
     const sampled = alloc === undefined ? undefined : await alloc.post("HeapProfiler.stopSampling");
     const bytes = sampled === undefined ? "" : `; ${(sampledBytes(sampled.profile.head) / requests / 1024).toFixed(1)} KB allocated/request`;

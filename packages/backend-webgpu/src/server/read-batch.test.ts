@@ -94,7 +94,7 @@ describe("read coalescing", () => {
     expect(asU32(zs), "S1's read of bytes produced on S0 sees that producer (and what it read)").toEqual([4, 6, 8, 10]);
     expect(after.readMaps - before.readMaps, "reads of both streams share one map").toBe(1);
     expect(after.submits - before.submits, "one shared submit: both streams' work, then the copies").toBe(1);
-    expect(after.sharedSubmitParts - before.sharedSubmitParts, "it carried both streams' command buffers").toBe(2);
+    expect(after.sharedSubmitParts - before.sharedSubmitParts, "it carried both streams' work").toBe(2);
     for (const h of [x, y, z]) h.release();
   });
 
@@ -113,7 +113,7 @@ describe("read coalescing", () => {
     const after = server.stats();
     results.forEach(([bytes], i) => expect(asU32(bytes), `stream ${i}'s output`).toEqual([7, 11, 15, 19]));
     expect(after.submits - before.submits, "one submit for the eight streams' work and the copies").toBe(1);
-    expect(after.sharedSubmitParts - before.sharedSubmitParts, "eight command buffers in it").toBe(8);
+    expect(after.sharedSubmitParts - before.sharedSubmitParts, "eight streams' work in it").toBe(8);
     expect(after.readMaps - before.readMaps, "one map").toBe(1);
     for (const h of [w, ...outs]) h.release();
   });

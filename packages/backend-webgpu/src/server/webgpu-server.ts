@@ -46,6 +46,7 @@ import {
   type StreamContext,
   type SubmissionCounters,
   PendingAccess,
+  SharedEncoder,
   SubmitCompletion,
 } from "./webgpu-stream.js";
 
@@ -53,7 +54,7 @@ import {
 export interface WebGpuServerOptions {
   /** Regular stream slots (stream id modulo this). Default 32. */
   readonly maxStreams?: number;
-  /** Dispatches recorded per stream before it is submitted. Default 64. */
+  /** Dispatches recorded (by all streams, in the shared encoder) before they are submitted. Default 64. */
   readonly tasksMax?: number;
   /**
    * Bytes a stream's unsubmitted launches may write before it is submitted. Default 64 MiB. Freed
@@ -177,9 +178,9 @@ export interface WebGpuServerStats {
   /** Staging buffers created for reads (the rest came from the staging pool). */
   readonly stagingCreated: number;
   /**
-   * Streams' command buffers that went into shared submits (one `queue.submit` at a read batch
-   * for every stream with recorded work, plus the batch's copies): with `readBatches`, how many
-   * streams' work each shared submit carried on average.
+   * Streams whose recorded work went into submits (every submit carries the one shared encoder,
+   * which holds the work of every stream that recorded since the last submit): with `submits`,
+   * how many streams' work each submit carried on average.
    */
   readonly sharedSubmitParts: number;
 }
@@ -380,13 +381,13 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
       storage: this.#storage,
       deviceMemory: this.memory,
       bindGroups: this.#bindGroups,
-      uniformArenas: this.#uniformArenas,
       counters: this.#counters,
       pending: new PendingAccess(),
       failures: this.#failures,
       track: (promise) => this.#track(promise),
       lost,
-      readChecks: (checks) => this.#readback.readChecks(checks),
+      encoder: new SharedEncoder(device, this.#uniformArenas),
+      submitAll: () => void this.#submitAll(),
     };
     this.#gate = new ValidationGate(lost);
     this.#readback = new Readback(
@@ -890,8 +891,9 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     const parts: FinishedWork[] = [];
     const checks: PendingStatusCheck[] = [];
     const streams = this.#pool.streams();
-    let anyWork = tail !== undefined;
-    for (const s of streams) if (s.hasEncoder) anyWork = true;
+    const encoder = this.#context.encoder;
+    const anyWork = tail !== undefined || encoder.open;
+    let shared: ReturnType<SharedEncoder["finish"]>;
     // One validation scope around every finish and the submit (`WebGpuStream.finish`).
     if (anyWork) this.device.pushErrorScope("validation");
     try {
@@ -901,7 +903,9 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
         if (s.hasPendingChecks) checks.push(...s.takeChecks());
       }
       if (anyWork) {
-        const commands = parts.map((p) => p.commands);
+        const commands: GPUCommandBuffer[] = [];
+        shared = encoder.finish();
+        if (shared !== undefined) commands.push(shared.commands);
         if (tail !== undefined) commands.push(tail);
         this.device.queue.submit(commands);
       }
@@ -916,6 +920,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
       this.#counters.sharedSubmitParts += parts.length;
       const completion = new SubmitCompletion(this.device.queue);
       for (const p of parts) p.submitted(scope, completion);
+      shared?.release(this.#lost !== undefined);
     }
     if (checks.length > 0) this.#readback.readChecks(checks);
     return scope;

@@ -22,6 +22,8 @@ import type { UniformArena, UniformArenas } from "./uniform-arenas.js";
 /** How many failures a stream's log keeps (the oldest are dropped). */
 export const FAILURE_LOG_LIMIT = 32;
 
+const roundUp = (n: number, to: number): number => Math.ceil(n / to) * to;
+
 /** The server's submission counters; streams add to them. They only grow. */
 export interface SubmissionCounters {
   /** `queue.submit` calls. */
@@ -52,7 +54,6 @@ export interface StreamContext {
   /** The device's memory: the dealloc clock every stream's manager answers to. */
   readonly deviceMemory: DeviceMemory;
   readonly bindGroups: BindGroupCache;
-  readonly uniformArenas: UniformArenas;
   readonly counters: SubmissionCounters;
   /** The allocations every stream's unsubmitted encoder refers to (see {@link PendingAccess}). */
   readonly pending: PendingAccess;
@@ -62,8 +63,126 @@ export interface StreamContext {
   track(promise: Promise<unknown>): void;
   /** The device-loss error, once the device is lost. */
   lost(): DeviceLostError | undefined;
-  /** Reads back the status words of `checks` (submitted already) and settles them (see `Readback`). */
-  readChecks(checks: readonly PendingStatusCheck[]): void;
+  /** The one encoder every stream records its dispatches into between two submits. */
+  readonly encoder: SharedEncoder;
+  /**
+   * Submits every stream's recorded work (the shared encoder) in one `queue.submit` and starts the
+   * readback of every pending status check: what a stream's `flush` does (the server's shared submit).
+   */
+  submitAll(): void;
+}
+
+/**
+ * The one command encoder, and its one compute pass, that every stream of a server records its
+ * dispatches into between two submits; each stream keeps its own bookkeeping of what it recorded
+ * (accesses, pins, writes, uniforms, checks) and settles it when the encoder is submitted.
+ *
+ * @remarks
+ * **Why shared.** An encoder and a pass per stream cost `createCommandEncoder`, `beginComputePass`,
+ * `end` and `finish` per stream per submit: in a serving turn, 32 request streams made 32 of each
+ * per submit (~36 µs of native calls per request on the 2-core machine's Dawn, measured with
+ * `WEFT_PROBE_NATIVE=1 node .device/profile-host.mjs serving webgpu`); now one of each per submit.
+ * **Order.** Dispatches run in the order they were recorded, whatever their streams: WebGPU orders
+ * a pass's dispatches, and Dawn places the barriers a later dispatch needs to see an earlier one's
+ * writes. So cross-stream dependencies inside one encoder are ordered by construction.
+ * **Invariants.** `open` iff something was encoded since the last {@link SharedEncoder.finish};
+ * the counters count what was encoded since then and are reset by it.
+ */
+export class SharedEncoder {
+  readonly #device: GPUDevice;
+  readonly #arenas: UniformArenas;
+  #encoder: GPUCommandEncoder | undefined;
+  #pass: GPUComputePassEncoder | undefined;
+  /**
+   * Uniform arenas holding the parameters of the encoded launches (every stream's): their bytes
+   * are gathered in each arena's host mirror and written with one `writeBuffer` per arena right
+   * before the submit; given back to the server's arenas right after it (see `UniformArenas`: a
+   * later `writeBuffer` into one is ordered after that submit on the queue).
+   */
+  #uniformBuffers: UniformArena[] = [];
+  /** Next free byte of the last of `#uniformBuffers`; reset at finish. */
+  #uniformCursor = 0;
+  /** Dispatches encoded since the last finish (the `tasksMax` budget). */
+  dispatches = 0;
+  /** Bytes the encoded launches write (the `maxPendingBytes` budget). */
+  pendingBytes = 0;
+  /** Bytes the encoded launches bind (the `maxPendingWork` budget). */
+  pendingWork = 0;
+
+  constructor(device: GPUDevice, arenas: UniformArenas) {
+    this.#device = device;
+    this.#arenas = arenas;
+  }
+
+  /** Whether commands were encoded since the last finish. */
+  get open(): boolean {
+    return this.#encoder !== undefined;
+  }
+
+  /** The open compute pass, begun (with its encoder) on first use after a finish. */
+  pass(): GPUComputePassEncoder {
+    this.#encoder ??= this.#device.createCommandEncoder();
+    this.#pass ??= this.#encoder.beginComputePass();
+    return this.#pass;
+  }
+
+  /**
+   * A region of one of the uniform arenas holding `data` padded to 16 bytes: the bytes go to the
+   * arena's host mirror now and reach the GPU with the arena's one `writeBuffer` at
+   * {@link SharedEncoder.finish}. The launch binds `buffer` with `size` bytes at dynamic offset `offset`.
+   */
+  uniformRegion(data: Uint8Array): { readonly buffer: GPUBuffer; readonly offset: number; readonly size: number } {
+    const arenas = this.#arenas;
+    const size = roundUp(Math.max(16, data.byteLength), 16);
+    if (size > arenas.arenaBytes) {
+      throw new LaunchError(`uniforms of ${data.byteLength} bytes exceed the ${arenas.arenaBytes}-byte limit; pass them in a storage buffer`);
+    }
+    const align = this.#device.limits.minUniformBufferOffsetAlignment;
+    let arena = this.#uniformBuffers[this.#uniformBuffers.length - 1];
+    let offset = roundUp(this.#uniformCursor, align);
+    if (arena === undefined || offset + size > arenas.arenaBytes) {
+      arena = arenas.acquire();
+      this.#uniformBuffers.push(arena);
+      offset = 0;
+    }
+    this.#uniformCursor = offset + size;
+    arena.mirror.set(data, offset);
+    if (size > data.byteLength) arena.mirror.fill(0, offset + data.byteLength, offset + size);
+    return { buffer: arena.buffer, offset, size };
+  }
+
+  /**
+   * Writes the used part of each uniform arena from its mirror (one `writeBuffer` per arena,
+   * queued before the submit of the commands that read them), ends the pass and finishes the
+   * encoder for the caller's submit; `undefined` when nothing was encoded. The caller submits the
+   * commands, then calls `release` (which gives the arenas back).
+   */
+  finish(): { readonly commands: GPUCommandBuffer; readonly release: (lost: boolean) => void } | undefined {
+    const encoder = this.#encoder;
+    if (encoder === undefined) return undefined;
+    const used = this.#uniformBuffers;
+    for (let i = 0; i < used.length; i++) {
+      const arena = used[i] as UniformArena;
+      const bytes = i === used.length - 1 ? this.#uniformCursor : this.#arenas.arenaBytes;
+      if (bytes > 0) this.#device.queue.writeBuffer(arena.buffer, 0, arena.mirror.buffer, arena.mirror.byteOffset, roundUp(bytes, 4));
+    }
+    this.#uniformBuffers = [];
+    this.#uniformCursor = 0;
+    this.#pass?.end();
+    this.#pass = undefined;
+    this.#encoder = undefined;
+    this.dispatches = 0;
+    this.pendingBytes = 0;
+    this.pendingWork = 0;
+    const arenas = this.#arenas;
+    return {
+      commands: encoder.finish(),
+      // The queue orders any later write into these arenas after this submit's launches read them.
+      release: (lost) => {
+        for (const arena of used) arenas.recycle(arena, lost);
+      },
+    };
+  }
 }
 
 /** A status check waiting for the submit of the launch that writes its status (see `WebGpuServer.verify`). */
@@ -99,13 +218,12 @@ export interface Dispatch {
 }
 
 /**
- * A stream's recorded work, finished into a command buffer, on its way into a `queue.submit` that
- * may carry other streams' work too (see `WebGpuServer`'s shared submits).
+ * A stream's share of the shared encoder, finished, on its way into the `queue.submit` that carries
+ * every stream's recorded work (see `WebGpuServer`'s shared submits).
  */
 export interface FinishedWork {
-  readonly commands: GPUCommandBuffer;
   /**
-   * Called exactly once, right after the submit that carried `commands`, with that submit's
+   * Called exactly once, right after the submit that carried the shared encoder, with that submit's
    * validation scope: releases the stream's pins and uniform arenas on the submit's schedule and
    * taints the work's writes if the submit (or this finish) failed.
    */
@@ -167,7 +285,6 @@ export function accessBits(access: BindingAccess): number {
   }
 }
 
-const roundUp = (n: number, to: number): number => Math.ceil(n / to) * to;
 
 /**
  * Which allocations the unsubmitted encoders of a server's streams refer to, counted over streams:
@@ -226,24 +343,27 @@ export class PendingAccess {
 
 
 /**
- * One server stream: its open command encoder and compute pass, what they refer to, its pins, its
- * uniform regions, its memory and its taint claims — and the work on them: encoding a dispatch,
- * writing host bytes in order, and submitting. cubecl-wgpu's `WgpuStream`, which owns its encoder
- * and its flush; the server only routes calls to streams.
+ * One server stream: what it recorded into the shared encoder and not yet submitted (the
+ * allocations its dispatches refer to, its pins, its writes, its uniform regions, its status
+ * checks), its memory and its taint claims — and the work on them: encoding a dispatch, writing
+ * host bytes in order, and asking for the submit. cubecl-wgpu's `WgpuStream`, less the encoder:
+ * every stream records into the server's one {@link SharedEncoder}, so a turn in which 32 streams
+ * record is one encoder and one pass, not 32 of each.
  *
  * @remarks
- * **Why per stream.** Every stream funnels into the one `GPUQueue`, so order between streams is
- * submission order; what a stream keeps is what it has recorded and not yet submitted.
- * **Bounded state.** Everything "since the last submit" is cleared by {@link WebGpuStream.flush},
- * which happens at least every `tasksMax` dispatches (and once its launches write
- * `maxPendingBytes` or bind `maxPendingWork`), so it never holds more than `tasksMax`
+ * **Why per stream.** Every stream funnels into the one `GPUQueue`; what a stream keeps is the
+ * bookkeeping of what it has recorded and not yet submitted, settled when the shared encoder is
+ * submitted ({@link WebGpuStream.finish}).
+ * **Bounded state.** Everything "since the last submit" is cleared at the shared submit, which
+ * happens at least every `tasksMax` dispatches of all streams together (and once their launches
+ * write `maxPendingBytes` or bind `maxPendingWork`), so no stream holds more than `tasksMax`
  * launches' worth of entries. `failures` keeps the last {@link FAILURE_LOG_LIMIT}.
  * **StreamMemory.** Taint claims on this stream's allocations live in `claims` (`ClaimedStream`),
  * so the shared `FailureStore` finds them through the pool.
  * **Lifetimes.** Pins on this stream's own slices are released at submit (the queue orders any
  * later reuse); pins on other streams' slices when the submission completes
- * (`onSubmittedWorkDone`, docs/pitfalls.md#p14). A page is destroyed only after this stream's
- * pending encoder was submitted.
+ * (`onSubmittedWorkDone`, docs/pitfalls.md#p14). A page is destroyed only after the shared
+ * encoder was submitted.
  */
 export class WebGpuStream extends ClaimedStream {
   /** The slot's synthetic id; the `stream` of every allocation of this stream's memory. */
@@ -255,16 +375,8 @@ export class WebGpuStream extends ClaimedStream {
   /** Failures that reached this stream outside any launch (uncaptured errors, failed submits). */
   readonly failures: ServerError[] = [];
   readonly #ctx: StreamContext;
-  /** The open encoder, created on first use after a submit; `undefined` when nothing is recorded. */
-  #encoder: GPUCommandEncoder | undefined;
-  /** The open compute pass of `#encoder`; ended at submit. */
-  #pass: GPUComputePassEncoder | undefined;
-  /** Dispatches recorded in `#encoder` since the last submit. */
-  #dispatches = 0;
-  /** Bytes the launches in `#encoder` write (their write bindings' sizes); reset at submit. */
-  #pendingBytes = 0;
-  /** Bytes the launches in `#encoder` bind, read or written (their bound ranges); reset at submit. */
-  #pendingWork = 0;
+  /** Whether this stream encoded a dispatch into the shared encoder since its last finish. */
+  #recorded = false;
   /** Host writes since the last submit of any kind; reset at every submit. */
   #writesSinceSubmit = 0;
   /**
@@ -280,15 +392,6 @@ export class WebGpuStream extends ClaimedStream {
   #submitPins: (() => void)[] = [];
   /** Pins on other streams' slices, released when this stream's next submission completes. */
   #foreignPins: (() => void)[] = [];
-  /**
-   * Uniform arenas holding the parameters of the unsubmitted encoder's launches: their bytes are
-   * gathered in each arena's host mirror and written with one `writeBuffer` per arena right before
-   * the submit; given back to the server's arenas right after the submit (see `UniformArenas`:
-   * a later `writeBuffer` into one is ordered after that submit on the queue).
-   */
-  #uniformBuffers: UniformArena[] = [];
-  /** Next free byte of the last of `#uniformBuffers`; reset when they are released at submit. */
-  #uniformCursor = 0;
   /**
    * Status checks of launches in the unsubmitted encoder (`WebGpuServer.verify`): their status
    * words are copied out right after the encoder's submit and read back then. Cleared at submit.
@@ -308,12 +411,12 @@ export class WebGpuStream extends ClaimedStream {
 
   /** Whether the unsubmitted encoder holds any command, or a status check waits for its submit. */
   get hasPendingWork(): boolean {
-    return this.#encoder !== undefined || this.#pendingChecks.length > 0;
+    return this.#recorded || this.#pendingChecks.length > 0;
   }
 
   /** Whether commands are recorded and not finished yet (`finish` returns work). */
   get hasEncoder(): boolean {
-    return this.#encoder !== undefined;
+    return this.#recorded;
   }
 
   /** Whether status checks wait for this stream's next submit (a read must flush it first). */
@@ -328,12 +431,12 @@ export class WebGpuStream extends ClaimedStream {
 
   /** How the unsubmitted encoder uses `allocation` (`READ` | `WRITE` bits; 0: not at all). */
   encodedBits(allocation: AllocationId): number {
-    return this.#encoder === undefined ? 0 : (this.#encodedAllocations.get(allocation) ?? 0);
+    return this.#recorded ? (this.#encodedAllocations.get(allocation) ?? 0) : 0;
   }
 
   /** Whether the unsubmitted encoder refers to `allocation` at all (a host write must follow its submit). */
   refersTo(allocation: AllocationId): boolean {
-    return this.#encoder !== undefined && this.#encodedAllocations.has(allocation);
+    return this.#recorded && this.#encodedAllocations.has(allocation);
   }
 
   /**
@@ -343,7 +446,7 @@ export class WebGpuStream extends ClaimedStream {
    * streams that only read shared bytes (weights) keep recording and share one submit later.
    */
   conflictsWith(allocation: AllocationId, bits: number): boolean {
-    if (this.#encoder === undefined) return false;
+    if (!this.#recorded) return false;
     const mine = this.#encodedAllocations.get(allocation);
     return mine !== undefined && ((mine | bits) & WRITE) !== 0;
   }
@@ -360,20 +463,22 @@ export class WebGpuStream extends ClaimedStream {
   }
 
   /**
-   * Encodes `dispatch` in this stream's compute pass and takes over its pins; submits once
-   * `tasksMax` dispatches are recorded. Throws (recording nothing of it) when encoding fails.
+   * Encodes `dispatch` in the shared compute pass and takes over its pins; submits every stream's
+   * work once the shared encoder holds `tasksMax` dispatches (or its launches write
+   * `maxPendingBytes` or bind `maxPendingWork`). Throws (recording nothing of it) when encoding fails.
    */
   dispatch(dispatch: Dispatch): void {
-    const region = dispatch.uniforms === undefined ? undefined : this.#uniformRegion(dispatch.uniforms);
+    const shared = this.#ctx.encoder;
+    const region = dispatch.uniforms === undefined ? undefined : shared.uniformRegion(dispatch.uniforms);
     const bindGroup = this.#ctx.bindGroups.get(dispatch.layout, dispatch.ranges, region);
-    this.#encoder ??= this.#ctx.device.createCommandEncoder();
-    this.#pass ??= this.#encoder.beginComputePass();
-    this.#pass.setPipeline(dispatch.pipeline);
-    if (region === undefined) this.#pass.setBindGroup(0, bindGroup);
-    else this.#pass.setBindGroup(0, bindGroup, [region.offset]);
-    this.#pass.dispatchWorkgroups(dispatch.count[0], dispatch.count[1], dispatch.count[2]);
+    const pass = shared.pass();
+    pass.setPipeline(dispatch.pipeline);
+    if (region === undefined) pass.setBindGroup(0, bindGroup);
+    else pass.setBindGroup(0, bindGroup, [region.offset]);
+    pass.dispatchWorkgroups(dispatch.count[0], dispatch.count[1], dispatch.count[2]);
     this.#ctx.counters.dispatches++;
-    this.#dispatches++;
+    this.#recorded = true;
+    shared.dispatches++;
     for (const { binding, access } of dispatch.bindings) {
       const before = this.#encodedAllocations.get(binding.allocation) ?? 0;
       const after = before | accessBits(access);
@@ -384,9 +489,9 @@ export class WebGpuStream extends ClaimedStream {
     }
     this.#submissionWrites.push(...dispatch.writes);
     for (const pin of dispatch.pins) (pin.stream === this.id ? this.#submitPins : this.#foreignPins).push(pin.unpin);
-    for (const w of dispatch.writes) this.#pendingBytes += w.size;
-    for (const r of dispatch.ranges) this.#pendingWork += r.size;
-    if (this.#dispatches >= this.#ctx.tasksMax || this.#pendingBytes >= this.#ctx.maxPendingBytes || this.#pendingWork >= this.#ctx.maxPendingWork) this.flush();
+    for (const w of dispatch.writes) shared.pendingBytes += w.size;
+    for (const r of dispatch.ranges) shared.pendingWork += r.size;
+    if (shared.dispatches >= this.#ctx.tasksMax || shared.pendingBytes >= this.#ctx.maxPendingBytes || shared.pendingWork >= this.#ctx.maxPendingWork) this.#ctx.submitAll();
   }
 
   /**
@@ -406,7 +511,8 @@ export class WebGpuStream extends ClaimedStream {
   }
 
   /**
-   * Submits the encoder if it holds work (and starts reading back its status checks); else
+   * Submits the shared encoder (every stream's recorded work, this one's among it) when this
+   * stream recorded work or waits for status checks, and starts reading back the checks; else
    * releases the pins it holds. Free pages go back under the device memory's dealloc policy
    * (see `MemoryManagement`), not here.
    */
@@ -415,16 +521,16 @@ export class WebGpuStream extends ClaimedStream {
       for (const unpin of this.#submitPins.splice(0)) unpin();
       return;
     }
-    this.#submitEncoder();
+    this.#ctx.submitAll();
   }
 
   /**
-   * Ends the pass and submits the encoder, if any, and starts the readback of its status checks —
-   * without touching memory: what the shared storage calls before it destroys a page, and the
-   * server before it is destroyed.
+   * Submits the shared encoder, if this stream recorded work or the encoder is open, and starts
+   * the readback of status checks — without touching memory: what the shared storage calls before
+   * it destroys a page, and the server before it is destroyed.
    */
   submit(): void {
-    this.#submitEncoder();
+    if (this.hasPendingWork || this.#ctx.encoder.open) this.#ctx.submitAll();
   }
 
   /** Records a failure in the bounded log. */
@@ -434,51 +540,11 @@ export class WebGpuStream extends ClaimedStream {
   }
 
   /**
-   * A region of one of this stream's uniform arenas holding `data` padded to 16 bytes: the bytes go
-   * to the arena's host mirror now and reach the GPU with the arena's one `writeBuffer` right before
-   * the next submit ({@link WebGpuStream.#writeUniforms}); the arena goes back to the server's
-   * arenas right after that submit. The launch binds `buffer` with `size` bytes at dynamic offset `offset`.
-   */
-  #uniformRegion(data: Uint8Array): { readonly buffer: GPUBuffer; readonly offset: number; readonly size: number } {
-    const arenas = this.#ctx.uniformArenas;
-    const size = roundUp(Math.max(16, data.byteLength), 16);
-    if (size > arenas.arenaBytes) {
-      throw new LaunchError(`uniforms of ${data.byteLength} bytes exceed the ${arenas.arenaBytes}-byte limit; pass them in a storage buffer`);
-    }
-    const align = this.#ctx.device.limits.minUniformBufferOffsetAlignment;
-    let arena = this.#uniformBuffers[this.#uniformBuffers.length - 1];
-    let offset = roundUp(this.#uniformCursor, align);
-    if (arena === undefined || offset + size > arenas.arenaBytes) {
-      arena = arenas.acquire();
-      this.#uniformBuffers.push(arena);
-      offset = 0;
-    }
-    this.#uniformCursor = offset + size;
-    arena.mirror.set(data, offset);
-    if (size > data.byteLength) arena.mirror.fill(0, offset + data.byteLength, offset + size);
-    return { buffer: arena.buffer, offset, size };
-  }
-
-  /**
-   * Writes the used part of each uniform arena from its mirror: one `writeBuffer` per arena, queued
-   * before the submit of the commands that read them (queue order). Every arena but the last is
-   * full up to its last region; the last up to `#uniformCursor`.
-   */
-  #writeUniforms(): void {
-    const arenas = this.#uniformBuffers;
-    for (let i = 0; i < arenas.length; i++) {
-      const arena = arenas[i] as UniformArena;
-      const used = i === arenas.length - 1 ? this.#uniformCursor : this.#ctx.uniformArenas.arenaBytes;
-      if (used > 0) this.#ctx.device.queue.writeBuffer(arena.buffer, 0, arena.mirror.buffer, arena.mirror.byteOffset, roundUp(used, 4));
-    }
-  }
-
-  /**
-   * Ends the pass and finishes the encoder (queueing its uniform writes), leaving nothing recorded,
-   * for a submit the caller makes — alone ({@link WebGpuStream.flush}) or shared with other
-   * streams' work (`WebGpuServer`'s shared submits); `undefined` when nothing is recorded. The
-   * caller submits `commands` before any other queue operation, then calls `submitted` once.
-   * Status checks stay pending: take them with {@link WebGpuStream.takeChecks} after the submit.
+   * Settles this stream's share of the shared encoder, leaving
+   * nothing recorded, for the submit the server makes next (`WebGpuServer`'s shared submits);
+   * `undefined` when this stream recorded nothing. The caller finishes the shared encoder, submits
+   * it before any other queue operation, then calls `submitted` once. Status checks stay pending:
+   * take them with {@link WebGpuStream.takeChecks} after the submit.
    *
    * **Validation scope.** The caller opens one `validation` error scope before its first `finish`
    * and pops it after the `queue.submit`, and passes that scope to `submitted`: one scope per
@@ -490,26 +556,15 @@ export class WebGpuStream extends ClaimedStream {
    * command buffer".
    */
   finish(): FinishedWork | undefined {
-    const encoder = this.#encoder;
-    if (encoder === undefined) return undefined;
-    this.#pass?.end();
-    this.#pass = undefined;
-    this.#encoder = undefined;
-    this.#dispatches = 0;
-    this.#pendingBytes = 0;
-    this.#pendingWork = 0;
+    if (!this.#recorded) return undefined;
+    this.#recorded = false;
     const pending = this.#ctx.pending;
     for (const [allocation, bits] of this.#encodedAllocations) pending.forget(allocation, bits);
     this.#encodedAllocations.clear();
     const writes = this.#submissionWrites;
     this.#submissionWrites = [];
-    const device = this.#ctx.device;
-    this.#writeUniforms();
-    const commands = encoder.finish();
     const submitPins = this.#submitPins.splice(0);
     const foreign = this.#foreignPins.splice(0);
-    const arenas = this.#uniformBuffers.splice(0);
-    this.#uniformCursor = 0;
     let done = false;
     const submitted = (submitScope: Promise<GPUError | null>, completion: SubmitCompletion): void => {
       invariant(!done, "a finished stream's work is submitted once");
@@ -521,38 +576,17 @@ export class WebGpuStream extends ClaimedStream {
       this.#trackSubmission(submitScope, writes);
       this.#writesSinceSubmit = 0;
       for (const unpin of submitPins) unpin();
-      // The queue orders any later write into these arenas after this submit's launches read them.
-      for (const arena of arenas) this.#ctx.uniformArenas.recycle(arena, this.#ctx.lost() !== undefined);
       if (foreign.length === 0) return;
       completion.onDone(() => {
         for (const unpin of foreign) unpin();
       });
     };
-    return { commands, submitted };
+    return { submitted };
   }
 
   /** The status checks waiting for this stream's submit, taken out (the caller reads them back after that submit). */
   takeChecks(): PendingStatusCheck[] {
     return this.#pendingChecks.splice(0);
-  }
-
-  /** Ends the pass and submits the encoder alone, then starts the readback of the status checks its launches wrote. */
-  #submitEncoder(): void {
-    if (this.#encoder !== undefined) {
-      const device = this.#ctx.device;
-      device.pushErrorScope("validation");
-      let work: FinishedWork;
-      try {
-        work = this.finish() as FinishedWork;
-        device.queue.submit([work.commands]);
-      } catch (error) {
-        void device.popErrorScope().catch(() => undefined);
-        throw error;
-      }
-      work.submitted(device.popErrorScope(), new SubmitCompletion(device.queue));
-      this.#ctx.counters.submits++;
-    }
-    if (this.#pendingChecks.length > 0) this.#ctx.readChecks(this.takeChecks());
   }
 
   /** A submission whose scope reports an error taints what its launches wrote. */
