@@ -101,6 +101,8 @@ export class GpuBufferStorage implements ComputeStorage<GPUBuffer> {
   /** Buffers the device failed to allocate, with the error. Entries die with their buffer (weak). */
   readonly #failed = new WeakMap<GPUBuffer, OutOfMemoryError>();
   #retainLimit: number;
+  /** The device's `maxBufferSize`, read once (each `GPUSupportedLimits` attribute is a native getter). */
+  readonly #maxBufferSize: number;
   #retainedBytes = 0;
   readonly #capacity: number;
   /** Bytes of every live buffer (handed out or retained); at most `#capacity`. */
@@ -116,7 +118,8 @@ export class GpuBufferStorage implements ComputeStorage<GPUBuffer> {
     private readonly label: string,
     options: GpuBufferStorageOptions = {},
   ) {
-    this.#retainLimit = options.retainedBytes ?? Math.min(DEFAULT_RETAINED_BYTES, device.limits.maxBufferSize);
+    this.#maxBufferSize = device.limits.maxBufferSize;
+    this.#retainLimit = options.retainedBytes ?? Math.min(DEFAULT_RETAINED_BYTES, this.#maxBufferSize);
     this.#capacity = options.capacity ?? Number.POSITIVE_INFINITY;
   }
 
@@ -143,7 +146,7 @@ export class GpuBufferStorage implements ComputeStorage<GPUBuffer> {
   }
 
   alloc(size: number): GPUBuffer {
-    const max = this.device.limits.maxBufferSize;
+    const max = this.#maxBufferSize;
     const needed = Math.max(32, Math.ceil(size / 4) * 4);
     if (needed > max) throw new BufferTooBigError(size, max);
     if (this.hooks.takeInjectedFailure()) {

@@ -43,6 +43,8 @@ export class StagingPool {
   readonly #device: GPUDevice;
   readonly #maxBuffers: number;
   readonly #maxBytes: number;
+  /** The device's `maxBufferSize`, read once (each `GPUSupportedLimits` attribute is a native getter). */
+  readonly #maxBufferSize: number;
   /** Free buffers, oldest first; at most `#maxBuffers` of them and `#maxBytes` in total. */
   readonly #free: GPUBuffer[] = [];
   #retainedBytes = 0;
@@ -53,13 +55,14 @@ export class StagingPool {
   constructor(device: GPUDevice, options: StagingPoolOptions = {}) {
     this.#device = device;
     this.#maxBuffers = options.maxBuffers ?? 8;
-    this.#maxBytes = options.maxBytes ?? Math.min(2 ** 30, 2 * device.limits.maxBufferSize);
+    this.#maxBufferSize = device.limits.maxBufferSize;
+    this.#maxBytes = options.maxBytes ?? Math.min(2 ** 30, 2 * this.#maxBufferSize);
     invariant(this.#maxBuffers >= 0 && this.#maxBytes >= 0, "staging pool bounds are non-negative");
   }
 
   /** The size of the buffer {@link StagingPool.acquire} hands out for a request of `bytes`. */
   sizeClass(bytes: number): number {
-    return bufferSizeClass(bytes, this.#device.limits.maxBufferSize);
+    return bufferSizeClass(bytes, this.#maxBufferSize);
   }
 
   /**

@@ -62,9 +62,12 @@ export class Readback {
   readonly #staging: StagingPool;
   /** The reads issued in the current turn, not yet copied; `undefined` when none waits. */
   #batch: ReadBatch | undefined;
+  /** The device's `maxBufferSize`, read once (each `GPUSupportedLimits` attribute is a native getter). */
+  readonly #maxBufferSize: number;
 
   constructor(host: ReadbackHost, options?: StagingPoolOptions) {
     this.#host = host;
+    this.#maxBufferSize = host.device.limits.maxBufferSize;
     this.#staging = new StagingPool(host.device, options);
   }
 
@@ -197,7 +200,7 @@ export class Readback {
   #perform(batch: ReadBatch): void {
     const host = this.#host;
     const device = host.device;
-    const maxGroup = Math.floor(device.limits.maxBufferSize / 4) * 4;
+    const maxGroup = Math.floor(this.#maxBufferSize / 4) * 4;
     const reads: PendingRead[] = [];
     const sources: ReadSource[][] = [];
     for (const r of batch.reads) {
@@ -207,7 +210,7 @@ export class Readback {
           new UnsupportedError(
             "reads larger than one staging buffer",
             `a read of ${r.bindings.length} bindings needs ${readBytes(mine)} bytes; the device's maxBufferSize is ` +
-              `${device.limits.maxBufferSize}; read the bindings in separate calls`,
+              `${this.#maxBufferSize}; read the bindings in separate calls`,
           ),
         );
         releasePins(r);

@@ -91,6 +91,8 @@ export interface StreamContext {
 export class SharedEncoder {
   readonly #device: GPUDevice;
   readonly #arenas: UniformArenas;
+  /** The device's `minUniformBufferOffsetAlignment`, read once (a native getter; see `WebGpuServer`). */
+  readonly #uniformAlignment: number;
   #encoder: GPUCommandEncoder | undefined;
   #pass: GPUComputePassEncoder | undefined;
   /**
@@ -112,6 +114,7 @@ export class SharedEncoder {
   constructor(device: GPUDevice, arenas: UniformArenas) {
     this.#device = device;
     this.#arenas = arenas;
+    this.#uniformAlignment = device.limits.minUniformBufferOffsetAlignment;
   }
 
   /** Whether commands were encoded since the last finish. */
@@ -137,7 +140,7 @@ export class SharedEncoder {
     if (size > arenas.arenaBytes) {
       throw new LaunchError(`uniforms of ${data.byteLength} bytes exceed the ${arenas.arenaBytes}-byte limit; pass them in a storage buffer`);
     }
-    const align = this.#device.limits.minUniformBufferOffsetAlignment;
+    const align = this.#uniformAlignment;
     let arena = this.#uniformBuffers[this.#uniformBuffers.length - 1];
     let offset = roundUp(this.#uniformCursor, align);
     if (arena === undefined || offset + size > arenas.arenaBytes) {
