@@ -643,7 +643,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     this.#checkAlive();
     // Misuse throws before anything is recorded, whatever the mode (as on every server).
     this.#checkLaunch(kernel, count, bindings);
-    for (const kb of bindings) this.#owner(kb.binding, "launch").memory.resolve(kb.binding);
+    for (const kb of bindings) this.#owner(kb.binding, "launch").memory.check(kb.binding);
     const entry = this.#pipelines.getOrCompile(kernel);
     if (mode === "discard") return;
     const s = this.#stream(stream);
