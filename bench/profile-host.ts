@@ -131,6 +131,28 @@ async function record(ops: number): Promise<void> {
   x.dispose();
 }
 
+/** Where a step's time goes: recording, the synchronous part of `sync()` (executing what was recorded), and the wait. */
+interface Split {
+  record: number;
+  execute: number;
+  wait: number;
+}
+
+/** Records `count` outputs of `produce`, then one awaited sync; adds each phase's time to `split`; returns the outputs (kept alive until the wait). */
+async function splitStep(produce: () => Tensor, count: number, split: Split): Promise<Tensor[]> {
+  const kept: Tensor[] = [];
+  const t0 = performance.now();
+  for (let j = 0; j < count; j++) kept.push(produce());
+  const t1 = performance.now();
+  const done = d.sync();
+  const t2 = performance.now();
+  await done;
+  split.record += t1 - t0;
+  split.execute += t2 - t1;
+  split.wait += performance.now() - t2;
+  return kept;
+}
+
 /**
  * One producer in a loop (newest output kept, one non-awaited sync per iteration), like the
  * bench's throughput method: the fused chain over `n` elements, `sum` of `n`, the row sum of
@@ -151,20 +173,8 @@ async function loop(kind: "chain" | "sum" | "rowsum" | "matmul", n: number, iter
       // The bench's reduction loop: `batch` outputs recorded back to back and kept, one wait.
       // Where a batch's time goes: recording, the synchronous part of `sync()` (executing what
       // was recorded: host work, with the device's submits), and the wait for the device.
-      const split = { record: 0, execute: 0, wait: 0 };
-      for (let i = 0; i < steps; i += batch) {
-        const kept: Tensor[] = [];
-        const t0 = performance.now();
-        for (let j = 0; j < batch; j++) kept.push(produce());
-        const t1 = performance.now();
-        const done = d.sync();
-        const t2 = performance.now();
-        await done;
-        split.record += t1 - t0;
-        split.execute += t2 - t1;
-        split.wait += performance.now() - t2;
-        for (const o of kept) o.dispose();
-      }
+      const split: Split = { record: 0, execute: 0, wait: 0 };
+      for (let i = 0; i < steps; i += batch) for (const o of await splitStep(produce, batch, split)) o.dispose();
       const us = (ms: number): string => ((ms / steps) * 1000).toFixed(1);
       console.log(`  per iteration: record ${us(split.record)} µs, execute ${us(split.execute)} µs, wait ${us(split.wait)} µs`);
     } else {
@@ -184,20 +194,9 @@ async function loop(kind: "chain" | "sum" | "rowsum" | "matmul", n: number, iter
   // The latency method: one wait per iteration (WEFT_PROBE_LATENCY=k iterations, 50 by default).
   const steps = Math.max(1, Math.min(iterations, Number(process.env["WEFT_PROBE_LATENCY"] ?? 50)));
   const native = nativeCalls();
-  const split = { record: 0, execute: 0, wait: 0 };
+  const split: Split = { record: 0, execute: 0, wait: 0 };
   const start = performance.now();
-  for (let i = 0; i < steps; i++) {
-    const t0 = performance.now();
-    const y = produce();
-    const t1 = performance.now();
-    const done = d.sync();
-    const t2 = performance.now();
-    await done;
-    split.record += t1 - t0;
-    split.execute += t2 - t1;
-    split.wait += performance.now() - t2;
-    y.dispose();
-  }
+  for (let i = 0; i < steps; i++) for (const o of await splitStep(produce, 1, split)) o.dispose();
   const per = (ms: number): string => ((ms / steps) * 1000).toFixed(1);
   console.log(`${kind} of [${shape}] on ${d.label}, one wait per iteration: ${per(performance.now() - start)} µs/iteration (record ${per(split.record)}, execute ${per(split.execute)}, wait ${per(split.wait)})`);
   native?.report(steps, "iteration");
