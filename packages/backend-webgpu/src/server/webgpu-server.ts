@@ -57,14 +57,14 @@ export interface WebGpuServerOptions {
   /** Dispatches recorded (by all streams, in the shared encoder) before they are submitted. Default 64. */
   readonly tasksMax?: number;
   /**
-   * Bytes a stream's unsubmitted launches may write before it is submitted. Default 64 MiB. Freed
+   * Bytes the unsubmitted launches (all streams') may write before they are submitted. Default 64 MiB. Freed
    * memory that unsubmitted launches use is reused only after their submit, so this bounds the
    * extra memory a loop of large launches holds while syncs wait for the end of the turn.
    */
   readonly maxPendingBytes?: number;
   /**
-   * Bytes a stream's unsubmitted launches may bind, read or written (each launch's bound ranges,
-   * counted per launch), before it is submitted: a measure of the device work the host holds back.
+   * Bytes the unsubmitted launches (all streams') may bind, read or written (each launch's bound
+   * ranges, counted per launch), before they are submitted: a measure of the device work the host holds back.
    * Default 1 GiB.
    *
    * Why: the device starts nothing before the submit. A loop of launches that read much and write
@@ -100,7 +100,7 @@ export interface WebGpuServerOptions {
   readonly maxPipelines?: number;
   /** Bounds of the pool of readback staging buffers (see `StagingPool`). */
   readonly staging?: StagingPoolOptions;
-  /** When a read's own stream submits its recorded work (see {@link ReadSubmit}). Default `"batch"`. */
+  /** When the recorded work a read waits for is submitted (see {@link ReadSubmit}). Default `"batch"`. */
   readonly readSubmit?: ReadSubmit;
   /** Reads per early shared submit under `readSubmit: "batch"` (a positive integer). Default 8. */
   readonly readBatch?: number;
@@ -112,9 +112,9 @@ export interface WebGpuServerOptions {
  * - `turn`: with the turn's read batch — every stream's recorded work and the
  *   copies of every read of the turn in one `queue.submit`, one map. The fewest submits; but the
  *   GPU starts only once the host has recorded the whole turn (32 served requests, say).
- * - `read`: the reading stream submits its recorded work when the read is issued, so the GPU runs
- *   it while the host records what comes next (the next request); the turn's copies and map are
- *   still shared. One more submit per read (~45 µs of host time on the H200) for the overlap.
+ * - `read`: the work recorded so far (every stream's: one shared encoder) is submitted when the
+ *   read is issued, so the GPU runs it while the host records what comes next (the next request);
+ *   the turn's copies and map are still shared. One more submit per read (~45 µs of host time on the H200) for the overlap.
  * - `batch` (the default): as `turn`, but every `readBatch` reads of a turn (default 8), every
  *   stream's recorded work so far is submitted in one shared submit, so the GPU runs the first
  *   requests of a wave while the host records the next ones; the copies and the map stay shared
@@ -215,14 +215,14 @@ const roundUp = (n: number, to: number): number => Math.ceil(n / to) * to;
  *
  * @remarks
  * **Order.** Everything funnels into the one queue, so order is submission order. Before work of
- * stream S touches an allocation, every *other* stream whose unsubmitted encoder conflicts with
- * that use (one of the two writes the allocation) is submitted first (producers before consumers,
- * readers before a later writer); readers of the same bytes never flush each other. Host writes
- * (`queue.writeBuffer`) jump ahead of unsubmitted encoders, so every encoder that refers to the
+ * stream S touches an allocation, the recorded work is submitted first when another stream's part
+ * of it conflicts with that use (one of the two writes the allocation: producers before consumers,
+ * readers before a later writer); readers of the same bytes never flush each other. Every stream
+ * records into one shared encoder (`SharedEncoder`), whose dispatches run in recording order. Host
+ * writes (`queue.writeBuffer`) jump ahead of unsubmitted work, so recorded work that refers to the
  * written bytes is submitted before the write (docs/pitfalls.md#p15).
- * **Batching.** A stream submits every `tasksMax` dispatches (or `maxPendingBytes` written, or
- * `maxPendingWork` bound), and
- * at flushes and conflicts; the syncs of one turn share one submit at the turn's end.
+ * **Batching.** The shared encoder is submitted every `tasksMax` dispatches (or `maxPendingBytes`
+ * written, or `maxPendingWork` bound, all streams together), and at flushes and conflicts; the syncs of one turn share one submit at the turn's end.
  * Reads issued in one turn are coalesced, and sealing them submits every stream's recorded work
  * and the read copies in one `queue.submit` (see `Readback`, docs/performance.md#shared-submits).
  * **Lifetimes.** A launch pins every slice it binds until its stream releases the pins (see
@@ -835,10 +835,10 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
   }
 
   /**
-   * Submits every stream other than `s` whose unsubmitted encoder conflicts with `bindings` (see
-   * `WebGpuStream.conflictsWith`: one of the two writes an allocation), so that work recorded on
-   * `s` now is submitted after it. Plain buffer bindings (host writes) count as writes. Streams
-   * that only read what `s` reads keep their encoders open (they join a later shared submit).
+   * Submits the recorded work when a stream other than `s` has a part of it that conflicts with
+   * `bindings` (see `WebGpuStream.conflictsWith`: one of the two writes an allocation), so that
+   * work recorded on `s` now is submitted after it. Plain buffer bindings (host writes) count as
+   * writes. Streams that only read what `s` reads keep recording (they join a later shared submit).
    */
   #align(s: WebGpuStream, bindings: readonly (BufferBinding | KernelBinding)[]): void {
     // Called for every launch and write. With 32 requests recording before one shared submit,

@@ -42,10 +42,11 @@ export interface StreamContext {
   readonly device: GPUDevice;
   /** The memory layout every stream's manager uses. */
   readonly memory: MemoryConfiguration;
-  /** Dispatches recorded before the stream submits by itself. */
+  /** Dispatches recorded (every stream's, in the shared encoder) before they are submitted. */
   readonly tasksMax: number;
-  /** Bytes written by recorded launches before the stream submits by itself. */
+  /** Bytes written by the recorded launches (every stream's) before they are submitted. */
   readonly maxPendingBytes: number;
+  /** Bytes bound by the recorded launches (every stream's) before they are submitted. */
   readonly maxPendingWork: number;
   /** Host writes between two submits during bulk uploads (docs/pitfalls.md#p15). */
   readonly writesPerSubmit: number;
