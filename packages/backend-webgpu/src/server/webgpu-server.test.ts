@@ -183,9 +183,14 @@ describe("WebGpuServer", () => {
       await Promise.all(streams.map((s) => server.sync(s)));
       const after = server.stats();
       expect([encoders, after.submits - before.submits, after.sharedSubmitParts - before.sharedSubmitParts], "one encoder and one submit carried the eight streams' work").toEqual([1, 1, 8]);
-      // S1 doubles S0's bytes right after S0 incremented them, in the same turn.
+      // S1 doubles S0's bytes right after S0 incremented them, in the same turn: ordered by the
+      // encoder, no submit between them.
+      server.compile(doubleKernel("test/shared-double"));
+      await server.sync(S0);
+      const mid = server.stats();
       server.launch(increment, [1, 1, 1], [{ binding: (own[0] as (typeof own)[number]).binding(), access: "read-write" }], S0, "execute");
       server.launch(doubleKernel("test/shared-double"), [1, 1, 1], [{ binding: (own[0] as (typeof own)[number]).binding(), access: "read" }, { binding: doubled.binding(), access: "write" }], S1, "execute");
+      expect(server.stats().submits - mid.submits, "a consumer on another stream needs no submit of its producer first").toBe(0);
       const reads = await Promise.all(streams.map((s, i) => server.read([(own[i] as (typeof own)[number]).binding()], s)));
       expect(reads.map(([bytes]) => asU32(bytes as Uint8Array)), "every stream's launch ran once (S0's twice)").toEqual(streams.map((_, i) => (i === 0 ? [2, 102] : [i + 1, 101 + i])));
       const [[d]] = await Promise.all([server.read([doubled.binding()], S1)]);
@@ -296,6 +301,21 @@ describe("WebGpuServer", () => {
     const [bytes] = await server.read([x.binding()], S0);
     expect(asU32(bytes as Uint8Array), "the write comes after the increment, so it is not incremented").toEqual([100, 200, 300, 400]);
     x.release();
+  });
+
+  it("a host write on one stream waits for any stream's recorded launch that binds the bytes (docs/pitfalls.md#p15)", async () => {
+    const S2 = StreamId.of(2);
+    const x = server.create(u32Bytes([5, 5, 5, 5]), S0);
+    const seen = server.empty(16, S2);
+    await server.sync(S0);
+    // S2 (neither the writer nor the owner) records a read of x; then S1 writes x from the host.
+    server.launch(doubleKernel("test/write-after-read"), [1, 1, 1], [{ binding: x.binding(), access: "read" }, { binding: seen.binding(), access: "write" }], S2, "execute");
+    server.write(x.binding(), u32Bytes([1, 2, 3, 4]), S1);
+    const [[s], [xs]] = await Promise.all([server.read([seen.binding()], S2), server.read([x.binding()], S0)]);
+    expect(asU32(s as Uint8Array), "S2's launch read x before the write").toEqual([10, 10, 10, 10]);
+    expect(asU32(xs as Uint8Array), "the write landed after it").toEqual([1, 2, 3, 4]);
+    x.release();
+    seen.release();
   });
 
   it("reads on one stream a buffer another stream produced, after the producer's pending work", async () => {

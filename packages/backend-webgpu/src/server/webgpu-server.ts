@@ -39,13 +39,11 @@ import { UniformArenas } from "./uniform-arenas.js";
 import { ValidationGate } from "./validation-gate.js";
 import {
   WebGpuStream,
-  accessBits,
   type FinishedWork,
   type LaunchPin,
   type PendingStatusCheck,
   type StreamContext,
   type SubmissionCounters,
-  PendingAccess,
   SharedEncoder,
   SubmitCompletion,
 } from "./webgpu-stream.js";
@@ -389,7 +387,6 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
       deviceMemory: this.memory,
       bindGroups: this.#bindGroups,
       counters: this.#counters,
-      pending: new PendingAccess(),
       failures: this.#failures,
       track: (promise) => this.#track(promise),
       lost,
@@ -834,30 +831,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     return { buffer: resolved.resource, offset: resolved.offset, size: binding.size };
   }
 
-  /**
-   * Submits the recorded work when a stream other than `s` has a part of it that conflicts with
-   * `bindings` (see `WebGpuStream.conflictsWith`: one of the two writes an allocation), so that
-   * work recorded on `s` now is submitted after it. Plain buffer bindings (host writes) count as
-   * writes. Streams that only read what `s` reads keep recording (they join a later shared submit).
-   */
-  #align(s: WebGpuStream, bindings: readonly (BufferBinding | KernelBinding)[]): void {
-    // Called for every launch and write. With 32 requests recording before one shared submit,
-    // asking every stream about every binding was ~30 × the bindings per launch; the pending
-    // index answers "no other stream can conflict" with one lookup per binding, and only a
-    // possible conflict walks the streams (allocating nothing: no iterator, no closure).
-    const pending = this.#context.pending;
-    for (let k = 0; k < bindings.length; k++) {
-      const b = bindings[k] as BufferBinding | KernelBinding;
-      const allocation = "binding" in b ? b.binding.allocation : b.allocation;
-      const bits = "binding" in b ? accessBits(b.access) : accessBits("write");
-      if (!pending.othersMayConflict(allocation, bits, s.encodedBits(allocation))) continue;
-      const streams = this.#pool.streams();
-      for (let i = 0; i < streams.length; i++) {
-        const other = streams[i];
-        if (other !== undefined && other !== s && other.conflictsWith(allocation, bits)) other.flush();
-      }
-    }
-  }
+
 
   /**
    * Settles `done` once every stream's work recorded so far has completed on the device: the
@@ -887,10 +861,9 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
   }
 
   /**
-   * Submits every stream's recorded work, then `tail` (a readback's copies), in one
-   * `queue.submit`, then starts one readback of every stream's pending status checks. Pending
-   * encoders of different streams never conflict (`#align` submitted the earlier of any two that
-   * did), so their order inside the submit is free; `tail` goes last, after everything it copies.
+   * Submits every stream's recorded work (the shared encoder, whose dispatches run in recording
+   * order), then `tail` (a readback's copies), in one `queue.submit`, then starts one readback of
+   * every stream's pending status checks; `tail` goes last, after everything it copies.
    * Returns the submit's validation scope (`null` at once when there was nothing to submit).
    * See docs/performance.md#shared-submits.
    */
@@ -1073,7 +1046,9 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     const { pipeline, bindGroupLayout } = entry;
     invariant(pipeline !== undefined && bindGroupLayout !== undefined, "a launch runs only once its pipeline is valid");
     try {
-      this.#align(s, bindings);
+      // No cross-stream submit first: every stream records into the one shared encoder, whose
+      // dispatches run in recording order, so a launch that uses another stream's recorded writes
+      // (or writes what another stream's recorded work reads) is ordered after them already.
       s.dispatch({
         pipeline,
         layout: bindGroupLayout,
@@ -1099,10 +1074,9 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
   /** A host write whose turn came: submits what it must follow, then lets the writing stream write. */
   #runWrite(s: WebGpuStream, owner: WebGpuStream, binding: BufferBinding, data: Uint8Array, padded: number): void {
     this.#readback.sealOverlapping([binding]);
-    this.#align(s, [binding]);
-    // The write jumps ahead of unsubmitted encoders: only one that refers to the bytes must go first.
-    if (s.refersTo(binding.allocation)) s.flush();
-    if (owner !== s && owner.refersTo(binding.allocation)) owner.flush();
+    // The write jumps ahead of unsubmitted work: recorded work that binds the bytes (any stream's,
+    // all in the shared encoder) must be submitted first.
+    if (this.#context.encoder.refers.has(binding.allocation)) void this.#submitAll();
     const r = owner.memory.resolve(binding);
     let bytes = data;
     if (padded !== data.byteLength) {

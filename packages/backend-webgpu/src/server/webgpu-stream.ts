@@ -56,8 +56,6 @@ export interface StreamContext {
   readonly deviceMemory: DeviceMemory;
   readonly bindGroups: BindGroupCache;
   readonly counters: SubmissionCounters;
-  /** The allocations every stream's unsubmitted encoder refers to (see {@link PendingAccess}). */
-  readonly pending: PendingAccess;
   /** Where launches' failures are recorded (the server's store over its pool of streams). */
   readonly failures: FailureStore<WebGpuStream>;
   /** Registers a promise (an error scope) whose settlement reads must wait for. */
@@ -111,6 +109,12 @@ export class SharedEncoder {
   pendingBytes = 0;
   /** Bytes the encoded launches bind (the `maxPendingWork` budget). */
   pendingWork = 0;
+  /**
+   * The allocations the encoded launches bind (any stream's): a host write into one of them must
+   * wait for this encoder's submit (a `queue.writeBuffer` jumps ahead of unsubmitted work).
+   * Cleared at finish; bounded by the bindings of `tasksMax` launches.
+   */
+  readonly refers = new Set<AllocationId>();
 
   constructor(device: GPUDevice, arenas: UniformArenas) {
     this.#device = device;
@@ -178,6 +182,7 @@ export class SharedEncoder {
     this.dispatches = 0;
     this.pendingBytes = 0;
     this.pendingWork = 0;
+    this.refers.clear();
     const arenas = this.#arenas;
     return {
       commands: encoder.finish(),
@@ -270,82 +275,6 @@ export class SubmitCompletion {
   }
 }
 
-/** Bit of {@link WebGpuStream}'s encoded accesses: the unsubmitted encoder reads the allocation. */
-const READ = 1;
-/** Bit of {@link WebGpuStream}'s encoded accesses: the unsubmitted encoder writes the allocation. */
-const WRITE = 2;
-
-/** The access bits of `access`. */
-export function accessBits(access: BindingAccess): number {
-  switch (access) {
-    case "read":
-      return READ;
-    case "write":
-      return WRITE;
-    case "read-write":
-      return READ | WRITE;
-    default:
-      return access satisfies never;
-  }
-}
-
-
-/**
- * Which allocations the unsubmitted encoders of a server's streams refer to, counted over streams:
- * how many streams' encoders use each, and how many of them write it. Lets `WebGpuServer` decide
- * with one lookup per binding whether a launch can conflict with another stream's pending work
- * (the common answer, with many streams recording before one shared submit, is no), instead of
- * asking every stream about every binding.
- *
- * @remarks
- * **Invariant.** For every allocation, `streams` is the number of streams whose
- * {@link WebGpuStream.encodedBits} for it is non-zero and `writers` the number whose bits include
- * a write; an allocation no encoder refers to has no entry (bounded by the pending bindings).
- */
-export class PendingAccess {
-  readonly #counts = new Map<AllocationId, { streams: number; writers: number }>();
-
-  /** Number of allocations some encoder refers to (tests). */
-  get size(): number {
-    return this.#counts.size;
-  }
-
-  /** A stream's bits for `allocation` went from `before` to `after` (`after` ⊇ `before`, not both 0). */
-  note(allocation: AllocationId, before: number, after: number): void {
-    let c = this.#counts.get(allocation);
-    if (c === undefined) {
-      c = { streams: 0, writers: 0 };
-      this.#counts.set(allocation, c);
-    }
-    if (before === 0) c.streams++;
-    if ((before & WRITE) === 0 && (after & WRITE) !== 0) c.writers++;
-  }
-
-  /** A stream whose bits for `allocation` were `bits` submitted its encoder. */
-  forget(allocation: AllocationId, bits: number): void {
-    const c = this.#counts.get(allocation);
-    if (c === undefined) return;
-    c.streams--;
-    if ((bits & WRITE) !== 0) c.writers--;
-    if (c.streams <= 0) this.#counts.delete(allocation);
-  }
-
-  /**
-   * Whether some stream other than one whose own bits are `own` may hold work that a use of
-   * `allocation` with `bits` must follow: another stream writes it, or this use writes and
-   * another stream uses it at all.
-   */
-  othersMayConflict(allocation: AllocationId, bits: number, own: number): boolean {
-    const c = this.#counts.get(allocation);
-    if (c === undefined) return false;
-    const others = c.streams - (own !== 0 ? 1 : 0);
-    if (others <= 0) return false;
-    const otherWriters = c.writers - ((own & WRITE) !== 0 ? 1 : 0);
-    return otherWriters > 0 || (bits & WRITE) !== 0;
-  }
-}
-
-
 /**
  * One server stream: what it recorded into the shared encoder and not yet submitted (the
  * allocations its dispatches refer to, its pins, its writes, its uniform regions, its status
@@ -383,13 +312,6 @@ export class WebGpuStream extends ClaimedStream {
   #recorded = false;
   /** Host writes since the last submit of any kind; reset at every submit. */
   #writesSinceSubmit = 0;
-  /**
-   * Allocations the unsubmitted encoder refers to (any stream's), with how it uses them (`READ` |
-   * `WRITE` bits): another stream's work must wait for this encoder's submit only when one of the
-   * two writes (see {@link WebGpuStream.conflictsWith}). Cleared at submit; bounded by the
-   * bindings of `tasksMax` launches.
-   */
-  readonly #encodedAllocations = new Map<AllocationId, number>();
   /** Bytes the unsubmitted encoder writes; tainted if its submission fails; cleared at submit. */
   #submissionWrites: BufferBinding[] = [];
   /** Pins on this stream's own slices held until the encoder is submitted; released at submit. */
@@ -433,28 +355,6 @@ export class WebGpuStream extends ClaimedStream {
     this.#pendingChecks.push(check);
   }
 
-  /** How the unsubmitted encoder uses `allocation` (`READ` | `WRITE` bits; 0: not at all). */
-  encodedBits(allocation: AllocationId): number {
-    return this.#recorded ? (this.#encodedAllocations.get(allocation) ?? 0) : 0;
-  }
-
-  /** Whether the unsubmitted encoder refers to `allocation` at all (a host write must follow its submit). */
-  refersTo(allocation: AllocationId): boolean {
-    return this.#recorded && this.#encodedAllocations.has(allocation);
-  }
-
-  /**
-   * Whether work that uses `allocation` with access bits `bits` (see {@link accessBits}) must be
-   * submitted after this stream's unsubmitted encoder: one of the two writes it (a producer before
-   * its consumer, readers before a later writer, writes in order). Two readers never conflict, so
-   * streams that only read shared bytes (weights) keep recording and share one submit later.
-   */
-  conflictsWith(allocation: AllocationId, bits: number): boolean {
-    if (!this.#recorded) return false;
-    const mine = this.#encodedAllocations.get(allocation);
-    return mine !== undefined && ((mine | bits) & WRITE) !== 0;
-  }
-
   /**
    * The range a launch binds for `binding` of this stream's memory (4-byte padded, inside its
    * buffer), or the out-of-memory failure of the page behind it.
@@ -483,14 +383,7 @@ export class WebGpuStream extends ClaimedStream {
     this.#ctx.counters.dispatches++;
     this.#recorded = true;
     shared.dispatches++;
-    for (const { binding, access } of dispatch.bindings) {
-      const before = this.#encodedAllocations.get(binding.allocation) ?? 0;
-      const after = before | accessBits(access);
-      if (after !== before) {
-        this.#encodedAllocations.set(binding.allocation, after);
-        this.#ctx.pending.note(binding.allocation, before, after);
-      }
-    }
+    for (const { binding } of dispatch.bindings) shared.refers.add(binding.allocation);
     this.#submissionWrites.push(...dispatch.writes);
     for (const pin of dispatch.pins) (pin.stream === this.id ? this.#submitPins : this.#foreignPins).push(pin.unpin);
     for (const w of dispatch.writes) shared.pendingBytes += w.size;
@@ -562,9 +455,6 @@ export class WebGpuStream extends ClaimedStream {
   finish(): FinishedWork | undefined {
     if (!this.#recorded) return undefined;
     this.#recorded = false;
-    const pending = this.#ctx.pending;
-    for (const [allocation, bits] of this.#encodedAllocations) pending.forget(allocation, bits);
-    this.#encodedAllocations.clear();
     const writes = this.#submissionWrites;
     this.#submissionWrites = [];
     const submitPins = this.#submitPins.splice(0);
