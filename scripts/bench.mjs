@@ -73,6 +73,8 @@ await build({ ...common, entryPoints: [join(root, "bench", "conformance-gpu.ts")
 await build({ ...common, entryPoints: [join(root, "bench", "profile-chain.ts")], outfile: join(root, ".device", "profile-chain.mjs") });
 // The host path's loops (recording, a fused chain, serving) on the CPU backend or WebGPU, for `node --cpu-prof`.
 await build({ ...common, entryPoints: [join(root, "bench", "profile-host.ts")], outfile: join(root, ".device", "profile-host.mjs") });
+// The raw round trip of one dispatch and its wait, no engine (docs/performance.md#host-floors).
+await build({ ...common, entryPoints: [join(root, "bench", "raw-latency.ts")], outfile: join(root, ".device", "raw-latency.mjs") });
 // Matmul tile configurations timed outside the tuner (docs/performance.md, "Split-K matmul").
 await build({ ...common, entryPoints: [join(root, "bench", "profile-matmul.ts")], outfile: join(root, ".device", "profile-matmul.mjs") });
 // The random-program differential test as a long run (see bench/fuzz.ts and scripts/fuzz.mjs).
