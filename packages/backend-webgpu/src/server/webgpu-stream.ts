@@ -174,9 +174,9 @@ export class SharedEncoder {
       const bytes = i === used.length - 1 ? this.#uniformCursor : this.#arenas.arenaBytes;
       if (bytes > 0) this.#device.queue.writeBuffer(arena.buffer, 0, arena.mirror.buffer, arena.mirror.byteOffset, roundUp(bytes, 4));
     }
+    const pass = this.#pass;
     this.#uniformBuffers = [];
     this.#uniformCursor = 0;
-    this.#pass?.end();
     this.#pass = undefined;
     this.#encoder = undefined;
     this.dispatches = 0;
@@ -184,13 +184,20 @@ export class SharedEncoder {
     this.pendingWork = 0;
     this.refers.clear();
     const arenas = this.#arenas;
-    return {
-      commands: encoder.finish(),
-      // The queue orders any later write into these arenas after this submit's launches read them.
-      release: (lost) => {
-        for (const arena of used) arenas.recycle(arena, lost);
-      },
+    // The queue orders any later write into these arenas after this submit's launches read them.
+    const release = (lost: boolean): void => {
+      for (const arena of used) arenas.recycle(arena, lost);
     };
+    let commands: GPUCommandBuffer;
+    try {
+      pass?.end();
+      commands = encoder.finish();
+    } catch (error) {
+      // Nothing of this encoder will be submitted: its arenas go back now, not never.
+      release(false);
+      throw error;
+    }
+    return { commands, release };
   }
 }
 
