@@ -73,8 +73,9 @@ export interface StreamContext {
 
 /**
  * The one command encoder, and its one compute pass, that every stream of a server records its
- * dispatches into between two submits; each stream keeps its own bookkeeping of what it recorded
- * (accesses, pins, writes, uniforms, checks) and settles it when the encoder is submitted.
+ * dispatches into between two submits, with the uniform parameters of every launch and the
+ * allocations they bind; each stream keeps its own bookkeeping of what it recorded (pins, writes,
+ * status checks) and settles it when the encoder is submitted.
  *
  * @remarks
  * **Why shared.** An encoder and a pass per stream cost `createCommandEncoder`, `beginComputePass`,
