@@ -17,6 +17,7 @@
  * @module
  */
 import { requestWebGpuDevice } from "@weft/backend-webgpu";
+import { median } from "./harness/measure.js";
 
 const COLS = 16384;
 const rows = Number(process.argv[2] ?? 4096);
@@ -99,8 +100,7 @@ async function submitAndWait(commands: GPUCommandBuffer, scope: boolean): Promis
     await submitAndWait(encode(rowSum, rowSumGroup, rows, 50), false);
     if (i >= 2) per.push(((performance.now() - start) * 1000) / 50);
   }
-  per.sort((p, q) => p - q);
-  console.log(`row sum ${rows}×${COLS} f32, 50 dispatches per submit: ${(per[per.length >> 1] as number).toFixed(1)} µs per dispatch`);
+  console.log(`row sum ${rows}×${COLS} f32, 50 dispatches per submit: ${median(per).toFixed(1)} µs per dispatch`);
 }
 console.log(`one dispatch (1 invocation), submit, onSubmittedWorkDone: ${await timed(() => submitAndWait(encode(tiny, tinyGroup, 1), false))}`);
 console.log(`the same inside a validation error scope: ${await timed(() => submitAndWait(encode(tiny, tinyGroup, 1), true))}`);

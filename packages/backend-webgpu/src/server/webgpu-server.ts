@@ -55,14 +55,15 @@ export interface WebGpuServerOptions {
   /** Dispatches recorded (by all streams, in the shared encoder) before they are submitted. Default 64. */
   readonly tasksMax?: number;
   /**
-   * Bytes the unsubmitted launches (all streams') may write before they are submitted. Default 64 MiB. Freed
-   * memory that unsubmitted launches use is reused only after their submit, so this bounds the
-   * extra memory a loop of large launches holds while syncs wait for the end of the turn.
+   * Bytes the unsubmitted launches (all streams') may write before they are submitted. Default
+   * 64 MiB. Freed memory that unsubmitted launches use is reused only after their submit, so this
+   * bounds the extra memory a loop of large launches holds while syncs wait for the end of the turn.
    */
   readonly maxPendingBytes?: number;
   /**
    * Bytes the unsubmitted launches (all streams') may bind, read or written (each launch's bound
-   * ranges, counted per launch), before they are submitted: a measure of the device work the host holds back.
+   * ranges, counted per launch), before they are submitted: a measure of the device work the host
+   * holds back.
    * Default 1 GiB.
    *
    * Why: the device starts nothing before the submit. A loop of launches that read much and write
@@ -112,7 +113,8 @@ export interface WebGpuServerOptions {
  *   GPU starts only once the host has recorded the whole turn (32 served requests, say).
  * - `read`: the work recorded so far (every stream's: one shared encoder) is submitted when the
  *   read is issued, so the GPU runs it while the host records what comes next (the next request);
- *   the turn's copies and map are still shared. One more submit per read (~45 µs of host time on the H200) for the overlap.
+ *   the turn's copies and map are still shared. One more submit per read (~45 µs of host time on
+ *   the H200) for the overlap.
  * - `batch` (the default): as `turn`, but every `readBatch` reads of a turn (default 8), every
  *   stream's recorded work so far is submitted in one shared submit, so the GPU runs the first
  *   requests of a wave while the host records the next ones; the copies and the map stay shared
@@ -212,15 +214,15 @@ const roundUp = (n: number, to: number): number => Math.ceil(n / to) * to;
  * `ValidationGate`.
  *
  * @remarks
- * **Order.** Everything funnels into the one queue, so order is submission order. Before work of
- * stream S touches an allocation, the recorded work is submitted first when another stream's part
- * of it conflicts with that use (one of the two writes the allocation: producers before consumers,
- * readers before a later writer); readers of the same bytes never flush each other. Every stream
- * records into one shared encoder (`SharedEncoder`), whose dispatches run in recording order. Host
- * writes (`queue.writeBuffer`) jump ahead of unsubmitted work, so recorded work that refers to the
- * written bytes is submitted before the write (docs/pitfalls.md#p15).
+ * **Order.** Everything funnels into the one queue, so order is submission order. Every stream
+ * records into one shared encoder (`SharedEncoder`), whose dispatches run in recording order, so
+ * a launch that consumes another stream's recorded write, or writes what another stream's recorded
+ * work reads, needs no submit first. Host writes (`queue.writeBuffer`) jump ahead of unsubmitted
+ * work, so recorded work that binds the written bytes is submitted before the write
+ * (docs/pitfalls.md#p15).
  * **Batching.** The shared encoder is submitted every `tasksMax` dispatches (or `maxPendingBytes`
- * written, or `maxPendingWork` bound, all streams together), and at flushes and conflicts; the syncs of one turn share one submit at the turn's end.
+ * written, or `maxPendingWork` bound, all streams together), at flushes and before such host
+ * writes; the syncs of one turn share one submit at the turn's end.
  * Reads issued in one turn are coalesced, and sealing them submits every stream's recorded work
  * and the read copies in one `queue.submit` (see `Readback`, docs/performance.md#shared-submits).
  * **Lifetimes.** A launch pins every slice it binds until its stream releases the pins (see
@@ -830,8 +832,6 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     const resolved = owner.memory.resolve(binding);
     return { buffer: resolved.resource, offset: resolved.offset, size: binding.size };
   }
-
-
 
   /**
    * Settles `done` once every stream's work recorded so far has completed on the device: the

@@ -343,14 +343,9 @@ export class WebGpuStream extends ClaimedStream {
     });
   }
 
-  /** Whether the unsubmitted encoder holds any command, or a status check waits for its submit. */
+  /** Whether this stream recorded work not submitted yet, or a status check waits for its submit. */
   get hasPendingWork(): boolean {
     return this.#recorded || this.#pendingChecks.length > 0;
-  }
-
-  /** Whether commands are recorded and not finished yet (`finish` returns work). */
-  get hasEncoder(): boolean {
-    return this.#recorded;
   }
 
   /** Whether status checks wait for this stream's next submit (a read must flush it first). */
