@@ -1,5 +1,6 @@
 /// <reference types="@webgpu/types" preserve="true" />
 import { describeAdapter, requestWebGpuDevice, type WebGpuAdapterDescription } from "../device/request-device.js";
+import { checkInteger } from "@weft/environment";
 import type { ComputeServer } from "@weft/server";
 import type { WgslKernel } from "../kernel.js";
 import { WebGpuServer, type WebGpuServerOptions } from "../server/webgpu-server.js";
@@ -25,6 +26,13 @@ export interface CreateWebGpuRuntimeOptions {
   readonly autotune?: false | WebGpuAutotuneOptions;
   /** The 1-D workgroup size (see `WebGpuRuntimeOptions.workgroupSize`); default the preferred one. */
   readonly workgroupSize?: number;
+  /**
+   * Caps the storage buffers one kernel binds below the device's `maxStorageBuffersPerShaderStage`
+   * (an integer ≥ 8: WebGPU's default limit, which every kernel fits). Fused blocks are then cut
+   * as on a device with that limit — what many browsers' adapters give — so a program can be
+   * checked here as it will run there (the random programs do, with 8). Default: the device's.
+   */
+  readonly maxStorageBuffers?: number;
   /**
    * The device's memory cap for the default server (`weft.init({ memoryLimit })`): beyond it an
    * allocation fails with a typed, transient `OutOfMemoryError` after every free page was
@@ -76,9 +84,21 @@ export async function createWebGpuRuntime(options: CreateWebGpuRuntimeOptions = 
   };
   const server = options.server ?? new WebGpuServer(device, serverOptions);
   const gpu = device;
+  const limits = device.limits;
+  const maxStorageBuffers =
+    options.maxStorageBuffers === undefined ? undefined : checkInteger("createWebGpuRuntime", "options.maxStorageBuffers", options.maxStorageBuffers, 8);
   return new WebGpuRuntime({
     server,
-    limits: device.limits,
+    limits:
+      maxStorageBuffers === undefined
+        ? limits
+        : {
+            maxComputeInvocationsPerWorkgroup: limits.maxComputeInvocationsPerWorkgroup,
+            maxComputeWorkgroupSizeX: limits.maxComputeWorkgroupSizeX,
+            maxComputeWorkgroupsPerDimension: limits.maxComputeWorkgroupsPerDimension,
+            maxStorageBuffersPerShaderStage: Math.min(maxStorageBuffers, limits.maxStorageBuffersPerShaderStage),
+            maxComputeWorkgroupStorageSize: limits.maxComputeWorkgroupStorageSize,
+          },
     features: device.features,
     adapter,
     ...(options.fusion === undefined ? {} : { fusion: options.fusion }),

@@ -85,12 +85,44 @@ describe("the trace fusers count the bindings a block's kernel needs, not every 
     expect(fuser.len()).toBe(ops.length);
   });
 
-  it("results alive after the block take a binding each: a chain of live results closes at the limit", () => {
+  it("results alive after the block take a binding each: a chain of live results offers the longest prefix that fits", () => {
     const ops: OperationIr[] = [];
     for (let k = 0; k < 12; k++) ops.push(add(v(k === 0 ? 1 : 100 + k - 1), 100 + k));
     const fuser = feed(ops);
-    expect(fuser.status()).toBe("closed");
+    expect(fuser.status(), "past the limit the results may still die in the block").toBe("open");
     expect(fuser.len(), "1 input + 7 written outputs = 8 bindings").toBe(7);
+    expect(fuser.properties(), "scored by the fitting prefix's compute ops").toEqual({ ready: true, score: 70 });
+    const closed = feed([...ops, { kind: "reduce", op: "sum", input: v(111), axes: [0], keepDims: true, out: t(200, [1], "NotInit") }]);
+    expect(closed.status()).toBe("closed");
+    expect(closed.len(), "closed, with no clean prefix: the longest prefix that fits").toBe(7);
+  });
+
+  it("a step whose live results pass the limit and are dropped at its end is dead code: one block, no cut", () => {
+    // Ten live results (11 bindings at the tenth add, limit 8), then their drops: the step writes nothing.
+    const ops = [...step(1, 10, 10), ...step(1, 30, 10)];
+    const fuser = feed(ops);
+    expect(fuser.status()).toBe("open");
+    expect(fuser.len(), "both steps, past the limit in each: they write nothing").toBe(ops.length);
+    expect(fuser.properties()).toEqual({ ready: true, score: 200 });
+  });
+
+  it("past the limit, a clean prefix is offered before the longest fitting one", () => {
+    // A dead step (clean at 6), then a chain of live results past the limit (fits up to 6 + 7).
+    const ops: OperationIr[] = [...step(1, 10, 3)];
+    for (let k = 0; k < 12; k++) ops.push(add(v(k === 0 ? 1 : 100 + k - 1), 100 + k));
+    const fuser = feed(ops);
+    expect(fuser.len(), "the dead step launches nothing; the chain starts the next block").toBe(6);
+    expect(fuser.properties()).toEqual({ ready: true, score: 30 });
+  });
+
+  it("the limit still closes the reduce fuser (it cannot offer a shorter prefix)", () => {
+    const converter = new OperationConverter();
+    const fuser = new ReduceFuser(kit);
+    const ops: OperationIr[] = [];
+    for (let k = 0; k < 12; k++) ops.push(add(v(k === 0 ? 1 : 100 + k - 1), 100 + k));
+    for (const op of ops) fuser.fuse(converter.toRelative(op).op);
+    expect(fuser.status()).toBe("closed");
+    expect(fuser.len()).toBe(7);
   });
 
   it("a consuming use frees its binding, and an op reading one tensor twice binds it once", () => {
@@ -135,9 +167,8 @@ describe("the elementwise fuser packs one-element products: one binding per stor
     expect(fuser.len()).toBe(40);
   });
 
-  it("f16 results do not pack: the chain closes at the limit", () => {
+  it("f16 results do not pack: the chain offers the prefix that fits the limit", () => {
     const fuser = feed(new ElementwiseFuser(kit), chain(12, "f16"));
-    expect(fuser.status()).toBe("closed");
     expect(fuser.len(), "1 input + 7 written outputs = 8 bindings").toBe(7);
   });
 

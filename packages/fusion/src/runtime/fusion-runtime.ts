@@ -91,6 +91,7 @@ export interface FuserProperties {
  *
  * **Invariants.** Once `closed` it ignores further operations until `reset()`. `finish()` is only
  * called when `properties().ready`, and covers exactly the first `len()` operations it was fed.
+ * `len() ≤ accepted()`.
  */
 export interface OperationFuser<O> {
   fuse(operation: OperationIr): void;
@@ -98,8 +99,21 @@ export interface OperationFuser<O> {
   reset(): void;
   status(): FuserStatus;
   properties(): FuserProperties;
+  /** The operations the block it offers now covers: a prefix of those it accepted. */
   len(): number;
+  /**
+   * The operations it accepted so far, when more than it offers (`len()` when absent): a fuser
+   * may take operations its block cannot cover yet, because later ones may make a longer block
+   * valid (the WebGPU elementwise fuser past the binding limit: results alive now may die in
+   * it). The search grows a block by what its fusers accept and executes what they offer.
+   */
+  accepted?(): number;
   clone(): OperationFuser<O>;
+}
+
+/** The operations `fuser` accepted so far (see {@link OperationFuser.accepted}). */
+export function acceptedBy(fuser: OperationFuser<unknown>): number {
+  return fuser.accepted?.() ?? fuser.len();
 }
 
 /**

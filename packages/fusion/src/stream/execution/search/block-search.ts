@@ -1,6 +1,6 @@
 import type { OperationIr } from "../../../ir/operation-ir.js";
 import { forEachTensor } from "../../../ir/operation-descriptor.js";
-import type { OperationFuser } from "../../../runtime/fusion-runtime.js";
+import { acceptedBy, type OperationFuser } from "../../../runtime/fusion-runtime.js";
 import { bestReady, freshFuser } from "./schedule-blocks.js";
 
 /** The {@link BlockSearch} cap on blocks per segment (Burn's `max_blocks` defaults to 5; docs/fusion-search.md). */
@@ -43,7 +43,7 @@ class Block<O> {
 
   /** Some fuser accepted every operation of the block. */
   get wholeAccepted(): boolean {
-    return this.fusers.some((f) => f.len() === this.positions.length);
+    return this.fusers.some((f) => acceptedBy(f) === this.positions.length);
   }
 
   /**
@@ -51,7 +51,7 @@ class Block<O> {
    * nothing else ever fuses with it. Later operations using its tensors start blocks of their own.
    */
   get lone(): boolean {
-    return this.positions.length === 1 && this.fusers.every((f) => f.len() === 0);
+    return this.positions.length === 1 && this.fusers.every((f) => acceptedBy(f) === 0);
   }
 
   /**

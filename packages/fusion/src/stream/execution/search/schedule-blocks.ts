@@ -1,7 +1,7 @@
 import { invariant } from "@weft/environment";
 import type { OperationIr } from "../../../ir/operation-ir.js";
 import { forEachTensor } from "../../../ir/operation-descriptor.js";
-import type { OperationFuser } from "../../../runtime/fusion-runtime.js";
+import { acceptedBy, type OperationFuser } from "../../../runtime/fusion-runtime.js";
 import type { ExecutionStep } from "../../store/execution-plan-store.js";
 import { DependencyGraph, isValidExecutionOrder } from "../graph/dependency-graph.js";
 import { chunkNode, operationNode } from "../graph/operation-node.js";
@@ -116,7 +116,7 @@ export function planBlocks<O>(ops: readonly OperationIr[], prototypes: readonly 
     prototypes.forEach((prototype, index) => {
       const fuser = freshFuser(prototype);
       fuser.fuse(seedOp);
-      if (fuser.len() === 1) alive.push({ fuser, index });
+      if (acceptedBy(fuser) === 1) alive.push({ fuser, index });
     });
     if (alive.length === 0) {
       unfused(seed);
@@ -127,7 +127,7 @@ export function planBlocks<O>(ops: readonly OperationIr[], prototypes: readonly 
     inBlock[seed] = 1;
     const ids = new Set(tensors[seed]);
     let leader = bestReady(alive);
-    let taken = leader === undefined ? undefined : { leader, count: 1 };
+    let taken = leader === undefined ? undefined : { leader };
     for (let c = seed + 1; c < n; c++) {
       if (done[c] === 1) continue;
       if ((predecessors[c] ?? []).some((p) => done[p] !== 1 && inBlock[p] !== 1)) continue;
@@ -137,7 +137,7 @@ export function planBlocks<O>(ops: readonly OperationIr[], prototypes: readonly 
       for (const candidate of alive) {
         const next = candidate.fuser.clone();
         next.fuse(op);
-        if (next.len() > candidate.fuser.len()) {
+        if (acceptedBy(next) > acceptedBy(candidate.fuser)) {
           accepted.push({ fuser: next, index: candidate.index });
           if (candidate === leader) leaderAccepts = true;
         }
@@ -150,13 +150,15 @@ export function planBlocks<O>(ops: readonly OperationIr[], prototypes: readonly 
       inBlock[c] = 1;
       for (const id of tensors[c] ?? []) ids.add(id);
       leader = bestReady(alive);
-      if (leader !== undefined) taken = { leader, count: members.length };
+      if (leader !== undefined) taken = { leader };
     }
     if (taken === undefined) {
       unfused(seed);
       continue;
     }
-    const block = members.slice(0, taken.count);
+    // What the leader offers: the members it was fed, or a prefix of them (`len() ≤ accepted()`);
+    // a prefix of the members is closed under their predecessors, the rest go back to the pool.
+    const block = members.slice(0, taken.leader.fuser.len());
     const optimization = taken.leader.fuser.finish();
     for (const position of block) {
       done[position] = 1;
