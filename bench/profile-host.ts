@@ -17,9 +17,10 @@
 import { Session } from "node:inspector/promises";
 import { PerformanceObserver } from "node:perf_hooks";
 import { requestWebGpuDevice, type WebGpuServerOptions, type WebGpuServerStats } from "@weft/backend-webgpu";
+import { Stream } from "@weft/environment";
 import { type Device, type Tensor, tensor, tidy } from "@weft/tensor";
 import { createCpuDevice } from "@weft/weft";
-import { mlpInputs, mlpWeights, perTaskStreams, weftMlpWeights, weftRequest } from "./harness/mlp.js";
+import { MLP_DIMS, mlpInputs, mlpWeights, perTaskStreams, weftMlpLogits, weftMlpWeights, weftRequest } from "./harness/mlp.js";
 import { createWeftVariant } from "./peers/weft.js";
 import { weftChain } from "./workloads/chain.js";
 
@@ -205,6 +206,26 @@ async function loop(kind: "chain" | "sum" | "rowsum" | "matmul", n: number, iter
   x.dispose();
 }
 
+/**
+ * `WEFT_PROBE_MODEL=logits`: the serving requests without the last softmax (three launches per
+ * request instead of four): what one launch fewer per request is worth, at most, on this host.
+ */
+const logitsOnly = process.env["WEFT_PROBE_MODEL"] === "logits";
+
+/** A serving request of the model's logits only (see {@link logitsOnly}). */
+function logitsRequest(ws: readonly Tensor[], input: Float32Array): Promise<ArrayLike<number>> {
+  return Stream.spawn(async () => {
+    const x = tensor(input, { device: d, shape: [8, MLP_DIMS[0]] });
+    const y = tidy(() => weftMlpLogits(x, ws));
+    x.dispose();
+    try {
+      return (await y.data()) as ArrayLike<number>;
+    } finally {
+      y.dispose();
+    }
+  });
+}
+
 /** The serving workload: `requests` requests, `inFlight` at once, each on its own stream. */
 async function serving(requests: number, inFlight: number): Promise<void> {
   const ws = weftMlpWeights(d, mlpWeights());
@@ -218,7 +239,7 @@ async function serving(requests: number, inFlight: number): Promise<void> {
       while (next < requests) {
         const i = next++;
         const t0 = performance.now();
-        await weftRequest(d, ws, inputs[i]!, 8);
+        await (logitsOnly ? logitsRequest(ws, inputs[i]!) : weftRequest(d, ws, inputs[i]!, 8));
         latencies.push(performance.now() - t0);
       }
     };

@@ -3,7 +3,7 @@ import { broadcastsInto, operationInputs, readsIndex, sameShape, SoftmaxPattern,
 import type { WebGpuHandle } from "../handle/webgpu-handle.js";
 import { isExpression } from "./elementwise-ops.js";
 import type { Launcher } from "./launcher.js";
-import { ElementwiseOptimization, MatmulOptimization, ReduceOptimization, SoftmaxOptimization, type FusedKind, type WebGpuOptimization } from "./optimization.js";
+import { ElementwiseOptimization, MatmulOptimization, MatmulSoftmaxOptimization, ReduceOptimization, SoftmaxOptimization, type FusedKind, type WebGpuOptimization } from "./optimization.js";
 import type { MatmulChooser } from "./run-matmul.js";
 
 /** Most operations one fused block takes (Burn's limit). */
@@ -122,8 +122,9 @@ abstract class TraceFuser implements OperationFuser<WebGpuOptimization> {
   protected fitComputeOps = 0;
 
   /**
-   * Whether the fuser goes on accepting operations past `maxBindings` (only the elementwise
-   * fuser: it can offer a shorter prefix, see {@link ElementwiseFuser}); the others close there.
+   * Whether the fuser goes on accepting operations past `maxBindings`: the elementwise fuser
+   * (it can offer a shorter prefix, see {@link ElementwiseFuser}) and the matmul+softmax fuser (it
+   * is ready only once its block fits, see {@link MatmulSoftmaxFuser}); the others close there.
    */
   protected readonly overflows: boolean = false;
 
@@ -150,7 +151,7 @@ abstract class TraceFuser implements OperationFuser<WebGpuOptimization> {
         this.#kill(op.tensor.id);
         this.dropped(op.tensor.id);
         this.markClean();
-        if (this.fit === this.count - 1 || this.#bindingsNow() <= this.kit.maxBindings) this.#markFit();
+        if (this.fit === this.count - 1 || this.bindingsNow() <= this.kit.maxBindings) this.#markFit();
       }
       return;
     }
@@ -184,7 +185,7 @@ abstract class TraceFuser implements OperationFuser<WebGpuOptimization> {
   }
 
   /** The bindings the accepted prefix's kernel needs: inputs, written products, one per packing class in use. */
-  #bindingsNow(): number {
+  protected bindingsNow(): number {
     let n = this.inputs.size + this.live.size - this.#packClass.size;
     for (let c = 0; c < PACK_CLASSES; c++) if ((this.#packed[c] ?? 0) > 0) n++;
     return n;
@@ -491,6 +492,74 @@ export class MatmulFuser extends TraceFuser {
   }
   protected copyPhase(into: TraceFuser): void {
     (into as MatmulFuser).#out = this.#out;
+  }
+}
+
+/**
+ * Fuses a matmul, an elementwise epilogue on its output, and the op sequence `Tensor.softmax`
+ * records along the last axis of one of their products (see {@link SoftmaxFuser}) into ONE kernel
+ * (`MatmulSoftmaxOptimization`): a classifier head, `softmax(h · W + b)`, in one launch instead of
+ * two.
+ *
+ * @remarks
+ * Ready once every product but the softmax's output died in the block (only `y` is written) and
+ * the kernel's bindings (operands, epilogue inputs, `y`) fit the device. Until the `tidy`'s drops
+ * arrive the block holds up to seven live products, more than WebGPU's default 8 storage buffers
+ * allow, so the fuser goes on past `maxBindings` ({@link TraceFuser.overflows}): what it is ready
+ * with is always the whole accepted run. The fuser sees relative shapes only: a product too large for one workgroup per row
+ * (`matmulSoftmaxFits`) runs at execution as the matmul block and the softmax block it would
+ * otherwise have been, two launches.
+ */
+export class MatmulSoftmaxFuser extends TraceFuser {
+  readonly kind = "matmul" as const;
+  protected override readonly overflows = true;
+  #out: readonly number[] | undefined;
+  /** The matmul's and its epilogue's products (relative ids): the softmax's input is one of them. */
+  #produced = new Set<TensorId>();
+  /** The softmax match, from its `max` on. */
+  #pattern: SoftmaxPattern | undefined;
+
+  protected accept(op: Exclude<OperationIr, { kind: "drop" }>): boolean {
+    if (this.#out === undefined) {
+      if (op.kind !== "matmul" || op.out.dtype !== "f32") return false;
+      this.#out = op.out.shape;
+      this.#produced.add(op.out.id);
+      return true;
+    }
+    if (this.#pattern !== undefined) return this.#pattern.accept(op);
+    if (op.kind === "reduce") {
+      if (!this.#produced.has(op.input.id) || !sameShape(op.input.shape, this.#out)) return false;
+      const pattern = new SoftmaxPattern();
+      if (!pattern.accept(op)) return false;
+      this.#pattern = pattern;
+      return true;
+    }
+    if (!fitsShape(op, this.#out) || readsIndex(op)) return false;
+    this.#produced.add(op.out.id);
+    return true;
+  }
+  protected ready(): boolean {
+    return this.#pattern?.complete === true && this.live.size === 1 && this.bindingsNow() <= this.kit.maxBindings;
+  }
+  protected override bonus(): number {
+    return 6;
+  }
+  finish(): WebGpuOptimization {
+    return new MatmulSoftmaxOptimization(this.kit.launcher, this.count, this.kit.fallback, this.kit.chooseMatmul);
+  }
+  protected fresh(): TraceFuser {
+    return new MatmulSoftmaxFuser(this.kit);
+  }
+  protected resetPhase(): void {
+    this.#out = undefined;
+    this.#produced = new Set();
+    this.#pattern = undefined;
+  }
+  protected copyPhase(into: TraceFuser): void {
+    const copy = into as MatmulSoftmaxFuser;
+    copy.#out = this.#out;
+    copy.#produced = new Set(this.#produced);
+    copy.#pattern = this.#pattern?.clone();
   }
 }
 

@@ -8,6 +8,7 @@ import { ElementwiseLaunchCache } from "./elementwise-launch-cache.js";
 import type { Launcher } from "./launcher.js";
 import { runElementwiseBlock } from "./run-elementwise.js";
 import { runMatmulBlock, type MatmulChooser } from "./run-matmul.js";
+import { MatmulSoftmaxLaunchCache } from "./matmul-softmax-launch-cache.js";
 import { ReduceLaunchCache } from "./reduce-launch-cache.js";
 import { MatmulLaunchCache } from "./matmul-launch-cache.js";
 import { runReduceBlock } from "./run-reduce.js";
@@ -149,23 +150,65 @@ export class SoftmaxOptimization extends WebGpuOptimization {
   }
 
   protected run(ctx: ExecutionContext<WebGpuHandle>, ops: readonly OperationIr[]): void {
-    const { max, div } = softmaxEnds(ops);
-    const x = ctx.handles.getHandle(max.input);
-    const n = x.shape[x.shape.length - 1] ?? 0;
-    const total = elementCount(x.shape);
-    if (n < 1 || n > MAX_SOFTMAX_ROW || total === 0 || x.dtype !== "f32" || !isContiguous(x)) {
-      for (const op of ops) this.#runtime.executeOperation(op, ctx);
-      return;
-    }
-    const launcher = this.launcher;
-    const spec = { rows: total / n, n, offset: x.offset };
-    const key = softmaxKey(spec, launcher.profile);
-    const plan = launcher.plan(key, () => softmaxKernel(spec, launcher.profile, key));
-    const y = contiguousHandle(launcher.empty(bytesOf(div.out.shape, "f32"), ctx.stream), div.out.shape, "f32");
-    launcher.launch(plan, [bindingOf(x, "read"), bindingOf(y, "write")], ctx.stream);
-    launcher.counters.fusedLaunches++;
-    launcher.counters.elidedWrites += 4;
-    ctx.handles.registerHandle(div.out.id, y);
-    retireSoftmaxBlock(ops, ctx.handles);
+    runSoftmaxBlock(this.launcher, this.#runtime, ctx, ops);
+  }
+}
+
+/**
+ * Runs a softmax block (the five ops `SoftmaxFuser` recognises, with their `drop`s) as one kernel;
+ * rows of more than {@link MAX_SOFTMAX_ROW} elements, empty inputs and inputs that are not dense
+ * rows run the ops one by one on `runtime`.
+ */
+function runSoftmaxBlock(launcher: Launcher, runtime: BlockFallbackPort<WebGpuHandle>["runtime"], ctx: ExecutionContext<WebGpuHandle>, ops: readonly OperationIr[]): void {
+  const { max, div } = softmaxEnds(ops);
+  const x = ctx.handles.getHandle(max.input);
+  const n = x.shape[x.shape.length - 1] ?? 0;
+  const total = elementCount(x.shape);
+  if (n < 1 || n > MAX_SOFTMAX_ROW || total === 0 || x.dtype !== "f32" || !isContiguous(x)) {
+    for (const op of ops) runtime.executeOperation(op, ctx);
+    return;
+  }
+  const spec = { rows: total / n, n, offset: x.offset };
+  const key = softmaxKey(spec, launcher.profile);
+  const plan = launcher.plan(key, () => softmaxKernel(spec, launcher.profile, key));
+  const y = contiguousHandle(launcher.empty(bytesOf(div.out.shape, "f32"), ctx.stream), div.out.shape, "f32");
+  launcher.launch(plan, [bindingOf(x, "read"), bindingOf(y, "write")], ctx.stream);
+  launcher.counters.fusedLaunches++;
+  launcher.counters.elidedWrites += 4;
+  ctx.handles.registerHandle(div.out.id, y);
+  retireSoftmaxBlock(ops, ctx.handles);
+}
+
+/**
+ * A matmul, its elementwise epilogue and a softmax along the last axis of the epilogue's result
+ * (`MatmulSoftmaxFuser`) as one kernel (`matmulSoftmaxKernel`): one workgroup per output row.
+ *
+ * @remarks
+ * **Two launches where one does not fit.** A product too large for one workgroup per row
+ * (`matmulSoftmaxFits`: `N` above the workgroup size, a long `K`, many multiply-adds), an empty
+ * one, or a block whose epilogue must write another product runs as the two blocks the search
+ * would otherwise have cut: the matmul with its epilogue (`runMatmulBlock`, which writes the
+ * softmax's input), then the softmax (the softmax kernel, or its ops one by one).
+ */
+export class MatmulSoftmaxOptimization extends WebGpuOptimization {
+  readonly name = "matmul" as const;
+  readonly #choose: MatmulChooser | undefined;
+  readonly #runtime: BlockFallbackPort<WebGpuHandle>["runtime"];
+
+  constructor(launcher: Launcher, len: number, fallback: BlockFallbackPort<WebGpuHandle>, choose?: MatmulChooser) {
+    super(launcher, len, fallback);
+    this.#choose = choose;
+    this.#runtime = fallback.runtime;
+  }
+
+  /** Replays of this optimization's fused launches by operand layouts (see {@link MatmulSoftmaxLaunchCache}). */
+  readonly #launches = new MatmulSoftmaxLaunchCache();
+
+  protected run(ctx: ExecutionContext<WebGpuHandle>, ops: readonly OperationIr[]): void {
+    const at = ops.findIndex((o) => o.kind === "reduce");
+    invariant(at > 0, "a matmul+softmax block has its softmax after the matmul");
+    if (this.#launches.run(this.launcher, ctx, ops, at)) return;
+    runMatmulBlock(this.launcher, ctx, ops.slice(0, at), true, this.#choose);
+    runSoftmaxBlock(this.launcher, this.#runtime, ctx, ops.slice(at));
   }
 }

@@ -1,6 +1,6 @@
 import { invariant } from "@weft/environment";
 import type { DType, ExecutionContext, OperationIr } from "@weft/fusion";
-import { elementCount } from "@weft/fusion";
+import { elementCount, retireSoftmaxBlock, softmaxEnds } from "@weft/fusion";
 import { contiguousHandle, type WebGpuHandle } from "../handle/webgpu-handle.js";
 import { configFits, configTile, launchMatmul, MATMUL_CONFIGS, matmulPlans, splitOf, type MatmulConfig, type MatmulSpec } from "../kernels/matmul.js";
 import type { KernelLaunchPlan } from "../kernels/elementwise.js";
@@ -13,6 +13,7 @@ import { blockInputs } from "./run-reduce.js";
 import { pushParams } from "./elementwise-ops.js";
 import { distinctBindings } from "./distinct-bindings.js";
 import type { MatmulLaunchCache } from "./matmul-launch-cache.js";
+import { matmulSoftmaxFits, matmulSoftmaxKernel, matmulSoftmaxKey, matmulSoftmaxUniforms, type MatmulSoftmaxSpec } from "../kernels/matmul-softmax.js";
 
 /**
  * Workgroups a product should launch at least, for the heuristic: enough to fill every SM/CU of a
@@ -244,4 +245,86 @@ export function runMatmulBlockUncached(launcher: Launcher, ctx: ExecutionContext
   for (const input of epilogue.inputs) if (input.dies) ctx.handles.removeHandle(input.tensor.id);
   for (const op of ops) if (op.kind === "drop") ctx.handles.removeHandle(op.tensor.id);
   return decision;
+}
+
+/**
+ * What a fused matmul+softmax execution launched, enough to replay it for operands of the same
+ * layouts (`MatmulSoftmaxLaunchCache`): its kernel plan and key, and the dtypes of the epilogue's
+ * parameters in {@link pushParams} order of the operations before the softmax.
+ */
+export interface MatmulSoftmaxDecision {
+  readonly plan: KernelLaunchPlan;
+  readonly key: string;
+  readonly paramDtypes: readonly DType[];
+}
+
+/**
+ * Runs a matmul+softmax block — `ops[0]` the matmul, its epilogue (and `drop`s) before `ops[at]`,
+ * the softmax's `max`, then the rest of `Tensor.softmax`'s ops and `drop`s — as one kernel
+ * (`matmulSoftmaxKernel`) when the product fits it (`matmulSoftmaxFits`), is not empty, and the
+ * epilogue writes nothing but the softmax's input. Returns `undefined`, having done nothing,
+ * otherwise (the caller then runs the matmul block and the softmax block); else what a replay
+ * needs (`replay`), unless the execution is not one to replay (operands copied apart).
+ */
+export function runMatmulSoftmaxBlock(launcher: Launcher, ctx: ExecutionContext<WebGpuHandle>, ops: readonly OperationIr[], at: number): { readonly replay: MatmulSoftmaxDecision | undefined } | undefined {
+  const matmul = ops[0];
+  invariant(matmul !== undefined && matmul.kind === "matmul", "a matmul+softmax block starts with a matmul");
+  const softmax = ops.slice(at);
+  const { max, div } = softmaxEnds(softmax);
+  const shape = matmul.out.shape;
+  const lhsHandle = ctx.handles.getHandle(matmul.lhs);
+  const k = lhsHandle.shape[lhsHandle.shape.length - 1] ?? 0;
+  if (matmul.out.dtype !== "f32" || elementCount(shape) === 0 || !matmulSoftmaxFits(shape, k, launcher.profile)) return undefined;
+  const epilogue = matmulSoftmaxEpilogue(ops, at);
+  const x = epilogue?.outputs.find((o) => o.tensor.id === max.input.id);
+  if (epilogue === undefined || x === undefined || x.tensor.dtype !== "f32" || epilogue.written().some((o) => o.tensor.id !== max.input.id)) return undefined;
+  const bound = distinctBindings(launcher, [lhsHandle, ctx.handles.getHandle(matmul.rhs), ...epilogue.inputs.map((i) => ctx.handles.getHandle(i.tensor))], ctx.stream);
+  const [lhs, rhs, ...eHandles] = bound.handles;
+  invariant(lhs !== undefined && rhs !== undefined, "a matmul binds both operands");
+  const spec: MatmulSoftmaxSpec = {
+    lhs: { shape: lhs.shape, strides: lhs.strides, offset: lhs.offset },
+    rhs: { shape: rhs.shape, strides: rhs.strides, offset: rhs.offset },
+    outShape: shape,
+    epilogue: { graph: epilogue.graph, inputs: blockInputs(epilogue, eHandles), x: x.node },
+  };
+  const key = matmulSoftmaxKey(spec, launcher.profile);
+  const plan = launcher.plan(key, () => matmulSoftmaxKernel(spec, launcher.profile, key));
+  const y = contiguousHandle(launcher.empty(bytesOf(div.out.shape, "f32"), ctx.stream), div.out.shape, "f32");
+  launcher.launch(plan, [bindingOf(lhs, "read"), bindingOf(rhs, "read"), ...eHandles.map((h) => bindingOf(h, "read")), bindingOf(y, "write")], ctx.stream, matmulSoftmaxUniforms(spec));
+  launcher.counters.fusedLaunches++;
+  // Every product of the matmul and its epilogue, and the softmax's four intermediates.
+  launcher.counters.elidedWrites += epilogue.outputs.length + 4;
+  const copied = bound.copied.size > 0;
+  bound.release();
+  ctx.handles.registerHandle(div.out.id, y);
+  if (matmul.lhs.status === "ReadWrite") ctx.handles.removeHandle(matmul.lhs.id);
+  if (matmul.rhs.status === "ReadWrite") ctx.handles.removeHandle(matmul.rhs.id);
+  for (const input of epilogue.inputs) if (input.dies) ctx.handles.removeHandle(input.tensor.id);
+  for (let i = 0; i < at; i++) {
+    const op = ops[i] as OperationIr;
+    if (op.kind === "drop") ctx.handles.removeHandle(op.tensor.id);
+  }
+  retireSoftmaxBlock(softmax, ctx.handles);
+  const replayable = !copied && paramsInOpOrder(epilogue, ops.slice(0, at));
+  return { replay: replayable ? { plan, key, paramDtypes: epilogue.graph.params.map((p) => p.dtype) } : undefined };
+}
+
+/**
+ * The epilogue graph of a matmul+softmax block: the product as the value `res`, the operations
+ * between the matmul and the softmax's `max` (at `at`), and every `drop` of the block (for write
+ * elision); `undefined` when an operation before the softmax is not an expression.
+ */
+export function matmulSoftmaxEpilogue(ops: readonly OperationIr[], at: number): BlockGraph | undefined {
+  const matmul = ops[0];
+  invariant(matmul !== undefined && matmul.kind === "matmul", "a matmul+softmax block starts with a matmul");
+  const epilogue = new BlockGraph();
+  const res = epilogue.provide(matmul.out, "res");
+  epilogue.outputs.push({ tensor: matmul.out, node: res, written: true });
+  for (let i = 1; i < ops.length; i++) {
+    const op = ops[i] as OperationIr;
+    // The softmax's own ops are the kernel's template.
+    if (i >= at && op.kind !== "drop") continue;
+    if (!epilogue.add(op)) return undefined;
+  }
+  return epilogue;
 }

@@ -36,7 +36,7 @@ import {
 import type { WgslKernel } from "../kernel.js";
 import { elementwiseKernel, elementwiseKey, elementwiseUniforms, type ElementwiseSpec } from "../kernels/elementwise.js";
 import { newCounters, resetCounters, type RuntimeCounters } from "./counters.js";
-import { ElementwiseFuser, MatmulFuser, ReduceFuser, SoftmaxFuser, type FuserKit } from "./fusers.js";
+import { ElementwiseFuser, MatmulFuser, MatmulSoftmaxFuser, ReduceFuser, SoftmaxFuser, type FuserKit } from "./fusers.js";
 import { copyInto, copyIntoSlot, denseCopy } from "./distinct-bindings.js";
 import { MAX_LAUNCH_ENTRIES } from "./elementwise-launch-cache.js";
 import { Launcher } from "./launcher.js";
@@ -302,7 +302,8 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
   fusers(): OperationFuser<WebGpuOptimization>[] {
     if (!this.fusion) return [];
     const kit: FuserKit = { launcher: this.#launcher, chooseMatmul: this.#chooseMatmul, maxBindings: this.profile.maxStorageBuffers - 1, fallback: this.fallbackPort };
-    return [new ElementwiseFuser(kit), new ReduceFuser(kit), new MatmulFuser(kit), new SoftmaxFuser(kit)];
+    // Appended, never inserted: a saved plan names its fusers by index.
+    return [new ElementwiseFuser(kit), new ReduceFuser(kit), new MatmulFuser(kit), new SoftmaxFuser(kit), new MatmulSoftmaxFuser(kit)];
   }
 
   /**
