@@ -1,6 +1,6 @@
 import { invariant } from "@weft/environment";
 import { WgslBuilder } from "../codegen/wgsl/builder.js";
-import { emitExpressions, ExprGraph, type NodeId } from "../codegen/wgsl/expr.js";
+import { emitExpressions, type ExprGraph, type NodeId } from "../codegen/wgsl/expr.js";
 import { broadcastStrides, checkIndexRange, emitCoords, offsetExpr, type StridedLayout } from "../codegen/wgsl/indexing.js";
 import { convert } from "../codegen/wgsl/ops.js";
 import { encodeParams, KernelParams } from "../codegen/wgsl/params.js";
@@ -9,7 +9,9 @@ import { storageBinding } from "../codegen/wgsl/bindings.js";
 import { finishSource, storageElement, type DeviceProfile } from "../codegen/wgsl/types.js";
 import { dispatch1d, ENTRY_PARAMS, LINEAR_GROUP } from "./dispatch.js";
 import type { ElementwiseInput, KernelLaunchPlan } from "./elementwise.js";
-import { combine, identity } from "./reduce.js";
+import { identity } from "./reduce.js";
+import { epilogueLoad, productDims } from "./matmul.js";
+import { rowSoftmax } from "./softmax.js";
 
 /**
  * The most multiply-adds one {@link matmulSoftmaxKernel} launch does (`batches · M · N · K`): each
@@ -74,12 +76,7 @@ export function matmulSoftmaxFits(outShape: readonly number[], k: number, profil
  * at most {@link MAX_MATMUL_SOFTMAX_MACS} multiply-adds.
  */
 export function matmulSoftmaxKernel(spec: MatmulSoftmaxSpec, profile: DeviceProfile, key = matmulSoftmaxKey(spec, profile)): KernelLaunchPlan {
-  const rank = spec.outShape.length;
-  const M = spec.outShape[rank - 2] ?? 1;
-  const N = spec.outShape[rank - 1] ?? 1;
-  const K = spec.lhs.shape[spec.lhs.shape.length - 1] ?? 1;
-  const batchShape = spec.outShape.slice(0, rank - 2);
-  const batches = batchShape.reduce((a, b) => a * b, 1);
+  const { M, N, K, batchShape, batches } = productDims(spec.lhs, spec.outShape);
   invariant(matmulSoftmaxFits(spec.outShape, K, profile), () => `matmul+softmax of [${spec.outShape}] with K = ${K} is not fused`);
   checkIndexRange(batches * M * N, "matmul+softmax");
   const wg = profile.workgroupSize;
@@ -88,27 +85,7 @@ export function matmulSoftmaxKernel(spec: MatmulSoftmaxSpec, profile: DeviceProf
   const params = new KernelParams();
   const param = params.add(spec.epilogue.graph);
 
-  // The softmax's own graph (the softmax kernel's): e = exp(xv − m), y = e / s.
-  const sm = new ExprGraph();
-  const xv = sm.add({ kind: "value", name: "xv", dtype: "f32" });
-  const mv = sm.add({ kind: "value", name: "m", dtype: "f32" });
-  const sv = sm.add({ kind: "value", name: "s", dtype: "f32" });
-  const e = sm.unary("exp", sm.binary("sub", xv, mv));
-  const y = sm.binary("div", e, sv);
-  const noParam = (): string => {
-    throw new Error("internal: the softmax graph has no parameters");
-  };
-  const emitSm = (root: number): { lines: string[]; value: string } => {
-    const { lines, exprs } = emitExpressions(sm, [root], { width: 1, helpers, param: noParam, index: "o", load: () => "0.0" });
-    return { lines, value: exprs[0] ?? "" };
-  };
-  const tree = (b: WgslBuilder, op: "max" | "sum"): void => {
-    b.line("sv[lid] = av;", "workgroupBarrier();");
-    b.block(`for (var st = ${wg / 2}u; st > 0u; st = st >> 1u)`, (l) => {
-      l.block("if (lid < st)", (c) => c.line("var xw = sv[lid];", combine(op, "xw", "sv[lid + st]", "", "", t, helpers), "sv[lid] = xw;"));
-      l.line("workgroupBarrier();");
-    });
-  };
+  const { tree, exp, out: y } = rowSoftmax(wg, helpers, "o");
 
   const batchStrides = (l: StridedLayout): number[] => broadcastStrides({ shape: l.shape.slice(0, -2), strides: l.strides.slice(0, -2), offset: 0 }, batchShape);
   const lr = spec.lhs.strides.length;
@@ -138,12 +115,7 @@ export function matmulSoftmaxKernel(spec: MatmulSoftmaxSpec, profile: DeviceProf
         helpers,
         param,
         index: "o",
-        load: (slot) => {
-          const input = spec.epilogue.inputs[slot];
-          invariant(input !== undefined, () => `epilogue input slot ${slot} is not bound`);
-          const raw = `ep${slot}[${offsetExpr(outCoords, broadcastStrides(input.layout, spec.outShape), input.layout.offset)}]`;
-          return input.dtype === "bool" ? `(${raw} != 0u)` : raw;
-        },
+        load: epilogueLoad(spec.epilogue.inputs, spec.outShape, outCoords),
       });
       c.line(...lines, `xv = ${convert(exprs[0] ?? "", { dtype: spec.epilogue.graph.node(spec.epilogue.x).dtype, width: 1 }, t)};`);
     });
@@ -152,11 +124,11 @@ export function matmulSoftmaxKernel(spec: MatmulSoftmaxSpec, profile: DeviceProf
     tree(b, "max");
     b.line("let m = sv[0];", "workgroupBarrier();");
     b.line(`av = ${identity("sum", "f32")};`);
-    const ex = emitSm(e);
+    const ex = exp();
     b.block(`if (col < ${N}u)`, (c) => c.line(...ex.lines, `av = ${ex.value};`));
     tree(b, "sum");
     b.line("let s = sv[0];");
-    const out = emitSm(y);
+    const out = y();
     b.block(`if (col < ${N}u)`, (c) => c.line(...out.lines, `y[o] = ${out.value};`));
   });
 

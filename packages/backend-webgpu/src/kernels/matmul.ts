@@ -133,14 +133,22 @@ export function matmulKey(spec: MatmulSpec, profile: DeviceProfile): string {
   return `matmul:${configName(spec.config)}:${spec.dtype}(${layoutKey(spec.lhs)}|${layoutKey(spec.rhs)})[${spec.outShape}]{${e.graph.key()}}(${e.inputs.map((i) => `${i.dtype}:${layoutKey(i.layout)}`).join("|")})->(${e.outputs.map((o) => `${o.node}:${o.dtype}`).join("|")})#${profile.key}`;
 }
 
+/** The sizes of a product of `lhs` (`[..., M, K]`) into `outShape` (`[...batch, M, N]`). */
+export function productDims(lhs: StridedLayout, outShape: readonly number[]): { M: number; N: number; K: number; batchShape: number[]; batches: number } {
+  const rank = outShape.length;
+  const batchShape = outShape.slice(0, rank - 2);
+  return {
+    M: outShape[rank - 2] ?? 1,
+    N: outShape[rank - 1] ?? 1,
+    K: lhs.shape[lhs.shape.length - 1] ?? 1,
+    batchShape,
+    batches: batchShape.reduce((a, b) => a * b, 1),
+  };
+}
+
 /** Generates the matmul kernel of `spec`. */
 export function matmulKernel(spec: MatmulSpec, profile: DeviceProfile, key = matmulKey(spec, profile)): KernelLaunchPlan {
-  const rank = spec.outShape.length;
-  const M = spec.outShape[rank - 2] ?? 1;
-  const N = spec.outShape[rank - 1] ?? 1;
-  const K = spec.lhs.shape[spec.lhs.shape.length - 1] ?? 1;
-  const batchShape = spec.outShape.slice(0, rank - 2);
-  const batches = batchShape.reduce((a, b) => a * b, 1);
+  const { M, N, K, batchShape, batches } = productDims(spec.lhs, spec.outShape);
   const cfg = spec.config;
   invariant(configFits(cfg, profile), () => `matmul config ${configName(cfg)} does not fit the device`);
   const tm = cfg.kind === "simple" ? cfg.wy : cfg.wy * cfg.rm;
@@ -399,6 +407,20 @@ export function launchMatmulPlans(
   }
 }
 
+/**
+ * The WGSL read of epilogue input `slot` (binding `ep{slot}`) at the output element whose
+ * coordinates are `outCoords`, broadcast from the input's layout to `outShape` (a `bool` as
+ * `!= 0u`): what an epilogue graph's loads are, in the matmul kernels and the matmul+softmax one.
+ */
+export function epilogueLoad(inputs: readonly ElementwiseInput[], outShape: readonly number[], outCoords: readonly string[]): (slot: number) => string {
+  return (slot) => {
+    const input = inputs[slot];
+    invariant(input !== undefined, () => `epilogue input slot ${slot} is not bound`);
+    const raw = `ep${slot}[${offsetExpr(outCoords, broadcastStrides(input.layout, outShape), input.layout.offset)}]`;
+    return input.dtype === "bool" ? `(${raw} != 0u)` : raw;
+  };
+}
+
 /** A writer of one output element's epilogue: `value` (acc type) is the product at (`row`, `col`) of `batch`. */
 type ElementStore = (h: WgslBuilder, row: string, col: string, value: string, checked: boolean) => void;
 
@@ -421,12 +443,7 @@ function epilogueStore(spec: MatmulSpec, helpers: Preamble, param: (slot: number
         helpers,
         param,
         index: "o",
-        load: (slot) => {
-          const input = spec.epilogue.inputs[slot];
-          invariant(input !== undefined, () => `epilogue input slot ${slot} is not bound`);
-          const raw = `ep${slot}[${offsetExpr(outCoords, broadcastStrides(input.layout, spec.outShape), input.layout.offset)}]`;
-          return input.dtype === "bool" ? `(${raw} != 0u)` : raw;
-        },
+        load: epilogueLoad(spec.epilogue.inputs, spec.outShape, outCoords),
       });
       x.line(...lines);
       spec.epilogue.outputs.forEach((o, k) => {

@@ -48,6 +48,48 @@ export function softmaxKernel(spec: SoftmaxSpec, profile: DeviceProfile, key = s
   const wg = profile.workgroupSize;
   const t = { dtype: "f32" as const, width: 1 as const };
   const helpers = new Preamble();
+  const { tree, exp, out: y } = rowSoftmax(wg, helpers, "i");
+  const body = new WgslBuilder();
+  body.block(`fn main(${ENTRY_PARAMS})`, (b) => {
+    b.line(`let g = ${LINEAR_GROUP};`, `if (g >= ${rows}u) { return; }`);
+    b.line(`let base = g * ${n}u;`);
+    b.line(`var av = ${identity("max", "f32")};`);
+    b.block(`for (var j = lid; j < ${n}u; j = j + ${wg}u)`, (l) => l.line(`let bv = x[base + j + ${offset}u];`, combine("max", "av", "bv", "", "", t, helpers)));
+    tree(b, "max");
+    b.line("let m = sv[0];", "workgroupBarrier();");
+    b.line(`av = ${identity("sum", "f32")};`);
+    const ex = exp();
+    b.block(`for (var j = lid; j < ${n}u; j = j + ${wg}u)`, (l) => {
+      l.line("let i = base + j;", `let xv = x[i + ${offset}u];`, ...ex.lines, `let bv = ${ex.value};`, combine("sum", "av", "bv", "", "", t, helpers));
+    });
+    tree(b, "sum");
+    b.line("let s = sv[0];");
+    const out = y();
+    b.block(`for (var j = lid; j < ${n}u; j = j + ${wg}u)`, (l) => {
+      l.line("let i = base + j;", `let xv = x[i + ${offset}u];`, ...out.lines, `y[i] = ${out.value};`);
+    });
+  });
+  const w = new WgslBuilder();
+  w.line(storageBinding(0, "x", "f32"), storageBinding(1, "y", "f32"), "", `var<workgroup> sv: array<f32, ${wg}>;`, "");
+  if (!helpers.empty) helpers.emit(w);
+  w.line(`@compute @workgroup_size(${wg})`);
+  return { kernel: { key, source: finishSource(w.toString() + body.toString()), entryPoint: "main", label: "softmax" }, count: dispatch1d(rows, profile, "softmax") };
+}
+
+/**
+ * The parts of a row softmax over one workgroup of `wg` invocations, shared by the softmax kernel
+ * and the matmul+softmax kernel so both compute the same values: `tree(b, op)` folds each
+ * invocation's `av` into `sv[0]` (the reduce kernel's combine: `maxNan`, a NaN wins), `exp()` emits
+ * `exp(xv − m)` and `out()` `exp(xv − m) / s` from the WGSL values `xv`, `m`, `s` (the same
+ * expression graph as the elementwise kernels). The kernel declares `sv: array<f32, wg>` and the
+ * builtin `lid`; `index` names its element index.
+ */
+export function rowSoftmax(wg: number, helpers: Preamble, index: string): {
+  tree: (b: WgslBuilder, op: "max" | "sum") => void;
+  exp: () => { lines: string[]; value: string };
+  out: () => { lines: string[]; value: string };
+} {
+  const t = { dtype: "f32" as const, width: 1 as const };
   const graph = new ExprGraph();
   const xv = graph.add({ kind: "value", name: "xv", dtype: "f32" });
   const mv = graph.add({ kind: "value", name: "m", dtype: "f32" });
@@ -58,39 +100,18 @@ export function softmaxKernel(spec: SoftmaxSpec, profile: DeviceProfile, key = s
     throw new Error("internal: the softmax graph has no parameters");
   };
   const emit = (root: number): { lines: string[]; value: string } => {
-    const { lines, exprs } = emitExpressions(graph, [root], { width: 1, helpers, param: noParam, index: "i", load: () => "0.0" });
+    const { lines, exprs } = emitExpressions(graph, [root], { width: 1, helpers, param: noParam, index, load: () => "0.0" });
     return { lines, value: exprs[0] ?? "" };
   };
-  const tree = (b: WgslBuilder, op: "max" | "sum"): void => {
-    b.line("sv[lid] = av;", "workgroupBarrier();");
-    b.block(`for (var st = ${wg / 2}u; st > 0u; st = st >> 1u)`, (l) => {
-      l.block("if (lid < st)", (c) => c.line("var xw = sv[lid];", combine(op, "xw", "sv[lid + st]", "", "", t, helpers), "sv[lid] = xw;"));
-      l.line("workgroupBarrier();");
-    });
+  return {
+    tree: (b, op) => {
+      b.line("sv[lid] = av;", "workgroupBarrier();");
+      b.block(`for (var st = ${wg / 2}u; st > 0u; st = st >> 1u)`, (l) => {
+        l.block("if (lid < st)", (c) => c.line("var xw = sv[lid];", combine(op, "xw", "sv[lid + st]", "", "", t, helpers), "sv[lid] = xw;"));
+        l.line("workgroupBarrier();");
+      });
+    },
+    exp: () => emit(e),
+    out: () => emit(y),
   };
-  const body = new WgslBuilder();
-  body.block(`fn main(${ENTRY_PARAMS})`, (b) => {
-    b.line(`let g = ${LINEAR_GROUP};`, `if (g >= ${rows}u) { return; }`);
-    b.line(`let base = g * ${n}u;`);
-    b.line(`var av = ${identity("max", "f32")};`);
-    b.block(`for (var j = lid; j < ${n}u; j = j + ${wg}u)`, (l) => l.line(`let bv = x[base + j + ${offset}u];`, combine("max", "av", "bv", "", "", t, helpers)));
-    tree(b, "max");
-    b.line("let m = sv[0];", "workgroupBarrier();");
-    b.line(`av = ${identity("sum", "f32")};`);
-    const ex = emit(e);
-    b.block(`for (var j = lid; j < ${n}u; j = j + ${wg}u)`, (l) => {
-      l.line("let i = base + j;", `let xv = x[i + ${offset}u];`, ...ex.lines, `let bv = ${ex.value};`, combine("sum", "av", "bv", "", "", t, helpers));
-    });
-    tree(b, "sum");
-    b.line("let s = sv[0];");
-    const out = emit(y);
-    b.block(`for (var j = lid; j < ${n}u; j = j + ${wg}u)`, (l) => {
-      l.line("let i = base + j;", `let xv = x[i + ${offset}u];`, ...out.lines, `y[i] = ${out.value};`);
-    });
-  });
-  const w = new WgslBuilder();
-  w.line(storageBinding(0, "x", "f32"), storageBinding(1, "y", "f32"), "", `var<workgroup> sv: array<f32, ${wg}>;`, "");
-  if (!helpers.empty) helpers.emit(w);
-  w.line(`@compute @workgroup_size(${wg})`);
-  return { kernel: { key, source: finishSource(w.toString() + body.toString()), entryPoint: "main", label: "softmax" }, count: dispatch1d(rows, profile, "softmax") };
 }

@@ -9,6 +9,7 @@ import type {
   OperationFuser,
   Optimization,
 } from "../runtime/fusion-runtime.js";
+import { acceptedBy } from "../runtime/fusion-runtime.js";
 import { evaluate } from "./host-math.js";
 import type { TestHandle, TestRuntime } from "./test-runtime.js";
 
@@ -208,6 +209,12 @@ export interface FuserTaps<O> {
   readonly fuse?: (operation: OperationIr) => void;
   /** Replaces what `finish()` returns. */
   readonly finish?: (optimization: O) => O;
+  /**
+   * The prefix the fuser offers of the `accepted` operations it took (`len()`; `accepted()` stays
+   * the inner fuser's `len()`): a fuser that accepts more than it offers
+   * (`OperationFuser.accepted`).
+   */
+  readonly offer?: (accepted: number) => number;
 }
 
 /**
@@ -243,7 +250,11 @@ export class TappedFuser<O> implements OperationFuser<O> {
   }
 
   len(): number {
-    return this.inner.len();
+    return this.taps.offer === undefined ? this.inner.len() : this.taps.offer(this.accepted());
+  }
+
+  accepted(): number {
+    return acceptedBy(this.inner);
   }
 
   clone(): OperationFuser<O> {

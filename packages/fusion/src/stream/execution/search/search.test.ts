@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { OperationIr } from "../../../ir/operation-ir.js";
 import type { TensorId, TensorIr, TensorStatus } from "../../../ir/tensor-ir.js";
-import type { FuserProperties, FuserStatus, OperationFuser, Optimization } from "../../../runtime/fusion-runtime.js";
-import { ElementwiseFuser } from "../../../testing/fusers.js";
+import type { OperationFuser, Optimization } from "../../../runtime/fusion-runtime.js";
+import { ElementwiseFuser, TappedFuser } from "../../../testing/fusers.js";
 import type { TestHandle, TestRuntime } from "../../../testing/test-runtime.js";
 import { DependencyGraph, isValidExecutionOrder } from "../graph/dependency-graph.js";
 import { operationNode } from "../graph/operation-node.js";
@@ -118,41 +118,12 @@ describe("scheduleBlocks: each block fused on its own, independent operations mo
   });
 
   it("a fuser that accepts more than it offers: the block grows by what it accepts and runs what it offers", () => {
-    /**
-     * Accepts what the elementwise fuser accepts, but offers at most 2 operations until it has
-     * accepted 4 (as the WebGPU elementwise fuser past its binding limit: later operations may
-     * make the longer block valid).
-     */
-    class Offering implements OperationFuser<Optimization<TestHandle>> {
-      constructor(readonly inner: OperationFuser<Optimization<TestHandle>> = fusers()[0] as OperationFuser<Optimization<TestHandle>>) {}
-      fuse(op: OperationIr): void {
-        this.inner.fuse(op);
-      }
-      finish(): Optimization<TestHandle> {
-        return this.inner.finish();
-      }
-      reset(): void {
-        this.inner.reset();
-      }
-      status(): FuserStatus {
-        return this.inner.status();
-      }
-      properties(): FuserProperties {
-        return this.inner.properties();
-      }
-      accepted(): number {
-        return this.inner.len();
-      }
-      len(): number {
-        const n = this.inner.len();
-        return n >= 4 ? n : Math.min(n, 2);
-      }
-      clone(): Offering {
-        return new Offering(this.inner.clone());
-      }
-    }
+    // Accepts what the elementwise fuser accepts, but offers at most 2 operations until it has
+    // accepted 4 (as the WebGPU elementwise fuser past its binding limit: later operations may make
+    // the longer block valid).
+    const offering = (): OperationFuser<Optimization<TestHandle>> => new TappedFuser(fusers()[0] as OperationFuser<Optimization<TestHandle>>, { offer: (n) => (n >= 4 ? n : Math.min(n, 2)) });
     const schedule = (ops: OperationIr[]): [string, number[]][] => {
-      const s = scheduleBlocks(ops, [new Offering()]);
+      const s = scheduleBlocks(ops, [offering()]);
       let at = 0;
       return s.steps.map((step) => [step.kind, s.order.slice(at, (at += step.len))]);
     };
