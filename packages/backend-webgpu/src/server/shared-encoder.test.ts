@@ -48,10 +48,10 @@ describe("SharedEncoder", () => {
     expect(b.offset % gpu.device.limits.minUniformBufferOffsetAlignment, "at the device's offset alignment").toBe(0);
     expect(b.offset).toBeGreaterThan(a.offset);
     shared.dispatches = 3;
-    shared.refers.add(7 as AllocationId);
+    shared.refer(7 as AllocationId);
     const done = shared.finish();
     expect(done, "an open encoder finishes into commands").toBeDefined();
-    expect([shared.open, shared.dispatches, shared.refers.size], "finish resets everything").toEqual([false, 0, 0]);
+    expect([shared.open, shared.dispatches, shared.referCount, shared.refers(7 as AllocationId)], "finish resets everything").toEqual([false, 0, 0, false]);
     gpu.device.queue.submit([done!.commands]);
     expect(arenas.recycled, "arenas stay out until the caller's submit").toBe(0);
     done!.release(false);

@@ -197,8 +197,8 @@ interface GroupLaunch {
   readonly uniforms: Uint8Array | undefined;
 }
 
-/** An open launch group of one stream (`beginGroup` … `endGroup`). */
-interface OpenGroup {
+/** An open launch group of one stream (`beginGroup` … `endGroup`; held by the stream, `WebGpuStream.openGroup`). */
+export interface OpenGroup {
   readonly stream: WebGpuStream;
   readonly fallback: LaunchFallback;
   readonly launches: GroupLaunch[];
@@ -316,7 +316,6 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
   /** Allocations that must fail next (fault injection). */
   #injectedAllocationFailures = 0;
   /** Open launch groups by stream; an entry lives from `beginGroup` to `endGroup`. */
-  readonly #groups = new Map<WebGpuStream, OpenGroup>();
   readonly #counters: SubmissionCounters & ReadCounters & { deferredLaunches: number; reads: number; sharedSubmitParts: number; fallbacks: number } = {
     submits: 0,
     dispatches: 0,
@@ -654,7 +653,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
       for (const pin of pins) pin.unpin();
       throw error;
     }
-    const group = this.#groups.get(s);
+    const group = s.openGroup;
     if (group !== undefined) {
       group.launches.push({ entry, count, bindings, pins, uniforms: uniforms?.slice() });
       return;
@@ -707,17 +706,17 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
   beginGroup(stream: StreamId, fallback: LaunchFallback): void {
     this.#checkAlive();
     const s = this.#stream(stream);
-    if (this.#groups.has(s)) {
+    if (s.openGroup !== undefined) {
       throw new LaunchError(`beginGroup: stream ${stream} already has an open launch group; end it first (groups do not nest)`);
     }
-    this.#groups.set(s, { stream: s, fallback, launches: [] });
+    s.openGroup = { stream: s, fallback, launches: [] };
   }
 
   endGroup(stream: StreamId, end: GroupEnd): void {
     const s = this.#stream(stream);
-    const group = this.#groups.get(s);
+    const group = s.openGroup;
     if (group === undefined) throw new LaunchError(`endGroup: stream ${stream} has no open launch group; call beginGroup first`);
-    this.#groups.delete(s);
+    s.openGroup = undefined;
     const drop = (): void => {
       for (const l of group.launches) for (const pin of l.pins) pin.unpin();
       group.fallback.discard();
@@ -1076,7 +1075,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     this.#readback.sealOverlapping([binding]);
     // The write jumps ahead of unsubmitted work: recorded work that binds the bytes (any stream's,
     // all in the shared encoder) must be submitted first.
-    if (this.#context.encoder.refers.has(binding.allocation)) void this.#submitAll();
+    if (this.#context.encoder.refers(binding.allocation)) void this.#submitAll();
     const r = owner.memory.resolve(binding);
     let bytes = data;
     if (padded !== data.byteLength) {

@@ -18,6 +18,7 @@ import {
 import type { GpuBufferStorage } from "../memory/gpu-buffer-storage.js";
 import type { BindGroupCache, BoundRange } from "./bind-group-cache.js";
 import type { UniformArena, UniformArenas } from "./uniform-arenas.js";
+import type { OpenGroup } from "./webgpu-server.js";
 
 /** How many failures a stream's log keeps (the oldest are dropped). */
 export const FAILURE_LOG_LIMIT = 32;
@@ -111,11 +112,31 @@ export class SharedEncoder {
   /** Bytes the encoded launches bind (the `maxPendingWork` budget). */
   pendingWork = 0;
   /**
-   * The allocations the encoded launches bind (any stream's): a host write into one of them must
-   * wait for this encoder's submit (a `queue.writeBuffer` jumps ahead of unsubmitted work).
-   * Cleared at finish; bounded by the bindings of `tasksMax` launches.
+   * The allocations the encoded launches bind (any stream's), `[0, #referCount)`: a host write
+   * into one of them must wait for this encoder's submit (a `queue.writeBuffer` jumps ahead of
+   * unsubmitted work). Emptied at finish; bounded by the bindings of `tasksMax` launches. An array
+   * kept at its size, not a `Set`: a set cleared every submit reallocated its table and grew it
+   * again, tables that outlived a scavenge and filled the old generation (docs/performance.md#one-launch-fewer).
    */
-  readonly refers = new Set<AllocationId>();
+  readonly #refers: AllocationId[] = [];
+  #referCount = 0;
+
+  /** Records that an encoded launch binds `allocation`. */
+  refer(allocation: AllocationId): void {
+    this.#refers[this.#referCount++] = allocation;
+  }
+
+  /** Whether an encoded launch binds `allocation` (a linear scan: host writes ask, launches do not). */
+  refers(allocation: AllocationId): boolean {
+    const refers = this.#refers;
+    for (let i = 0; i < this.#referCount; i++) if (refers[i] === allocation) return true;
+    return false;
+  }
+
+  /** How many bindings the encoded launches recorded (tests). */
+  get referCount(): number {
+    return this.#referCount;
+  }
 
   constructor(device: GPUDevice, arenas: UniformArenas) {
     this.#device = device;
@@ -183,7 +204,7 @@ export class SharedEncoder {
     this.dispatches = 0;
     this.pendingBytes = 0;
     this.pendingWork = 0;
-    this.refers.clear();
+    this.#referCount = 0;
     const arenas = this.#arenas;
     // The queue orders any later write into these arenas after this submit's launches read them.
     const release = (lost: boolean): void => {
@@ -315,6 +336,12 @@ export class WebGpuStream extends ClaimedStream {
   readonly storage: GpuBufferStorage;
   /** Failures that reached this stream outside any launch (uncaptured errors, failed submits). */
   readonly failures: ServerError[] = [];
+  /**
+   * The launch group open on this stream (`beginGroup` … `endGroup`), owned by the server. A field,
+   * not a server map: a map set and emptied around every fused block reallocated its table, a
+   * table that outlived a scavenge and filled the old generation (docs/performance.md#one-launch-fewer).
+   */
+  openGroup: OpenGroup | undefined = undefined;
   readonly #ctx: StreamContext;
   /** Whether this stream encoded a dispatch into the shared encoder since its last finish. */
   #recorded = false;
@@ -393,7 +420,7 @@ export class WebGpuStream extends ClaimedStream {
     this.#ctx.counters.dispatches++;
     this.#recorded = true;
     shared.dispatches++;
-    for (const { binding } of dispatch.bindings) shared.refers.add(binding.allocation);
+    for (const { binding } of dispatch.bindings) shared.refer(binding.allocation);
     this.#submissionWrites.push(...dispatch.writes);
     for (const pin of dispatch.pins) (pin.stream === this.id ? this.#submitPins : this.#foreignPins).push(pin.unpin);
     for (const w of dispatch.writes) shared.pendingBytes += w.size;

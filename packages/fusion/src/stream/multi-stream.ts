@@ -49,6 +49,18 @@ export interface ViewOwner {
 const STREAM_POOL_SIZE = 16;
 
 /**
+ * The views one stream borrowed, `[0, count)` of two parallel arrays kept at their size: a `Map`
+ * filled and emptied by every served request reallocated its table as it grew and shrank, tables
+ * that outlived a scavenge and filled the old generation (docs/performance.md#one-launch-fewer).
+ * A stream holds the few views its pending segment uses, so lookups scan.
+ */
+interface BorrowedViews {
+  readonly ids: TensorId[];
+  readonly owners: (ViewOwner | undefined)[];
+  count: number;
+}
+
+/**
  * Keeps track of the concurrent lazy streams of one device (docs/concepts.md#multistream). Burn's `MultiStream`.
  *
  * @remarks
@@ -88,9 +100,9 @@ export class MultiStream<H> {
    * Per borrowing stream, its views of foreign tensors and how their owner forgets each (bounded,
    * see the type doc). A stream's entry goes with its last view.
    */
-  readonly #borrowed = new Map<StreamId, Map<TensorId, ViewOwner>>();
-  /** Empty per-stream view maps kept for the next borrowing stream (at most `STREAM_POOL_SIZE`). */
-  readonly #viewMaps: Map<TensorId, ViewOwner>[] = [];
+  readonly #borrowed = new Map<StreamId, BorrowedViews>();
+  /** Empty per-stream view lists kept for the next borrowing stream (at most `STREAM_POOL_SIZE`). */
+  readonly #viewMaps: BorrowedViews[] = [];
   /** Views freed from the borrowing side so far (`weft.stats()`). */
   #viewsReleased = 0;
   readonly #queueLimit: number;
@@ -106,7 +118,7 @@ export class MultiStream<H> {
   /** Views of foreign tensors held by borrowing streams now. */
   get borrowedViews(): number {
     let n = 0;
-    for (const views of this.#borrowed.values()) n += views.size;
+    for (const views of this.#borrowed.values()) n += views.count;
     return n;
   }
 
@@ -122,20 +134,31 @@ export class MultiStream<H> {
    */
   borrow(stream: StreamId, view: TensorId, owner: ViewOwner): void {
     let views = this.#borrowed.get(stream);
-    if (views === undefined) this.#borrowed.set(stream, (views = this.#viewMaps.pop() ?? new Map()));
-    views.set(view, owner);
+    if (views === undefined) this.#borrowed.set(stream, (views = this.#viewMaps.pop() ?? { ids: [], owners: [], count: 0 }));
+    for (let i = 0; i < views.count; i++) {
+      if (views.ids[i] !== view) continue;
+      views.owners[i] = owner;
+      return;
+    }
+    views.ids[views.count] = view;
+    views.owners[views.count] = owner;
+    views.count++;
   }
 
   /** Forgets `view` as borrowed by `stream` (its owner frees it another way). */
   unborrow(stream: StreamId, view: TensorId): void {
     const views = this.#borrowed.get(stream);
     if (views === undefined) return;
-    views.delete(view);
-    if (views.size === 0) this.#dropViewMap(stream, views);
+    for (let i = 0; i < views.count; i++) {
+      if (views.ids[i] !== view) continue;
+      removeAt(views, i);
+      break;
+    }
+    if (views.count === 0) this.#dropViewMap(stream, views);
   }
 
-  /** `stream` borrows nothing any more: its empty map goes back to the pool. */
-  #dropViewMap(stream: StreamId, views: Map<TensorId, ViewOwner>): void {
+  /** `stream` borrows nothing any more: its empty list goes back to the pool. */
+  #dropViewMap(stream: StreamId, views: BorrowedViews): void {
     this.#borrowed.delete(stream);
     if (this.#viewMaps.length < STREAM_POOL_SIZE) this.#viewMaps.push(views);
   }
@@ -145,17 +168,24 @@ export class MultiStream<H> {
     const views = this.#borrowed.get(stream);
     if (views === undefined) return;
     const queue = this.#streams.get(stream)?.queue;
-    // Keys, then a lookup: iterating entries would build a [key, value] array per view.
-    for (const view of views.keys()) {
-      if (queue?.referencesTensor(view) === true) continue;
-      const owner = views.get(view) as ViewOwner;
-      views.delete(view);
+    // Compacted in place: the views still used keep their order.
+    let kept = 0;
+    for (let i = 0; i < views.count; i++) {
+      const view = views.ids[i] as TensorId;
+      const owner = views.owners[i] as ViewOwner;
+      if (queue?.referencesTensor(view) === true) {
+        views.ids[kept] = view;
+        views.owners[kept++] = owner;
+        continue;
+      }
       handles.removeHandle(view);
       const minted = owner.views;
       if (minted !== undefined && minted.get(stream)?.id === view) minted.delete(stream);
       this.#viewsReleased++;
     }
-    if (views.size === 0) this.#dropViewMap(stream, views);
+    for (let i = kept; i < views.count; i++) views.owners[i] = undefined;
+    views.count = kept;
+    if (views.count === 0) this.#dropViewMap(stream, views);
   }
 
   /** The streams holding pending work or deferred frees. */
@@ -307,4 +337,13 @@ export class MultiStream<H> {
     handles.removeHandle(ir.id);
     this.#removeIfEmpty(stream);
   }
+}
+
+/** Removes entry `i` of `views` (the last one takes its place; the freed slot drops its owner). */
+function removeAt(views: BorrowedViews, i: number): void {
+  const last = views.count - 1;
+  views.ids[i] = views.ids[last] as TensorId;
+  views.owners[i] = views.owners[last];
+  views.owners[last] = undefined;
+  views.count = last;
 }
