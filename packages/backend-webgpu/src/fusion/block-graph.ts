@@ -45,6 +45,16 @@ export class BlockGraph {
     return node;
   }
 
+  /**
+   * Makes `tensor`, which the kernel template computes (a product, a reduction), the named WGSL
+   * value `name` and an output of the block: written unless it dies in the block.
+   */
+  produce(tensor: TensorIr, name: string): NodeId {
+    const node = this.provide(tensor, name);
+    this.outputs.push({ tensor, node, written: true });
+    return node;
+  }
+
   /** The node reading `tensor`: produced, provided, or a (new) input slot. Records a dying use. */
   leaf(tensor: TensorIr): NodeId {
     const produced = this.outputs.find((o) => o.tensor.id === tensor.id);

@@ -328,8 +328,8 @@ function fitsShape(op: Exclude<OperationIr, { kind: "drop" }>, ref: readonly num
  * `tidy` step of ten live results closed the block at its seventh operation: the recording loop
  * (`profile-host.mjs record webgpu` on Dawn's null adapter, 8 buffers) launched 0.07–0.10 kernels
  * per op, each writing results the step then dropped; now none (2026-11-30, 2-core machine,
- * three alternating pairs: 5.5–8.3 → 2.8–3.2 µs per op). **Invariant**: `len()` is always a prefix whose kernel fits the
- * device, or one that launches nothing.
+ * three alternating pairs: 5.5–8.3 → 2.8–3.2 µs per op). **Invariant**: `len()` is always a
+ * prefix whose kernel fits the device, or one that launches nothing.
  */
 export class ElementwiseFuser extends TraceFuser {
   readonly kind = "elementwise" as const;
@@ -506,9 +506,9 @@ export class MatmulFuser extends TraceFuser {
  * the kernel's bindings (operands, epilogue inputs, `y`) fit the device. Until the `tidy`'s drops
  * arrive the block holds up to seven live products, more than WebGPU's default 8 storage buffers
  * allow, so the fuser goes on past `maxBindings` ({@link TraceFuser.overflows}): what it is ready
- * with is always the whole accepted run. The fuser sees relative shapes only: a product too large for one workgroup per row
- * (`matmulSoftmaxFits`) runs at execution as the matmul block and the softmax block it would
- * otherwise have been, two launches.
+ * with is always the whole accepted run. The fuser sees relative shapes only: a product too
+ * large for one workgroup per row (`matmulSoftmaxFits`) runs at execution as the matmul block and
+ * the softmax block it would otherwise have been, two launches.
  */
 export class MatmulSoftmaxFuser extends TraceFuser {
   readonly kind = "matmul" as const;

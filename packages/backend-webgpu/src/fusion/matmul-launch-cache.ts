@@ -116,8 +116,7 @@ function analyse(ops: readonly OperationIr[]): MatmulStructure | undefined {
   const matmul = ops[0];
   if (matmul === undefined || matmul.kind !== "matmul") return undefined;
   const epilogue = new BlockGraph();
-  const res = epilogue.provide(matmul.out, "res");
-  epilogue.outputs.push({ tensor: matmul.out, node: res, written: true });
+  epilogue.produce(matmul.out, "res");
   for (let i = 1; i < ops.length; i++) if (!epilogue.add(ops[i] as OperationIr)) return undefined;
   const located = locateBlock(ops, epilogue.inputs, epilogue.written());
   const lhs = locateTensor(ops, matmul.lhs.id);

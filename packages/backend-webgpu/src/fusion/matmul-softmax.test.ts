@@ -12,6 +12,7 @@ import { fusionContext, runFused, type FusionTestContext } from "../testing/gpu-
 import { createWebGpuRuntime } from "./create-runtime.js";
 import { Launcher } from "./launcher.js";
 import { MatmulSoftmaxLaunchCache } from "./matmul-softmax-launch-cache.js";
+import { MatmulSoftmaxOptimization } from "./optimization.js";
 import type { WebGpuRuntime } from "./webgpu-runtime.js";
 
 process.env["EGL_PLATFORM"] ??= "surfaceless";
@@ -219,6 +220,27 @@ describe("matmul + softmax fusion", () => {
       expect(ctx.handles.size, "only the output was written, and it is gone").toBe(0);
     }
     expect(new Set(counts).size, "a replay counts what the full path counts").toBe(1);
+  });
+
+  it("a head past the fused kernel's bounds, executed again: two launches each time, the matmul replayed with a new scale", async () => {
+    const launcher = new Launcher(runtime.client, runtime.profile, runtime.counters);
+    const [m, k, n] = [2, 8, 300];
+    const av = values(m * k, 51);
+    const bv = values(k * n, 52, 0.2);
+    const biasValues = values(n, 53);
+    let optimization: MatmulSoftmaxOptimization | undefined;
+    for (const times of [1.5, -2]) {
+      const ctx = fusionContext(runtime, stream);
+      const [a, b, bias] = [upload(ctx, av, [m, k]), upload(ctx, bv, [k, n]), upload(ctx, biasValues, [n])];
+      const { ops, out } = headOps(a, b, bias, times, [m, n]);
+      optimization ??= new MatmulSoftmaxOptimization(launcher, ops.length, runtime.fallbackPort);
+      runtime.resetCounters();
+      optimization.execute(ctx, ops);
+      expect(runtime.counters.launches, "a matmul kernel and a softmax kernel").toBe(2);
+      close(await runtime.read(ctx.handles.getHandle(out), out, stream), reference(av, bv, biasValues, times, 1, m, k, n, false), `times ${times}`);
+      for (const x of [out, a, b, bias]) ctx.handles.removeHandle(x.id);
+      expect(ctx.handles.size, "only the output was written; the logits are gone").toBe(0);
+    }
   });
 
   it("NaN, ±Inf and a row of -Inf logits give the formula's values", async () => {

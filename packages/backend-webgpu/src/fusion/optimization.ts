@@ -203,12 +203,17 @@ export class MatmulSoftmaxOptimization extends WebGpuOptimization {
 
   /** Replays of this optimization's fused launches by operand layouts (see {@link MatmulSoftmaxLaunchCache}). */
   readonly #launches = new MatmulSoftmaxLaunchCache();
+  /**
+   * Replays of the matmul block it runs where the head does not fit one kernel (attention scores
+   * over long rows run that way on every execution), as `MatmulOptimization` keeps them.
+   */
+  readonly #matmulLaunches = new MatmulLaunchCache();
 
   protected run(ctx: ExecutionContext<WebGpuHandle>, ops: readonly OperationIr[]): void {
     const at = ops.findIndex((o) => o.kind === "reduce");
     invariant(at > 0, "a matmul+softmax block has its softmax after the matmul");
     if (this.#launches.run(this.launcher, ctx, ops, at)) return;
-    runMatmulBlock(this.launcher, ctx, ops.slice(0, at), true, this.#choose);
+    runMatmulBlock(this.launcher, ctx, ops.slice(0, at), true, this.#choose, this.#matmulLaunches);
     runSoftmaxBlock(this.launcher, this.#runtime, ctx, ops.slice(at));
   }
 }

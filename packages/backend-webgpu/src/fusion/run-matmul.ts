@@ -181,8 +181,7 @@ export function runMatmulBlockUncached(launcher: Launcher, ctx: ExecutionContext
   const matmul = ops[0];
   invariant(matmul !== undefined && matmul.kind === "matmul", "a matmul block starts with a matmul");
   const epilogue = new BlockGraph();
-  const res = epilogue.provide(matmul.out, "res");
-  epilogue.outputs.push({ tensor: matmul.out, node: res, written: true });
+  epilogue.produce(matmul.out, "res");
   for (let i = 1; i < ops.length; i++) invariant(epilogue.add(ops[i] as OperationIr), () => `matmul epilogue cannot hold ${ops[i]?.kind}`);
   const written = epilogue.written();
   const launches = elementCount(matmul.out.shape) > 0 && written.length > 0;
@@ -318,8 +317,7 @@ export function matmulSoftmaxEpilogue(ops: readonly OperationIr[], at: number): 
   const matmul = ops[0];
   invariant(matmul !== undefined && matmul.kind === "matmul", "a matmul+softmax block starts with a matmul");
   const epilogue = new BlockGraph();
-  const res = epilogue.provide(matmul.out, "res");
-  epilogue.outputs.push({ tensor: matmul.out, node: res, written: true });
+  epilogue.produce(matmul.out, "res");
   for (let i = 1; i < ops.length; i++) {
     const op = ops[i] as OperationIr;
     // The softmax's own ops are the kernel's template.

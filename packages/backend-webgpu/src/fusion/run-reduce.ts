@@ -35,8 +35,7 @@ export function planReduceBlock(ops: readonly OperationIr[]): { prologue: BlockG
   const prologue = new BlockGraph();
   ops.slice(0, at).forEach((o) => prologue.add(o));
   const epilogue = new BlockGraph();
-  const res = epilogue.provide(reduce.out, "res");
-  epilogue.outputs.push({ tensor: reduce.out, node: res, written: true });
+  epilogue.produce(reduce.out, "res");
   for (const o of ops.slice(at + 1)) {
     if (o.kind === "drop" && prologue.outputs.some((p) => p.tensor.id === o.tensor.id)) prologue.add(o);
     else if (!epilogue.add(o)) return undefined;

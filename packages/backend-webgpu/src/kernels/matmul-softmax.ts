@@ -1,7 +1,7 @@
 import { invariant } from "@weft/environment";
 import { WgslBuilder } from "../codegen/wgsl/builder.js";
 import { emitExpressions, type ExprGraph, type NodeId } from "../codegen/wgsl/expr.js";
-import { broadcastStrides, checkIndexRange, emitCoords, offsetExpr, type StridedLayout } from "../codegen/wgsl/indexing.js";
+import { checkIndexRange, emitCoords, offsetExpr, type StridedLayout } from "../codegen/wgsl/indexing.js";
 import { convert } from "../codegen/wgsl/ops.js";
 import { encodeParams, KernelParams } from "../codegen/wgsl/params.js";
 import { Preamble } from "../codegen/wgsl/preamble.js";
@@ -10,7 +10,7 @@ import { finishSource, storageElement, type DeviceProfile } from "../codegen/wgs
 import { dispatch1d, ENTRY_PARAMS, LINEAR_GROUP } from "./dispatch.js";
 import type { ElementwiseInput, KernelLaunchPlan } from "./elementwise.js";
 import { identity } from "./reduce.js";
-import { epilogueLoad, productDims } from "./matmul.js";
+import { epilogueLoad, productLayout } from "./matmul.js";
 import { rowSoftmax } from "./softmax.js";
 
 /**
@@ -76,7 +76,7 @@ export function matmulSoftmaxFits(outShape: readonly number[], k: number, profil
  * at most {@link MAX_MATMUL_SOFTMAX_MACS} multiply-adds.
  */
 export function matmulSoftmaxKernel(spec: MatmulSoftmaxSpec, profile: DeviceProfile, key = matmulSoftmaxKey(spec, profile)): KernelLaunchPlan {
-  const { M, N, K, batchShape, batches } = productDims(spec.lhs, spec.outShape);
+  const { M, N, K, batchShape, batches, lhsBatch, rhsBatch, sam, sak, sbk, sbn } = productLayout(spec.lhs, spec.rhs, spec.outShape);
   invariant(matmulSoftmaxFits(spec.outShape, K, profile), () => `matmul+softmax of [${spec.outShape}] with K = ${K} is not fused`);
   checkIndexRange(batches * M * N, "matmul+softmax");
   const wg = profile.workgroupSize;
@@ -87,13 +87,6 @@ export function matmulSoftmaxKernel(spec: MatmulSoftmaxSpec, profile: DeviceProf
 
   const { tree, exp, out: y } = rowSoftmax(wg, helpers, "o");
 
-  const batchStrides = (l: StridedLayout): number[] => broadcastStrides({ shape: l.shape.slice(0, -2), strides: l.strides.slice(0, -2), offset: 0 }, batchShape);
-  const lr = spec.lhs.strides.length;
-  const sam = spec.lhs.strides[lr - 2] ?? 0;
-  const sak = spec.lhs.strides[lr - 1] ?? 0;
-  const rr = spec.rhs.strides.length;
-  const sbk = spec.rhs.strides[rr - 2] ?? 0;
-  const sbn = spec.rhs.strides[rr - 1] ?? 0;
 
   const body = new WgslBuilder();
   body.block(`fn main(${ENTRY_PARAMS})`, (b) => {
@@ -101,7 +94,7 @@ export function matmulSoftmaxKernel(spec: MatmulSoftmaxSpec, profile: DeviceProf
     b.line(`let g = ${LINEAR_GROUP};`, `if (g >= ${batches * M}u) { return; }`);
     b.line(`let batch = g / ${M}u;`, `let row = g % ${M}u;`, "let col = lid;");
     const bc = emitCoords(b, "batch", batchShape, "bt");
-    b.line(`let aBase = ${offsetExpr(bc, batchStrides(spec.lhs), spec.lhs.offset)} + row * ${sam}u;`, `let bBase = ${offsetExpr(bc, batchStrides(spec.rhs), spec.rhs.offset)};`);
+    b.line(`let aBase = ${offsetExpr(bc, lhsBatch, spec.lhs.offset)} + row * ${sam}u;`, `let bBase = ${offsetExpr(bc, rhsBatch, spec.rhs.offset)};`);
     b.line(`let o = g * ${N}u + col;`);
     b.line("var xv = 0.0;");
     b.block(`if (col < ${N}u)`, (c) => {

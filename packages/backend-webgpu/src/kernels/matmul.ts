@@ -133,22 +133,47 @@ export function matmulKey(spec: MatmulSpec, profile: DeviceProfile): string {
   return `matmul:${configName(spec.config)}:${spec.dtype}(${layoutKey(spec.lhs)}|${layoutKey(spec.rhs)})[${spec.outShape}]{${e.graph.key()}}(${e.inputs.map((i) => `${i.dtype}:${layoutKey(i.layout)}`).join("|")})->(${e.outputs.map((o) => `${o.node}:${o.dtype}`).join("|")})#${profile.key}`;
 }
 
-/** The sizes of a product of `lhs` (`[..., M, K]`) into `outShape` (`[...batch, M, N]`). */
-export function productDims(lhs: StridedLayout, outShape: readonly number[]): { M: number; N: number; K: number; batchShape: number[]; batches: number } {
+/**
+ * The sizes and strides of a product `lhs` (`[..., M, K]`) · `rhs` (`[..., K, N]`) into
+ * `outShape` (`[...batch, M, N]`): each operand's batch strides broadcast to the output's batch
+ * shape, and the element strides along `M`, `K` (`sam`, `sak`) and `K`, `N` (`sbk`, `sbn`).
+ */
+export function productLayout(lhs: StridedLayout, rhs: StridedLayout, outShape: readonly number[]): {
+  M: number;
+  N: number;
+  K: number;
+  batchShape: number[];
+  batches: number;
+  lhsBatch: number[];
+  rhsBatch: number[];
+  sam: number;
+  sak: number;
+  sbk: number;
+  sbn: number;
+} {
   const rank = outShape.length;
   const batchShape = outShape.slice(0, rank - 2);
+  const batchStrides = (l: StridedLayout): number[] => broadcastStrides({ shape: l.shape.slice(0, -2), strides: l.strides.slice(0, -2), offset: 0 }, batchShape);
+  const lr = lhs.strides.length;
+  const rr = rhs.strides.length;
   return {
     M: outShape[rank - 2] ?? 1,
     N: outShape[rank - 1] ?? 1,
     K: lhs.shape[lhs.shape.length - 1] ?? 1,
     batchShape,
     batches: batchShape.reduce((a, b) => a * b, 1),
+    lhsBatch: batchStrides(lhs),
+    rhsBatch: batchStrides(rhs),
+    sam: lhs.strides[lr - 2] ?? 0,
+    sak: lhs.strides[lr - 1] ?? 0,
+    sbk: rhs.strides[rr - 2] ?? 0,
+    sbn: rhs.strides[rr - 1] ?? 0,
   };
 }
 
 /** Generates the matmul kernel of `spec`. */
 export function matmulKernel(spec: MatmulSpec, profile: DeviceProfile, key = matmulKey(spec, profile)): KernelLaunchPlan {
-  const { M, N, K, batchShape, batches } = productDims(spec.lhs, spec.outShape);
+  const { M, N, K, batchShape, batches, lhsBatch, rhsBatch, sam, sak, sbk, sbn } = productLayout(spec.lhs, spec.rhs, spec.outShape);
   const cfg = spec.config;
   invariant(configFits(cfg, profile), () => `matmul config ${configName(cfg)} does not fit the device`);
   const tm = cfg.kind === "simple" ? cfg.wy : cfg.wy * cfg.rm;
@@ -174,11 +199,7 @@ export function matmulKernel(spec: MatmulSpec, profile: DeviceProfile, key = mat
   const helpers = new Preamble();
   const w = new WgslBuilder();
   if (spec.dtype === "f16" || spec.epilogue.outputs.some((o) => o.dtype === "f16")) w.line("enable f16;", "");
-  const batchStrides = (l: StridedLayout): number[] => {
-    const lb = { shape: l.shape.slice(0, -2), strides: l.strides.slice(0, -2), offset: 0 };
-    return broadcastStrides(lb, batchShape);
-  };
-  const vec4Axes = cfg.kind === "vec4" ? { lhs: operandAxes(spec.lhs, "lhs", batchStrides(spec.lhs)), rhs: operandAxes(spec.rhs, "rhs", batchStrides(spec.rhs)) } : undefined;
+  const vec4Axes = cfg.kind === "vec4" ? { lhs: operandAxes(spec.lhs, "lhs", lhsBatch), rhs: operandAxes(spec.rhs, "rhs", rhsBatch) } : undefined;
   const el = storageElement(spec.dtype, 1);
   const lhsEl = vec4Axes === undefined ? el : vec4OperandElement(spec.dtype, vec4Access(vec4Axes.lhs));
   const rhsEl = vec4Axes === undefined ? el : vec4OperandElement(spec.dtype, vec4Access(vec4Axes.rhs));
@@ -198,12 +219,6 @@ export function matmulKernel(spec: MatmulSpec, profile: DeviceProfile, key = mat
   if (cfg.kind === "vec4") w.line("", ...vec4Shared(cfg, acc));
   w.line("");
 
-  const lr = spec.lhs.strides.length;
-  const sam = spec.lhs.strides[lr - 2] ?? 0;
-  const sak = spec.lhs.strides[lr - 1] ?? 0;
-  const rr = spec.rhs.strides.length;
-  const sbk = spec.rhs.strides[rr - 2] ?? 0;
-  const sbn = spec.rhs.strides[rr - 1] ?? 0;
   const aAt = (m: string, k: string): string => `lhs[aBase + ${m} * ${sam}u + ${k} * ${sak}u]`;
   const bAt = (k: string, n: string): string => `rhs[bBase + ${k} * ${sbk}u + ${n} * ${sbn}u]`;
   const load = (x: string): string => convert(x, dT, accT);
@@ -218,7 +233,7 @@ export function matmulKernel(spec: MatmulSpec, profile: DeviceProfile, key = mat
       b.line(`let kt0 = (split * ${steps}u) / ${split}u;`, `let kt1 = ((split + 1u) * ${steps}u) / ${split}u;`);
     } else b.line("let batch = wid.z;");
     const bc = emitCoords(b, "batch", batchShape, "bt");
-    b.line(`let aBase = ${offsetExpr(bc, batchStrides(spec.lhs), spec.lhs.offset)};`, `let bBase = ${offsetExpr(bc, batchStrides(spec.rhs), spec.rhs.offset)};`);
+    b.line(`let aBase = ${offsetExpr(bc, lhsBatch, spec.lhs.offset)};`, `let bBase = ${offsetExpr(bc, rhsBatch, spec.rhs.offset)};`);
     const zero = literal(0, accT);
     if (cfg.kind === "register") {
       emitRegisterTiled(b, cfg, { M, N, K, tm, tn, acc, sam, sak, sbk, sbn, aAt, bAt, load, store });
