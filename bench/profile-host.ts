@@ -8,6 +8,7 @@
  * node .device/profile-host.mjs chain   cpu|webgpu [n=65536] [iterations=2000]   # µs per fused chain (one launch)
  * node .device/profile-host.mjs sum|rowsum|matmul cpu|webgpu [n] [iterations]  # the same loop: sum of n, row sum of [n/16384, 16384], n×n matmul
  * node .device/profile-host.mjs serving cpu|webgpu [requests=256] [inFlight=32] # req/s, µs per request
+ * WEFT_PROBE_SERVERS='[{…},{…}]' node .device/profile-host.mjs serving-ab webgpu [requests] [inFlight]  # server options A/B in one process
  * node .device/profile-host.mjs dependent cpu|webgpu [ops=10000]    # ms per loop of dependent adds + read
  * node .device/profile-host.mjs small cpu|webgpu [count=64] [n=16384]  # the CPU section's `small`: count chains of n, every output read; ms per round
  * ```
@@ -289,6 +290,54 @@ async function serving(requests: number, inFlight: number): Promise<void> {
   for (const t of ws) t.dispose();
 }
 
+/**
+ * `serving-ab`: the serving rounds on one server per option set of `WEFT_PROBE_SERVERS` (a JSON
+ * array of `WebGpuServerOptions`), in turns — a round on each, then again — in one process:
+ * `WEFT_PROBE_WARMUP` rounds each (10 by default), then `WEFT_PROBE_ROUNDS` timed ones (20).
+ * Why: on the H200's host one setting's req/s moved 3,300–6,700 between processes (run ea,
+ * BENCHMARKS.md), more than any setting's effect; in one process every setting shares the JIT's
+ * state, the GC and the machine's moment. Prints each setting's median req/s (and range), p50
+ * and p99 over its timed requests.
+ */
+async function servingAb(requests: number, inFlight: number): Promise<void> {
+  const configs = JSON.parse(process.env["WEFT_PROBE_SERVERS"] ?? "[{}]") as WebGpuServerOptions[];
+  const inputs = mlpInputs(requests, 8);
+  const setups: { label: string; device: Device; ws: Tensor[]; settle: () => Promise<void>; rates: number[]; latencies: number[] }[] = [];
+  for (const options of configs) {
+    const w = await createWeftVariant(await requestWebGpuDevice({ backend: "auto" }), true, options);
+    setups.push({ label: JSON.stringify(options), device: w.device, ws: weftMlpWeights(w.device, mlpWeights()), settle: w.settle, rates: [], latencies: [] });
+  }
+  const round = async (device: Device, ws: readonly Tensor[], latencies: number[] | undefined): Promise<number> => {
+    let next = 0;
+    const start = performance.now();
+    const lane = async (): Promise<void> => {
+      while (next < requests) {
+        const i = next++;
+        const t0 = performance.now();
+        await weftRequest(device, ws, inputs[i]!, 8);
+        latencies?.push(performance.now() - t0);
+      }
+    };
+    await perTaskStreams(() => Promise.all(Array.from({ length: inFlight }, lane)));
+    return performance.now() - start;
+  };
+  const warmup = Number(process.env["WEFT_PROBE_WARMUP"] ?? 10);
+  const rounds = Number(process.env["WEFT_PROBE_ROUNDS"] ?? 20);
+  for (let r = 0; r < warmup; r++) for (const s of setups) await round(s.device, s.ws, undefined);
+  for (const s of setups) await s.settle();
+  for (const s of setups) await round(s.device, s.ws, undefined);
+  for (let r = 0; r < rounds; r++) {
+    for (const s of setups) s.rates.push((requests * 1000) / (await round(s.device, s.ws, s.latencies)));
+  }
+  const at = (sorted: readonly number[], q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
+  for (const s of setups) {
+    const rates = [...s.rates].sort((p, q) => p - q);
+    const lat = [...s.latencies].sort((p, q) => p - q);
+    console.log(`serving-ab ${s.label}: ${at(rates, 0.5).toFixed(0)} req/s (median of ${rates.length} rounds, ${rates[0]?.toFixed(0)}–${rates[rates.length - 1]?.toFixed(0)}), p50 ${at(lat, 0.5).toFixed(2)} ms, p99 ${at(lat, 0.99).toFixed(2)} ms (${inFlight} in flight)`);
+    for (const t of s.ws) t.dispose();
+  }
+}
+
 /** The bytes a sampling heap profile's tree accounts for (its nodes' self sizes). */
 function sampledBytes(node: { readonly selfSize: number; readonly children: readonly { readonly selfSize: number; readonly children: readonly unknown[] }[] }): number {
   let sum = node.selfSize;
@@ -355,8 +404,9 @@ async function small(count: number, n: number): Promise<void> {
 if (mode === "record") await record(Number(a ?? 20_000));
 else if (mode === "chain" || mode === "sum" || mode === "rowsum" || mode === "matmul") await loop(mode, Number(a ?? 1 << 16), Number(b ?? 2000));
 else if (mode === "serving") await serving(Number(a ?? 256), Number(b ?? 32));
+else if (mode === "serving-ab") await servingAb(Number(a ?? 256), Number(b ?? 32));
 else if (mode === "dependent") await dependent(Number(a ?? 10_000));
 else if (mode === "small") await small(Number(a ?? 64), Number(b ?? 16_384));
-else throw new Error(`unknown mode '${mode}' (record, chain, sum, rowsum, matmul, serving, dependent, small)`);
+else throw new Error(`unknown mode '${mode}' (record, chain, sum, rowsum, matmul, serving, serving-ab, dependent, small)`);
 await d.syncAll();
 process.exit(0);

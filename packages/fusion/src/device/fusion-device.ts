@@ -1,4 +1,4 @@
-import { type CacheStats, InvariantError, ReentrancyError, ReentrancyGuard, StreamId, WeftError, invariant } from "@weft/environment";
+import { type CacheStats, IdMap, InvariantError, ReentrancyError, ReentrancyGuard, StreamId, WeftError, invariant } from "@weft/environment";
 import { DisposedDeviceError, TensorComputationError } from "../errors/tensor-errors.js";
 import type { OperationIr } from "../ir/operation-ir.js";
 import type { DType, TensorData, TensorId, TensorIr, TypedArray } from "../ir/tensor-ir.js";
@@ -222,7 +222,7 @@ export class FusionDevice<H> implements FusionClient {
     this.#env = {
       runtime,
       handles: this.handles,
-      onBlock: (block) => this.inspector.record(block),
+      onBlock: (stream, fused, name, kinds, ran) => this.inspector.record(stream, fused, name, kinds, ran),
       onBug: (error) => this.#bugs.push(error),
     };
     this.#registry = new FinalizationRegistry((token) => this.#finalize(token));
@@ -401,7 +401,7 @@ export class FusionDevice<H> implements FusionClient {
     let view = ref.views?.get(current);
     if (view === undefined) {
       const minted = this.#sharedView(tensor, current);
-      (ref.views ??= new Map()).set(current, minted);
+      (ref.views ??= new IdMap()).set(current, minted);
       // Freed from the borrowing side at `current`'s next boundary once no pending op uses it;
       // `ref` then forgets it (if it is still `current`'s view).
       this.streams.borrow(current, minted.id, ref);
@@ -570,7 +570,8 @@ export class FusionDevice<H> implements FusionClient {
       else this.#call(() => this.streams.foreignDrop(stream, ir, this.handles));
       return;
     }
-    const entries = [...views.entries()];
+    const entries: [StreamId, TensorIr][] = [];
+    views.forEach((view, viewStream) => entries.push([viewStream as StreamId, view]));
     ref.views = undefined;
     this.#call(() => {
       for (const [viewStream, view] of entries) {

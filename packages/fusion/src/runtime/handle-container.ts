@@ -1,4 +1,4 @@
-import { invariant } from "@weft/environment";
+import { IdMap, invariant } from "@weft/environment";
 import type { TensorId, TensorIr } from "../ir/tensor-ir.js";
 
 /**
@@ -23,8 +23,11 @@ export type ReleaseHandle<H> = (handle: H) => void;
  * - At quiescence (all tensors disposed, all streams drained) the container is empty.
  */
 export class HandleContainer<H> {
-  /** Live handles; entries added by `registerHandle`, removed by `removeHandle`/`free`. */
-  readonly #handles = new Map<TensorId, H>();
+  /**
+   * Live handles; entries added by `registerHandle`, removed by `removeHandle`/`free`. An
+   * {@link IdMap}: every tensor id is fresh, and a `Map` rebuilt its table as they came and went.
+   */
+  readonly #handles = new IdMap<H>();
   /** Errors standing in for handles; added by `setError`, removed with the tensor's free. */
   readonly #errors = new Map<TensorId, Error>();
   readonly #release: ReleaseHandle<H>;
@@ -101,8 +104,8 @@ export class HandleContainer<H> {
     return this.#handles.size + this.#errors.size;
   }
 
-  /** The ids with a live entry (for the inspector and leak reports). */
+  /** The ids with a live entry (for the inspector and leak reports): handles by id, then errors. */
   ids(): TensorId[] {
-    return [...this.#handles.keys(), ...this.#errors.keys()];
+    return [...(this.#handles.ids().sort((a, b) => a - b) as TensorId[]), ...this.#errors.keys()];
   }
 }

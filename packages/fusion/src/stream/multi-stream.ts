@@ -1,4 +1,4 @@
-import { StreamId, invariant } from "@weft/environment";
+import { IdMap, StreamId, invariant } from "@weft/environment";
 import type { OperationIr } from "../ir/operation-ir.js";
 import type { TensorId, TensorIr } from "../ir/tensor-ir.js";
 import type { HandleContainer } from "../runtime/handle-container.js";
@@ -42,7 +42,7 @@ export interface MultiStreamOptions {
  * per borrowing stream (`FusionTensor`'s `SharedRef`).
  */
 export interface ViewOwner {
-  views: Map<StreamId, TensorIr> | undefined;
+  views: IdMap<TensorIr> | undefined;
 }
 
 /** Empty streams kept for reuse, so a stream that empties and refills does not rebuild its fusers. */
@@ -87,7 +87,7 @@ interface BorrowedViews {
  * would have written (`setOutputErrors`) and delivered by their reads.
  */
 export class MultiStream<H> {
-  readonly #streams = new Map<StreamId, LazyStream<H>>();
+  readonly #streams = new IdMap<LazyStream<H>>();
   readonly #pool: LazyStream<H>[] = [];
   readonly #fusers: () => OperationFuser<Optimization<H>>[];
   /** The device's execution plans. */
@@ -100,7 +100,7 @@ export class MultiStream<H> {
    * Per borrowing stream, its views of foreign tensors and how their owner forgets each (bounded,
    * see the type doc). A stream's entry goes with its last view.
    */
-  readonly #borrowed = new Map<StreamId, BorrowedViews>();
+  readonly #borrowed = new IdMap<BorrowedViews>();
   /** Empty per-stream view lists kept for the next borrowing stream (at most `STREAM_POOL_SIZE`). */
   readonly #viewMaps: BorrowedViews[] = [];
   /** Views freed from the borrowing side so far (`weft.stats()`). */
@@ -118,7 +118,9 @@ export class MultiStream<H> {
   /** Views of foreign tensors held by borrowing streams now. */
   get borrowedViews(): number {
     let n = 0;
-    for (const views of this.#borrowed.values()) n += views.count;
+    this.#borrowed.forEach((views) => {
+      n += views.count;
+    });
     return n;
   }
 
@@ -188,9 +190,9 @@ export class MultiStream<H> {
     if (views.count === 0) this.#dropViewMap(stream, views);
   }
 
-  /** The streams holding pending work or deferred frees. */
+  /** The streams holding pending work or deferred frees, by id. */
   streamIds(): StreamId[] {
-    return [...this.#streams.keys()];
+    return this.#streams.ids().sort((a, b) => a - b) as StreamId[];
   }
 
   /** Pending operations of `stream` (0 when it has no entry). */

@@ -1,4 +1,4 @@
-import type { StreamId } from "@weft/environment";
+import type { IdMap, StreamId } from "@weft/environment";
 import type { FusionDevice } from "../device/fusion-device.js";
 import { DisposedTensorError } from "../errors/tensor-errors.js";
 import type { DType, TensorId, TensorIr, TypedArray } from "../ir/tensor-ir.js";
@@ -23,7 +23,7 @@ export interface SharedRef {
   /** Live wrappers of this id on its home stream; the id is dropped when it reaches 0. */
   count: number;
   /** Borrowed uses from other streams: one shared-view id per stream (fresh ids, aliases). */
-  views: Map<StreamId, TensorIr> | undefined;
+  views: IdMap<TensorIr> | undefined;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { type StreamId, invariant } from "@weft/environment";
+import { IdMap, type StreamId, invariant } from "@weft/environment";
 import type { AllocationId, BufferBinding } from "../binding.js";
 import type { MemoryUsage } from "../compute-server.js";
 import { BufferTooBigError, InvalidBindingError, OutOfMemoryError } from "../errors/server-error.js";
@@ -117,7 +117,7 @@ export class MemoryManagement<R> implements HandleOwner {
   /** Pages in allocation order; removed only by `cleanup`. */
   readonly #pages: Page<R>[] = [];
   /** Live allocations (a reference or a pin) and their slices. Removed when freed. */
-  readonly #live = new Map<AllocationId, LiveAllocation<R>>();
+  readonly #live = new IdMap<LiveAllocation<R>>();
   readonly #onFree: ((allocation: AllocationId) => void) | undefined;
   readonly #minPageSize: number;
   /** Set by `dispose`: every page is given back as soon as it is free. */
@@ -163,8 +163,24 @@ export class MemoryManagement<R> implements HandleOwner {
     const sliceSize = Math.max(this.#align(size), this.config.alignment);
     const found = this.#findFree(sliceSize) ?? this.#newPage(sliceSize);
     const { page, index } = found;
-    const slice = page.free[index];
-    invariant(slice && slice.allocation === undefined && slice.size >= sliceSize, "reserve: chosen slice is free and fits");
+    const free = page.free[index];
+    invariant(free && free.allocation === undefined && free.size >= sliceSize, "reserve: chosen slice is free and fits");
+    let slice = free;
+    if (free.size > sliceSize) {
+      // A new slice for the allocation, before the free one, which keeps its object and its place
+      // among the free ones (it only moves up): the new object dies with the allocation, young,
+      // while the free remainder lives on — the other way round, every reserve left a fresh free
+      // slice that outlived scavenges and was promoted (docs/performance.md#what-a-request-leaves-behind).
+      slice = { offset: free.offset, size: sliceSize, allocation: undefined, prev: free.prev, next: free };
+      if (free.prev) free.prev.next = slice;
+      else page.first = slice;
+      free.prev = slice;
+      free.offset += sliceSize;
+      free.size -= sliceSize;
+      page.sliceCount++;
+    } else {
+      page.free.splice(index, 1);
+    }
     // The handle's state and the live entry are one object (where its bytes are, and its counts).
     const state: LiveAllocation<R> = {
       id: nextAllocation++ as AllocationId,
@@ -177,17 +193,6 @@ export class MemoryManagement<R> implements HandleOwner {
       slice,
       page,
     };
-    if (slice.size > sliceSize) {
-      // The remainder takes the slice's place among the free ones (same address order).
-      const rest: Slice = { offset: slice.offset + sliceSize, size: slice.size - sliceSize, allocation: undefined, prev: slice, next: slice.next };
-      if (slice.next) slice.next.prev = rest;
-      slice.next = rest;
-      slice.size = sliceSize;
-      page.free[index] = rest;
-      page.sliceCount++;
-    } else {
-      page.free.splice(index, 1);
-    }
     slice.allocation = state;
     this.#live.set(state.id, state);
     if (!found.created) page.freeChecks = Math.max(0, page.freeChecks - 1);
@@ -274,12 +279,13 @@ export class MemoryManagement<R> implements HandleOwner {
         page.free.splice(freeIndex(page.free, next), 1);
       }
     } else if (next) {
-      // The slice absorbs `next` and takes its place among the free ones.
-      const at = freeIndex(page.free, next);
-      slice.size += next.size;
-      unlink(next);
+      // `next` absorbs the slice and keeps its place among the free ones (it only moves down: no
+      // free slice lies between them). The freed slice's object dies young (see `reserve`).
+      next.offset = slice.offset;
+      next.size += slice.size;
+      unlink(slice);
+      if (page.first === slice) page.first = next;
       page.sliceCount--;
-      page.free[at] = slice;
     } else {
       page.free.splice(insertionIndex(page.free, slice.offset), 0, slice);
     }
@@ -318,7 +324,9 @@ export class MemoryManagement<R> implements HandleOwner {
   /** The memory report of this manager. `bytesInUse` counts requested sizes of live allocations. */
   usage(): MemoryUsage {
     let bytesInUse = 0;
-    for (const state of this.#live.values()) bytesInUse += state.size;
+    this.#live.forEach((state) => {
+      bytesInUse += state.size;
+    });
     let bytesReserved = 0;
     let slices = 0;
     for (const page of this.#pages) {

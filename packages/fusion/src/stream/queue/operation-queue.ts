@@ -47,8 +47,12 @@ export interface ExecutedBlock {
 export interface ExecutionEnv<H> {
   readonly runtime: FusionRuntime<H, Optimization<H>>;
   readonly handles: HandleContainer<H>;
-  /** Called for every executed block (the inspector's log). */
-  readonly onBlock: (block: ExecutedBlock) => void;
+  /**
+   * Called for every executed block (the inspector's log), with the block's fields as arguments:
+   * an object per block was garbage a serving process promoted by the megabyte
+   * (docs/performance.md#what-a-request-leaves-behind).
+   */
+  readonly onBlock: (stream: StreamId, fused: boolean, name: string, kinds: readonly OperationIr["kind"][], ran: OperationRan) => void;
   /** Called with an error that is a bug (invariant, re-entrancy), rethrown at the end of the call. */
   readonly onBug: (error: Error) => void;
 }
@@ -414,9 +418,9 @@ function runOptimization<H>(
   const kinds = blockKinds(optimization, ops);
   try {
     optimization.execute(ctx, ops);
-    env.onBlock({ stream: ctx.stream, fused: true, name: optimization.name, kinds, ran: "ran" });
+    env.onBlock(ctx.stream, true, optimization.name, kinds, "ran");
   } catch (error) {
-    env.onBlock({ stream: ctx.stream, fused: true, name: optimization.name, kinds, ran: "not-ran" });
+    env.onBlock(ctx.stream, true, optimization.name, kinds, "not-ran");
     if (isBug(error)) env.onBug(error);
     else if (untouched(ops, env.handles)) {
       // The block failed as a whole (its kernel could not be built, an allocation failed) before
@@ -455,7 +459,7 @@ function runUnfused<H>(op: OperationIr | undefined, ctx: ExecutionContext<H>, en
   invariant(op !== undefined, "unfused execution past the segment");
   // `init` handles are registered out of band: there is nothing to run.
   if (op.kind === "init") {
-    env.onBlock({ stream: ctx.stream, fused: false, name: op.kind, kinds: singleKind(op.kind), ran: "ran" });
+    env.onBlock(ctx.stream, false, op.kind, singleKind(op.kind), "ran");
     return "ran";
   }
   // A `drop` is handed to the runtime like any operation, even when its tensor carries an error:
@@ -465,18 +469,18 @@ function runUnfused<H>(op: OperationIr | undefined, ctx: ExecutionContext<H>, en
     const error = env.handles.getError(input.id);
     if (error !== undefined) {
       setOutputErrors([op], error, env.handles);
-      env.onBlock({ stream: ctx.stream, fused: false, name: op.kind, kinds: singleKind(op.kind), ran: "not-ran" });
+      env.onBlock(ctx.stream, false, op.kind, singleKind(op.kind), "not-ran");
       return "not-ran";
     }
   }
   try {
     env.runtime.executeOperation(op, ctx);
-    env.onBlock({ stream: ctx.stream, fused: false, name: op.kind, kinds: singleKind(op.kind), ran: "ran" });
+    env.onBlock(ctx.stream, false, op.kind, singleKind(op.kind), "ran");
     return "ran";
   } catch (error) {
     if (isBug(error)) env.onBug(error);
     setOutputErrors([op], error, env.handles);
-    env.onBlock({ stream: ctx.stream, fused: false, name: op.kind, kinds: singleKind(op.kind), ran: "not-ran" });
+    env.onBlock(ctx.stream, false, op.kind, singleKind(op.kind), "not-ran");
     return "not-ran";
   }
 }
@@ -496,7 +500,7 @@ export function runDrop<H>(op: Extract<OperationIr, { kind: "drop" }>, ctx: Exec
     if (isBug(error)) env.onBug(error);
     ran = "not-ran";
   }
-  env.onBlock({ stream: ctx.stream, fused: false, name: "drop", kinds: DROP_KINDS, ran });
+  env.onBlock(ctx.stream, false, "drop", DROP_KINDS, ran);
   return ran;
 }
 

@@ -1,4 +1,4 @@
-import type { CacheStats } from "@weft/environment";
+import { type CacheStats, LruCache } from "@weft/environment";
 import type { Optimization } from "../../runtime/fusion-runtime.js";
 import type { RelativeOperation } from "../../ir/relative.js";
 import type { OperationFuser } from "../../runtime/fusion-runtime.js";
@@ -121,8 +121,12 @@ const NO_PLANS: readonly ExecutionPlanId[] = [];
  * triggers name (reference-counted).
  */
 export class ExecutionPlanStore<O> {
-  /** Held plans by id, least recently used first (a use re-inserts). */
-  readonly #plans = new Map<ExecutionPlanId, ExecutionPlan<O>>();
+  /**
+   * Held plans by id in recency order; evicting one also forgets its index entry and its keys.
+   * An `LruCache`: re-inserting every used plan into a `Map` (a delete, then a set) rebuilt the
+   * `Map`'s table every few hundred uses, in the old generation (docs/performance.md#what-a-request-leaves-behind).
+   */
+  readonly #plans: LruCache<ExecutionPlanId, ExecutionPlan<O>>;
   /** First relative op key → ids of the held plans starting with it. */
   readonly #index = new Map<string, ExecutionPlanId[]>();
   /** Relative key → interned id and how many plan keys/trigger keys name it. */
@@ -141,6 +145,7 @@ export class ExecutionPlanStore<O> {
       throw new RangeError(`ExecutionPlanStore: capacity must be a positive integer, got ${capacity}`);
     }
     this.#capacity = capacity;
+    this.#plans = new LruCache(capacity, { onEvict: (_id, plan) => this.#forget(plan) });
   }
 
   /** The interned id of `key`, or `-1` when no plan or trigger names it (it matches nothing). */
@@ -185,14 +190,14 @@ export class ExecutionPlanStore<O> {
 
   /** The plan `id`; throws a `RangeError` when it does not exist (never did, or was evicted). */
   get(id: ExecutionPlanId): ExecutionPlan<O> {
-    const plan = this.#plans.get(id);
+    const plan = this.#plans.peek(id);
     if (plan === undefined) throw new RangeError(`no execution plan ${id} (never stored, or evicted)`);
     return plan;
   }
 
   /** The plan `id`, or `undefined` when it was evicted. */
   tryGet(id: ExecutionPlanId): ExecutionPlan<O> | undefined {
-    return this.#plans.get(id);
+    return this.#plans.peek(id);
   }
 
   /** Whether plan `id` is held. */
@@ -202,11 +207,8 @@ export class ExecutionPlanStore<O> {
 
   /** Records that the cached plan `id` runs (without exploring): a hit, and its most recent use. */
   use(id: ExecutionPlanId): void {
-    const plan = this.#plans.get(id);
-    if (plan === undefined) return;
-    this.#hits++;
-    this.#plans.delete(id);
-    this.#plans.set(id, plan);
+    // `get` refreshes it: a relink, nothing allocated.
+    if (this.#plans.get(id) !== undefined) this.#hits++;
   }
 
   /** Plans held, capacity, hits (cached plans run), misses (plans stored) and evictions. */
@@ -267,11 +269,6 @@ export class ExecutionPlanStore<O> {
     const list = this.#index.get(first.key);
     if (list === undefined) this.#index.set(first.key, [id]);
     else list.push(id);
-    while (this.#plans.size > this.#capacity) {
-      const oldest = this.#plans.keys().next();
-      if (oldest.done === true) break;
-      this.#evict(oldest.value);
-    }
     this.onAdded?.();
     return id;
   }
@@ -315,10 +312,9 @@ export class ExecutionPlanStore<O> {
     plan.triggerKeyIds.push(this.#triggerKeyIds(trigger));
   }
 
-  #evict(id: ExecutionPlanId): void {
-    const plan = this.#plans.get(id);
-    if (plan === undefined) return;
-    this.#plans.delete(id);
+  /** An evicted plan leaves the index, and its keys are uninterned. */
+  #forget(plan: ExecutionPlan<O>): void {
+    const id = plan.id;
     this.#evictions++;
     const firstKey = plan.operations[0]?.key;
     if (firstKey !== undefined) {
