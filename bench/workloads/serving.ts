@@ -71,8 +71,18 @@ export const SERVING_WARMUP_ROUNDS = 4;
 export const SERVING_WARMUP_MS = 3000;
 
 /**
+ * One round and `settle` (the tunings its products started run on the idle device and finish),
  * `warmups` warm-up rounds (and more until `warmupMs` have passed), `settle`, one more untimed
  * round and `settle` again, then `rounds` timed rounds.
+ *
+ * Why tune first: on a cold tuning cache (a fresh machine) the MLP's two tunable products are
+ * tuned in the first `settle` — 19 candidates each, ~8.5 s on the H200 — and while their pipeline
+ * compiles are pending Dawn's node binding ticks the device from a `setImmediate` loop, ~100 MB/s
+ * of garbage: a mark-compact every ~0.5 s with 20–55 ms pauses (run ff, BENCHMARKS.md). With that
+ * `settle` right before the timed rounds, they took its last collections: run fd (a fresh machine)
+ * measured 3,140 req/s and a p99 of 250 ms, run fe 4,440 req/s and 90.6 ms with `--only serving`,
+ * and 9,390 req/s and 4.78 ms with the cache warm. Tuning in the first round's `settle` leaves the
+ * warm-up rounds to run after it, as a server's steady state does; TF.js gets the same rounds.
  *
  * Why the round after `settle`: Weft's background tuning measures its candidates only while the
  * device is idle, so it finishes in `settle`, and the next round is the first to launch the
@@ -84,6 +94,8 @@ export const SERVING_WARMUP_MS = 3000;
  * gets the same rounds.
  */
 async function serve(one: (i: number) => Promise<ArrayLike<number>>, requests: number, inFlight: number, rounds: number, warmups: number, warmupMs: number, settle: () => Promise<void>): Promise<Served> {
+  await round(one, requests, inFlight, undefined);
+  await settle();
   const start = performance.now();
   for (let w = 0; w < warmups || performance.now() - start < warmupMs; w++) await round(one, requests, inFlight, undefined);
   await settle();
