@@ -93,14 +93,25 @@ export const SERVING_WARMUP_MS = 3000;
  * request and the p99 was 14.8 ms. Tuning is finished in the warm-up, as the target asks; TF.js
  * gets the same rounds.
  */
-async function serve(one: (i: number) => Promise<ArrayLike<number>>, requests: number, inFlight: number, rounds: number, warmups: number, warmupMs: number, settle: () => Promise<void>): Promise<Served> {
+async function serve(
+  one: (i: number) => Promise<ArrayLike<number>>,
+  requests: number,
+  inFlight: number,
+  rounds: number,
+  warmups: number,
+  warmupMs: number,
+  settle: () => Promise<void>,
+  mark: (phase: string) => void,
+): Promise<Served> {
   await round(one, requests, inFlight, undefined);
   await settle();
+  mark("tuned");
   const start = performance.now();
   for (let w = 0; w < warmups || performance.now() - start < warmupMs; w++) await round(one, requests, inFlight, undefined);
   await settle();
   await round(one, requests, inFlight, undefined);
   await settle();
+  mark("warm");
   const rates: number[] = [];
   const latencies: number[] = [];
   let first: ArrayLike<number> = [];
@@ -109,8 +120,16 @@ async function serve(one: (i: number) => Promise<ArrayLike<number>>, requests: n
     rates.push((requests * 1000) / done.ms);
     first = done.first;
   }
+  mark("timed");
   return { rates, latencies, first };
 }
+
+/**
+ * `WEFT_BENCH_PHASES=1`: print when each variant's tunings ended, its warm-up ended and its timed
+ * rounds ended (ms since the process started: the clock of `node --trace-gc`'s lines, so a
+ * collection can be placed in a phase).
+ */
+const PHASES = process.env["WEFT_BENCH_PHASES"] === "1";
 
 /** Runs the serving workload. */
 export async function runServing(ctx: BenchContext): Promise<void> {
@@ -132,7 +151,8 @@ export async function runServing(ctx: BenchContext): Promise<void> {
     try {
       run = start(peer.value);
       const { one, settle, around } = run;
-      const served = await around(() => serve(one, requests, inFlight, rounds, ctx.options.quick ? 1 : SERVING_WARMUP_ROUNDS, ctx.options.quick ? 0 : SERVING_WARMUP_MS, settle));
+      const mark = PHASES ? (phase: string) => console.log(`  serving ${label}: ${phase} at ${performance.now().toFixed(0)} ms`) : () => {};
+      const served = await around(() => serve(one, requests, inFlight, rounds, ctx.options.quick ? 1 : SERVING_WARMUP_ROUNDS, ctx.options.quick ? 0 : SERVING_WARMUP_MS, settle, mark));
       const check = compare(served.first, (i) => want[i] as number, [...want.keys()], 1e-4);
       const rate = median(served.rates);
       const sorted = [...served.latencies].sort((a, b) => a - b);
