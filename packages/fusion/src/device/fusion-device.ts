@@ -1,4 +1,4 @@
-import { type CacheStats, IdMap, InvariantError, ReentrancyError, ReentrancyGuard, StreamId, WeftError, invariant } from "@weft/environment";
+import { type CacheStats, IdMap, InvariantError, checkInteger, ReentrancyError, ReentrancyGuard, StreamId, WeftError, invariant } from "@weft/environment";
 import { DisposedDeviceError, TensorComputationError } from "../errors/tensor-errors.js";
 import type { OperationIr } from "../ir/operation-ir.js";
 import type { DType, TensorData, TensorId, TensorIr, TypedArray } from "../ir/tensor-ir.js";
@@ -41,7 +41,7 @@ export interface FusionDeviceOptions {
   readonly maxExplorations?: number;
   /** Execution plans kept (least recently used evicted first); default 1024. */
   readonly maxPlans?: number;
-  /** Executed blocks the inspector's log keeps (default 10 000). */
+  /** Executed blocks the inspector's log keeps (a non-negative integer; default 10 000; 0 logs none, the count still runs). */
   readonly maxLoggedBlocks?: number;
   /**
    * Persists the execution plans (`plans.json` in the cache folder in Node, IndexedDB in
@@ -205,7 +205,7 @@ export class FusionDevice<H> implements FusionClient {
       this.handles as HandleContainer<unknown>,
       this.streams as MultiStream<unknown>,
       () => this.#liveTensors,
-      options.maxLoggedBlocks ?? 10_000,
+      checkInteger("FusionDevice", "options.maxLoggedBlocks", options.maxLoggedBlocks ?? 10_000, 0),
     );
     const persisted = options.planCache;
     this.planCache = new PlanCache(
