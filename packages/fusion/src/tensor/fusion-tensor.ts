@@ -14,9 +14,11 @@ export const FUSION_TENSOR: unique symbol = Symbol.for("weft.fusion-tensor") as 
 /**
  * The state shared by every same-stream reference (`clone()`) of one tensor id. Burn's `count`.
  *
- * **Bound.** `views` has at most one entry per stream the tensor was used on; it is emptied (each
- * view dropped) when {@link SharedRef.count} reaches zero. It is created on the first use from
- * another stream only, so a tensor that stays on its home stream costs no `Map`.
+ * **Bound.** `views` has at most one entry per stream borrowing the tensor now (a view leaves at
+ * its stream's next boundary); it is emptied (each view dropped) when {@link SharedRef.count}
+ * reaches zero. It is created on the first use from another stream only, so a tensor that stays
+ * on its home stream costs no table; an `IdMap`, it keeps the slots of its peak (at most 16 KiB
+ * while ≤ 512 streams borrowed it at once), so a weight borrowed by every request rebuilds nothing.
  * @internal
  */
 export interface SharedRef {
