@@ -24,6 +24,7 @@ import { createCpuDevice } from "@weft/weft";
 import { MLP_DIMS, mlpInputs, mlpWeights, perTaskStreams, weftMlpLogits, weftMlpWeights, weftRequest } from "./harness/mlp.js";
 import { createWeftVariant } from "./peers/weft.js";
 import { weftChain } from "./workloads/chain.js";
+import { round as serveRound } from "./workloads/serving.js";
 
 const [mode = "record", backend = "cpu", a, b] = process.argv.slice(2);
 
@@ -232,20 +233,10 @@ async function serving(requests: number, inFlight: number): Promise<void> {
   const ws = weftMlpWeights(d, mlpWeights());
   const inputs = mlpInputs(requests, 8);
   const latencies: number[] = [];
+  const one = (i: number): Promise<ArrayLike<number>> => (logitsOnly ? logitsRequest(ws, inputs[i]!) : weftRequest(d, ws, inputs[i]!, 8));
   const round = async (): Promise<number> => {
-    let next = 0;
     latencies.length = 0;
-    const start = performance.now();
-    const lane = async (): Promise<void> => {
-      while (next < requests) {
-        const i = next++;
-        const t0 = performance.now();
-        await (logitsOnly ? logitsRequest(ws, inputs[i]!) : weftRequest(d, ws, inputs[i]!, 8));
-        latencies.push(performance.now() - t0);
-      }
-    };
-    await perTaskStreams(() => Promise.all(Array.from({ length: inFlight }, lane)));
-    return performance.now() - start;
+    return (await perTaskStreams(() => serveRound(one, requests, inFlight, latencies))).ms;
   };
   await round();
   await settle();
@@ -307,20 +298,8 @@ async function servingAb(requests: number, inFlight: number): Promise<void> {
     const w = await createWeftVariant(await requestWebGpuDevice({ backend: "auto" }), true, options);
     setups.push({ label: JSON.stringify(options), device: w.device, ws: weftMlpWeights(w.device, mlpWeights()), settle: w.settle, rates: [], latencies: [] });
   }
-  const round = async (device: Device, ws: readonly Tensor[], latencies: number[] | undefined): Promise<number> => {
-    let next = 0;
-    const start = performance.now();
-    const lane = async (): Promise<void> => {
-      while (next < requests) {
-        const i = next++;
-        const t0 = performance.now();
-        await weftRequest(device, ws, inputs[i]!, 8);
-        latencies?.push(performance.now() - t0);
-      }
-    };
-    await perTaskStreams(() => Promise.all(Array.from({ length: inFlight }, lane)));
-    return performance.now() - start;
-  };
+  const round = async (device: Device, ws: readonly Tensor[], latencies: number[] | undefined): Promise<number> =>
+    (await perTaskStreams(() => serveRound((i) => weftRequest(device, ws, inputs[i]!, 8), requests, inFlight, latencies))).ms;
   const warmup = Number(process.env["WEFT_PROBE_WARMUP"] ?? 10);
   const rounds = Number(process.env["WEFT_PROBE_ROUNDS"] ?? 20);
   for (let r = 0; r < warmup; r++) for (const s of setups) await round(s.device, s.ws, undefined);

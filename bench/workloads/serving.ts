@@ -35,8 +35,11 @@ export function percentile(sorted: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
 }
 
-/** One round: `requests` requests, at most `inFlight` at once; each latency pushed to `latencies`. */
-async function round(one: (i: number) => Promise<ArrayLike<number>>, requests: number, inFlight: number, latencies: number[] | undefined): Promise<{ ms: number; first: ArrayLike<number> }> {
+/**
+ * One round: `requests` requests, at most `inFlight` at once; each latency pushed to `latencies`
+ * (also the serving probes of `bench/profile-host.ts`).
+ */
+export async function round(one: (i: number) => Promise<ArrayLike<number>>, requests: number, inFlight: number, latencies: number[] | undefined): Promise<{ ms: number; first: ArrayLike<number> }> {
   let next = 0;
   let first: ArrayLike<number> = [];
   const lane = async (): Promise<void> => {

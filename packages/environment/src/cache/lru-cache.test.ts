@@ -12,6 +12,7 @@ describe("LruCache", () => {
     expect(evicted, "b was the least recently used").toEqual(["b"]);
     expect([...cache.keys()], "least recently used first").toEqual(["a", "c"]);
     expect(cache.stats()).toEqual({ size: 2, capacity: 2, hits: 1, misses: 0, evictions: 1 });
+    expect(cache.evictions, "the getter counts what stats() does").toBe(1);
   });
 
   it("peek and has neither refresh nor count; delete and clear are not evictions", () => {

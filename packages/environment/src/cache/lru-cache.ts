@@ -91,6 +91,11 @@ export class LruCache<K, V> {
     this.#trim();
   }
 
+  /** Entries evicted to stay within the capacity so far (as in {@link LruCache.stats}, without building it). */
+  get evictions(): number {
+    return this.#evictions;
+  }
+
   /** Entries held now. */
   get size(): number {
     return this.#entries.size;

@@ -131,12 +131,9 @@ export class ExecutionPlanStore<O> {
   readonly #index = new Map<string, ExecutionPlanId[]>();
   /** Relative key → interned id and how many plan keys/trigger keys name it. */
   readonly #keyIds = new Map<string, { readonly id: number; refs: number }>();
-  readonly #capacity: number;
   #nextId = 0;
   #nextKeyId = 0;
-  #hits = 0;
   #added = 0;
-  #evictions = 0;
   /** Called after a plan was stored (a persisting `PlanCache` schedules a write). */
   onAdded: (() => void) | undefined;
 
@@ -144,7 +141,6 @@ export class ExecutionPlanStore<O> {
     if (!Number.isSafeInteger(capacity) || capacity < 1) {
       throw new RangeError(`ExecutionPlanStore: capacity must be a positive integer, got ${capacity}`);
     }
-    this.#capacity = capacity;
     this.#plans = new LruCache(capacity, { onEvict: (_id, plan) => this.#forget(plan) });
   }
 
@@ -180,7 +176,7 @@ export class ExecutionPlanStore<O> {
 
   /** Plans evicted so far (a policy re-checks its plans only when this changed). */
   get evictions(): number {
-    return this.#evictions;
+    return this.#plans.evictions;
   }
 
   /** Interned relative keys held (bounded by the held plans' keys). */
@@ -207,13 +203,15 @@ export class ExecutionPlanStore<O> {
 
   /** Records that the cached plan `id` runs (without exploring): a hit, and its most recent use. */
   use(id: ExecutionPlanId): void {
-    // `get` refreshes it: a relink, nothing allocated.
-    if (this.#plans.get(id) !== undefined) this.#hits++;
+    // `get` refreshes it (a relink, nothing allocated) and counts the hit: the store's hits are the
+    // cache's, since `use` is the only caller of `get` (the store's own lookups `peek`).
+    this.#plans.get(id);
   }
 
   /** Plans held, capacity, hits (cached plans run), misses (plans stored) and evictions. */
   stats(): CacheStats {
-    return { size: this.#plans.size, capacity: this.#capacity, hits: this.#hits, misses: this.#added, evictions: this.#evictions };
+    const plans = this.#plans.stats();
+    return { size: plans.size, capacity: plans.capacity, hits: plans.hits, misses: this.#added, evictions: plans.evictions };
   }
 
   /** Ids of the plans whose first operation has key `firstKey`. */
@@ -312,10 +310,9 @@ export class ExecutionPlanStore<O> {
     plan.triggerKeyIds.push(this.#triggerKeyIds(trigger));
   }
 
-  /** An evicted plan leaves the index, and its keys are uninterned. */
+  /** An evicted plan leaves the index, and its keys are uninterned (the cache counts the eviction). */
   #forget(plan: ExecutionPlan<O>): void {
     const id = plan.id;
-    this.#evictions++;
     const firstKey = plan.operations[0]?.key;
     if (firstKey !== undefined) {
       const list = this.#index.get(firstKey);
