@@ -15,7 +15,8 @@ import { chooseMatmulConfig } from "../fusion/run-matmul.js";
 import type { WebGpuRuntime } from "../fusion/webgpu-runtime.js";
 import type { WebGpuHandle } from "../handle/webgpu-handle.js";
 import type { WgslKernel } from "../kernel.js";
-import { configFits, configName, MATMUL_CONFIGS, matmulKernel, matmulKey, type MatmulSpec } from "../kernels/matmul.js";
+import type { DeviceProfile } from "../codegen/wgsl/types.js";
+import { configFits, configName, configTile, MATMUL_CONFIGS, matmulKernel, matmulKey, type MatmulSpec } from "../kernels/matmul.js";
 import { WebGpuServer } from "../server/webgpu-server.js";
 import {
   MATMUL_TUNABLE,
@@ -25,6 +26,8 @@ import {
   prepareMatmulInputs,
   readMatmulOutput,
   matmulValuesClose,
+  skipMatmulCandidate,
+  SMALL_PRODUCT_TILE_ROWS,
   type MatmulTunable,
   type MatmulTuneInputs,
   type MatmulTuneOutput,
@@ -98,6 +101,55 @@ describe("matmulValuesClose", () => {
 });
 
 describe("matmul autotune", () => {
+  it("a product of few rows skips the tiles taller than 32 rows and twice its rows: never run, recorded as skipped, the winner among the rest", async () => {
+    const progress: TuneProgress[] = [];
+    const runtime = await tunedRuntime(new WebGpuServer(device), (p) => progress.push(p));
+    const tuner = runtime.tuner;
+    if (tuner === undefined) throw new Error("autotune is on");
+    const set = runtime.matmulTunableSet();
+    const rowsOf = (name: string): number => {
+      const config = MATMUL_CONFIGS.find((c) => configName(c) === name);
+      if (config === undefined) throw new Error(`${name} is a config`);
+      return configTile(config)[0];
+    };
+    const inputs = prepareMatmulInputs(runtime.client, [8, 64], [64, 128], [8, 128], "f32");
+    const record = await tuner.tune(set, inputs);
+    const skipped = record.candidates.filter((c) => c.skipped !== undefined);
+    const measured = record.candidates.filter((c) => c.skipped === undefined);
+    expect(skipped.map((c) => rowsOf(c.name)).every((rows) => rows > SMALL_PRODUCT_TILE_ROWS), "only tiles taller than 32 rows are skipped").toBe(true);
+    expect(measured.map((c) => rowsOf(c.name)).every((rows) => rows <= SMALL_PRODUCT_TILE_ROWS), "every tile of at most 32 rows is measured").toBe(true);
+    expect(skipped.length, "the tall tiles of this adapter's candidates").toBe(set.candidates.filter((c) => rowsOf(c.name) > SMALL_PRODUCT_TILE_ROWS).length);
+    expect(skipped.length, "some are skipped").toBeGreaterThan(0);
+    for (const c of skipped) expect(c.skipped, c.name).toMatch(/-row tile would compute mostly padding for a product of 8 rows/);
+    for (const c of measured) expect(c.bestMs, `${c.name} ran, validated and was timed (${c.rejected ?? ""})`).toBeTypeOf("number");
+    expect(progress.filter((p) => p.kind === "candidate").length, "a progress step per measured candidate only").toBe(measured.length);
+    expect(rowsOf(record.fastest), "the winner is a measured one").toBeLessThanOrEqual(SMALL_PRODUCT_TILE_ROWS);
+    inputs.lhs.memory.release();
+    inputs.rhs.memory.release();
+  });
+
+  it("skipMatmulCandidate: a tile is skipped only when taller than 32 rows and than twice the product's rows; test candidates without a config never", () => {
+    // Candidates only asked about, never run: any profile does.
+    const candidates = MATMUL_CONFIGS.map((config) => matmulCandidate(config, {} as DeviceProfile, (_key, build) => build()));
+    const byRows = new Map<number, string[]>();
+    for (const c of candidates) {
+      const rows = configTile(c.config)[0];
+      byRows.set(rows, [...(byRows.get(rows) ?? []), c.name]);
+      expect(skipMatmulCandidate(c, 1) !== undefined, `${c.name} (${rows} rows) for 1 row`).toBe(rows > 32);
+      expect(skipMatmulCandidate(c, 16) !== undefined, `${c.name} (${rows} rows) for 16 rows`).toBe(rows > 32);
+      expect(skipMatmulCandidate(c, 32) !== undefined, `${c.name} (${rows} rows) for 32 rows`).toBe(rows > 64);
+      expect(skipMatmulCandidate(c, 64), `${c.name} (${rows} rows) for 64 rows: nothing skipped`).toBeUndefined();
+    }
+    expect([...byRows.keys()].some((r) => r > 32), "the list has tall tiles to skip").toBe(true);
+    const injected: MatmulTunable = {
+      name: "injected",
+      run: () => {
+        throw new Error("never run");
+      },
+    };
+    expect(skipMatmulCandidate(injected, 1), "a candidate without a config").toBeUndefined();
+  });
+
   it("the tuner measures every fitting candidate on a 128×128×128 matmul, caches the winner, and the winner is right", async () => {
     const progress: TuneProgress[] = [];
     const runtime = await tunedRuntime(new WebGpuServer(device), (p) => progress.push(p));

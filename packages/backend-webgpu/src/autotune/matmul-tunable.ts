@@ -7,7 +7,7 @@ import type { StridedLayout } from "../codegen/wgsl/indexing.js";
 import type { DeviceProfile } from "../codegen/wgsl/types.js";
 import type { WgslKernel } from "../kernel.js";
 import type { KernelLaunchPlan } from "../kernels/elementwise.js";
-import { configFits, configName, launchMatmul, MATMUL_CONFIGS, type MatmulConfig, type MatmulSpec } from "../kernels/matmul.js";
+import { configFits, configName, configTile, launchMatmul, MATMUL_CONFIGS, type MatmulConfig, type MatmulSpec } from "../kernels/matmul.js";
 
 /** The name every matmul tuning result is stored under (stable across releases). */
 export const MATMUL_TUNABLE = "webgpu-matmul";
@@ -201,6 +201,33 @@ export function matmulValuesClose(expected: MatmulValues, actual: MatmulValues):
   return true;
 }
 
+/**
+ * The tallest tile a tuning measures for a product of few rows, whatever its `M`: the smallest
+ * tiles of the `vec4` and `register` kinds are 32 rows.
+ */
+export const SMALL_PRODUCT_TILE_ROWS = 32;
+
+/**
+ * Why the matmul tuning skips `candidate` for a product of `m` rows (`undefined`: it measures it):
+ * a tile taller than both {@link SMALL_PRODUCT_TILE_ROWS} and `2·m` rows computes mostly padding.
+ *
+ * @remarks
+ * **Why.** A tuning compiles every candidate's pipeline (hundreds of ms each on Vulkan) and a cold
+ * tuning cache tunes a served model's small products on its first requests: 19 candidates, ~8.5 s
+ * on the H200, most of them tiles of 64–128 rows for a batch of 8 (docs/performance.md#small-product-tuning).
+ * On the H200 (2026-12-01, run c) the winners of the 8-row products `[8,64]·[64,128]` and
+ * `[8,128]·[128,128]` were 32-row tiles, and every taller tile timed 10–60% slower. Only rows are
+ * pruned: a product of few *columns* can still gain from a tall split-K tile (`[128,256]·[256,16]`
+ * went fastest with one). Candidates without a `config` (tests) are always measured.
+ */
+export function skipMatmulCandidate(candidate: MatmulTunable, m: number): string | undefined {
+  const config = (candidate as Partial<MatmulCandidate>).config;
+  if (config === undefined) return undefined;
+  const [rows] = configTile(config);
+  if (rows <= SMALL_PRODUCT_TILE_ROWS || rows <= 2 * m) return undefined;
+  return `its ${rows}-row tile would compute mostly padding for a product of ${m} rows`;
+}
+
 /** What {@link matmulTunableSet} is built from. */
 export interface MatmulTunableSetOptions {
   readonly profile: DeviceProfile;
@@ -232,6 +259,7 @@ export interface MatmulTunableSetOptions {
  * memory behind.
  * **Tolerance.** `|a − b| ≤ 1e-3 · max(1, |a|)` for floats (summation order differs between
  * tilings), exact for integers.
+ * **Small products** skip the tiles {@link skipMatmulCandidate} names.
  */
 export function matmulTunableSet(options: MatmulTunableSetOptions): TunableSet<MatmulTuneInputs, MatmulTuneOutput, MatmulValues, WgslKernel> {
   const fitting = MATMUL_CONFIGS.filter((c) => configFits(c, options.profile));
@@ -242,6 +270,7 @@ export function matmulTunableSet(options: MatmulTunableSetOptions): TunableSet<M
     candidates,
     ...(fallback !== undefined && candidates.some((c) => c.name === fallback) ? { fallback } : {}),
     key: (inputs) => matmulTuneKey(inputs.lhs.layout.shape, inputs.rhs.layout.shape, inputs.dtype),
+    skip: (candidate, inputs) => skipMatmulCandidate(candidate, inputs.lhs.layout.shape.at(-2) ?? 1),
     validation: {
       read: readMatmulOutput,
       equal: matmulValuesClose,

@@ -60,6 +60,14 @@ export interface TunableSetOptions<I, O, V = unknown, K extends KernelDefinition
   readonly releaseInputs?: (inputs: I) => void;
   /** Releases an output produced during measurement (every run's output is passed here once). */
   readonly releaseOutput?: (output: O) => void;
+  /**
+   * Why `candidate` is not measured for these inputs (`undefined`: it is). A tuning compiles,
+   * validates and times every candidate, and a candidate that cannot win for a problem's shape
+   * (a matmul tile many times the output) costs its compile all the same. Never asked about the
+   * reference, which every tuning measures (the others are validated against it). CubeCL's
+   * per-key candidate priorities play this part.
+   */
+  readonly skip?: (candidate: Tunable<I, O, K>, inputs: I) => string | undefined;
 }
 
 /**
@@ -121,6 +129,11 @@ export class TunableSet<I, O, V = unknown, K extends KernelDefinition = KernelDe
   /** Releases a measurement output. */
   releaseOutput(output: O): void {
     this.#options.releaseOutput?.(output);
+  }
+
+  /** Why `candidate` is not measured for `inputs` ({@link TunableSetOptions.skip}); never for the reference. */
+  skipped(candidate: Tunable<I, O, K>, inputs: I): string | undefined {
+    return candidate === this.reference ? undefined : this.#options.skip?.(candidate, inputs);
   }
 
   #named(name: string | undefined, role: string): Tunable<I, O, K> | undefined {

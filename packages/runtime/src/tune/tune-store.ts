@@ -17,11 +17,15 @@ import { Mutex, UnsupportedError } from "@weft/environment";
 export interface TuneRecord {
   /** The winning candidate's name (names are stable across releases; indices are not). */
   readonly fastest: string;
-  /** Every candidate's outcome, in the set's order: its best time (see `Tuner`), or why it was rejected. */
+  /**
+   * Every candidate's outcome, in the set's order: its best time (see `Tuner`), why it was
+   * rejected, or why it was not measured for this key (`TunableSetOptions.skip`).
+   */
   readonly candidates: ReadonlyArray<{
     readonly name: string;
     readonly bestMs?: number;
     readonly rejected?: string;
+    readonly skipped?: string;
   }>;
 }
 

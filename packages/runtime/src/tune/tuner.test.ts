@@ -54,10 +54,15 @@ function tickingCandidate(name: string, tick: (run: number) => void): Tunable<In
 }
 
 /** The tunable set of `candidates` over {@link Inputs}: keyed by length, validated by exact equality of the f32 outputs. */
-function offsetSet(name: string, candidates: Tunable<Inputs, MemoryHandle, HostTestKernel>[]): TunableSet<Inputs, MemoryHandle, number[], HostTestKernel> {
+function offsetSet(
+  name: string,
+  candidates: Tunable<Inputs, MemoryHandle, HostTestKernel>[],
+  skip?: (candidate: Tunable<Inputs, MemoryHandle, HostTestKernel>, inputs: Inputs) => string | undefined,
+): TunableSet<Inputs, MemoryHandle, number[], HostTestKernel> {
   return new TunableSet<Inputs, MemoryHandle, number[], HostTestKernel>({
     name,
     candidates,
+    ...(skip === undefined ? {} : { skip }),
     key: (inputs) => AutotuneKey.of({ shapes: [[inputs.length]], dtypes: ["f32"] }),
     validation: {
       read: async (output, c) => f32Values((await c.read([output.binding()]))[0] ?? new Uint8Array()),
@@ -113,6 +118,44 @@ describe("Tuner", () => {
     expect(byName.get("failing")?.rejected, "a throwing candidate is rejected").toMatch(/shader rejected/);
     expect(byName.get("fast")?.bestMs, "the fake clock's per-run cost").toBe(1);
     expect(byName.get("reference")?.bestMs).toBe(5);
+  });
+
+  it("candidates the set skips for the inputs are neither run nor counted; the record says why; the reference is never skipped", async () => {
+    const server = new RecordingServer();
+    const client = new Client(server).withStream(StreamId.allocate());
+    let clock = 0;
+    const runs = new Map<string, number>();
+    const candidate = (name: string, cost: number): Tunable<Inputs, MemoryHandle, HostTestKernel> =>
+      tickingCandidate(name, () => {
+        clock += cost;
+        runs.set(name, (runs.get(name) ?? 0) + 1);
+      });
+    const asked: string[] = [];
+    // Short inputs skip "big-tile" (and would skip the reference, were it asked).
+    const set = offsetSet("skips", [candidate("reference", 5), candidate("big-tile", 0.5), candidate("small-tile", 1)], (c, inputs) => {
+      asked.push(c.name);
+      return inputs.length < 8 && c.name !== "small-tile" ? `too big for ${inputs.length} elements` : undefined;
+    });
+    const events: TuneProgress[] = [];
+    const cache = new TuneCache({ adapter: "test-adapter", store: new MemoryTuneStore() });
+    const tuner = new Tuner(client, { cache, now: () => clock, warmups: 0, warmupMs: 0, samples: 1, onProgress: (p) => events.push(p) });
+    const short: Inputs = { input: client.create(f32Bytes([1, 2, 3])), length: 3 };
+    const record = await tuner.tune(set, short);
+    expect(asked, "the reference is never asked about").not.toContain("reference");
+    expect(runs.get("big-tile"), "a skipped candidate never runs (no compile, no validation)").toBeUndefined();
+    expect(record.fastest, "the winner among the measured ones").toBe("small-tile");
+    expect(record.candidates, "every candidate has an outcome, in the set's order").toEqual([
+      { name: "reference", bestMs: 5 },
+      { name: "big-tile", skipped: "too big for 3 elements" },
+      { name: "small-tile", bestMs: 1 },
+    ]);
+    const start = events.find((e) => e.kind === "start");
+    expect(start?.kind === "start" ? start.total : -1, "progress counts only the measured candidates").toBe(2);
+    expect(events.filter((e) => e.kind === "candidate").map((e) => (e.kind === "candidate" ? `${e.done}/${e.total}` : "")), "a step per measured candidate").toEqual(["1/2", "2/2"]);
+    const long: Inputs = { input: client.create(f32Bytes([1, 2, 3, 4, 5, 6, 7, 8])), length: 8 };
+    expect((await tuner.tune(set, long)).fastest, "inputs the hook does not skip for measure every candidate").toBe("big-tile");
+    short.input.release();
+    long.input.release();
   });
 
   it("a candidate is timed by its fastest run: a slow outlier (the device busy with something else) does not lose it the tuning", async () => {

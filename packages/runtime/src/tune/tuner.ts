@@ -104,7 +104,9 @@ export interface TunerOptions {
  * runs and `warmupMs`). Then `samples` rounds each time one sample of every validated candidate
  * (back-to-back runs, one `client.sync()`), so a slow stretch of time costs each candidate one
  * sample, not one candidate all of them; a candidate's time is its fastest sample's per run (see
- * `#sample`). Each candidate is reported once: when rejected, or after its last sample. A candidate that
+ * `#sample`). Each candidate is reported once: when rejected, or after its last sample. Candidates
+ * the set skips for the inputs (`TunableSetOptions.skip`) are neither run nor counted in the
+ * progress's `total`; the record says why each was skipped. A candidate that
  * throws, rejects, or gives a result `validation.equal` refuses is rejected; if the reference itself
  * fails nothing can be validated and tuning fails with an {@link AutotuneError}.
  * **State bounds.** `#pending` holds one entry per tuning in flight, removed when it settles;
@@ -259,9 +261,15 @@ export class Tuner<K extends KernelDefinition = KernelDefinition> {
 
   async #measure<I, O, V>(set: TunableSet<I, O, V, K>, key: AutotuneKey, inputs: I, when: TuneWhen): Promise<TuneRecord> {
     const client = this.#measureClient;
-    const total = set.candidates.length;
-    const order = [set.reference, ...set.candidates.filter((c) => c !== set.reference)];
-    const outcomes = new Map<string, { bestMs?: number; rejected?: string }>();
+    const outcomes = new Map<string, { bestMs?: number; rejected?: string; skipped?: string }>();
+    const order = [set.reference];
+    for (const c of set.candidates) {
+      if (c === set.reference) continue;
+      const skipped = set.skipped(c, inputs);
+      if (skipped === undefined) order.push(c);
+      else outcomes.set(c.name, { skipped });
+    }
+    const total = order.length;
     this.#onProgress?.({ kind: "start", set: set.name, key, total });
     using _measuring = new StreamModeOverride("execute", client);
     let done = 0;
@@ -328,7 +336,7 @@ export class Tuner<K extends KernelDefinition = KernelDefinition> {
     if (fastest === undefined) {
       throw new AutotuneError(
         `autotune of "${set.name}" at ${key}: every candidate was rejected (` +
-          candidates.map((c) => `${c.name}: ${c.rejected ?? "?"}`).join("; ") +
+          candidates.map((c) => `${c.name}: ${c.rejected ?? (c.skipped === undefined ? "?" : `skipped (${c.skipped})`)}`).join("; ") +
           ")",
       );
     }
