@@ -3,7 +3,7 @@ import { broadcastsInto, operationInputs, readsIndex, sameShape, SoftmaxPattern,
 import type { WebGpuHandle } from "../handle/webgpu-handle.js";
 import { isExpression } from "./elementwise-ops.js";
 import type { Launcher } from "./launcher.js";
-import { ElementwiseOptimization, MatmulOptimization, MatmulSoftmaxOptimization, ReduceOptimization, SoftmaxOptimization, type FusedKind, type WebGpuOptimization } from "./optimization.js";
+import { ElementwiseOptimization, MatmulChainOptimization, MatmulOptimization, MatmulSoftmaxOptimization, ReduceOptimization, SoftmaxOptimization, type FusedKind, type WebGpuOptimization } from "./optimization.js";
 import type { MatmulChooser } from "./run-matmul.js";
 
 /** Most operations one fused block takes (Burn's limit). */
@@ -507,7 +507,7 @@ export class MatmulFuser extends TraceFuser {
  * arrive the block holds up to seven live products, more than WebGPU's default 8 storage buffers
  * allow, so the fuser goes on past `maxBindings` ({@link TraceFuser.overflows}): what it is ready
  * with is always the whole accepted run. The fuser sees relative shapes only: a product too
- * large for one workgroup per row (`matmulSoftmaxFits`) runs at execution as the matmul block and
+ * large for one workgroup per row (`matmulChainFits`) runs at execution as the matmul block and
  * the softmax block it would otherwise have been, two launches.
  */
 export class MatmulSoftmaxFuser extends TraceFuser {
@@ -559,6 +559,106 @@ export class MatmulSoftmaxFuser extends TraceFuser {
     const copy = into as MatmulSoftmaxFuser;
     copy.#out = this.#out;
     copy.#produced = new Set(this.#produced);
+    copy.#pattern = this.#pattern?.clone();
+  }
+}
+
+/**
+ * Fuses a chain of products whose left operand is the previous product's epilogue result — a
+ * small MLP's layers, `gelu(gelu(x · W1 + b1) · W2 + b2) · W3 + b3` — with each layer's
+ * elementwise epilogue and, optionally, the op sequence `Tensor.softmax` records along the last
+ * axis of the last layer's result, into ONE kernel (`MatmulChainOptimization`): one workgroup per
+ * row computes every layer, the intermediate rows never leave it.
+ *
+ * @remarks
+ * **Layers.** A matmul continues the chain when its left operand is a product of the current
+ * layer (the chain's value) and its right operand comes from outside the block; the product's rows
+ * (batch dims and `M`) must be the chain's. An epilogue op may read the current layer's products
+ * and tensors from outside the block, never an earlier layer's products (the kernel does not keep
+ * them). At least two layers: one layer and a softmax is {@link MatmulSoftmaxFuser}'s.
+ * **Ready** once only the chain's output is alive (every other product died in the block: the
+ * `tidy`'s drops) and the kernel's bindings (the first operand, every right operand and epilogue
+ * input, the output) fit the device. Until the drops arrive the block holds every layer's
+ * products, so the fuser goes on past `maxBindings` ({@link TraceFuser.overflows}); it stays open
+ * until the read that needs the block (it accepts the drops), which is what lets every
+ * intermediate die inside it.
+ * **Past the kernel's bounds** (`matmulChainFits`: rows wider than a workgroup, many
+ * multiply-adds) the block runs at execution as one matmul block per layer and the softmax block,
+ * each drop after its tensor's last use (`MatmulChainOptimization`).
+ */
+export class MatmulChainFuser extends TraceFuser {
+  readonly kind = "matmul" as const;
+  protected override readonly overflows = true;
+  #layers = 0;
+  /** The current layer's product shape. */
+  #out: readonly number[] | undefined;
+  /** The current layer's products (relative ids): the next matmul's left operand is one of them. */
+  #current = new Set<TensorId>();
+  /** Every product of the block before the current layer: nothing may read them any more. */
+  #earlier = new Set<TensorId>();
+  /** The softmax match, from its `max` on. */
+  #pattern: SoftmaxPattern | undefined;
+
+  protected accept(op: Exclude<OperationIr, { kind: "drop" }>): boolean {
+    if (this.#out === undefined) {
+      if (op.kind !== "matmul" || op.out.dtype !== "f32" || op.out.shape.length < 2) return false;
+      this.#layers = 1;
+      this.#out = op.out.shape;
+      this.#current.add(op.out.id);
+      return true;
+    }
+    if (this.#pattern !== undefined) return this.#pattern.accept(op);
+    for (const t of operationInputs(op)) if (this.#earlier.has(t.id)) return false;
+    if (op.kind === "matmul") {
+      const out = this.#out;
+      const rows = out.slice(0, -1);
+      if (op.out.dtype !== "f32" || !this.#current.has(op.lhs.id) || op.lhs.dtype !== "f32" || this.#current.has(op.rhs.id) || !sameShape(op.lhs.shape, out)) return false;
+      if (!sameShape(op.out.shape.slice(0, -1), rows)) return false;
+      for (const id of this.#current) this.#earlier.add(id);
+      this.#current = new Set([op.out.id]);
+      this.#out = op.out.shape;
+      this.#layers++;
+      return true;
+    }
+    if (op.kind === "reduce") {
+      if (this.#layers < 2 || !this.#current.has(op.input.id) || !sameShape(op.input.shape, this.#out)) return false;
+      const pattern = new SoftmaxPattern();
+      if (!pattern.accept(op)) return false;
+      this.#pattern = pattern;
+      return true;
+    }
+    if (!fitsShape(op, this.#out) || readsIndex(op)) return false;
+    this.#current.add(op.out.id);
+    return true;
+  }
+  protected ready(): boolean {
+    if (this.#layers < 2 || this.live.size !== 1 || this.bindingsNow() > this.kit.maxBindings) return false;
+    if (this.#pattern !== undefined) return this.#pattern.complete;
+    for (const id of this.live) if (!this.#current.has(id)) return false;
+    return true;
+  }
+  protected override bonus(): number {
+    return 7;
+  }
+  finish(): WebGpuOptimization {
+    return new MatmulChainOptimization(this.kit.launcher, this.count, this.kit.fallback, this.kit.chooseMatmul);
+  }
+  protected fresh(): TraceFuser {
+    return new MatmulChainFuser(this.kit);
+  }
+  protected resetPhase(): void {
+    this.#layers = 0;
+    this.#out = undefined;
+    this.#current = new Set();
+    this.#earlier = new Set();
+    this.#pattern = undefined;
+  }
+  protected copyPhase(into: TraceFuser): void {
+    const copy = into as MatmulChainFuser;
+    copy.#layers = this.#layers;
+    copy.#out = this.#out;
+    copy.#current = new Set(this.#current);
+    copy.#earlier = new Set(this.#earlier);
     copy.#pattern = this.#pattern?.clone();
   }
 }

@@ -1,17 +1,17 @@
 /**
  * `softmax(a · b + bias)` through the fusion engine on the WebGPU runtime: one kernel
- * (`MatmulSoftmaxFuser`, `matmulSoftmaxKernel`) where the product fits one workgroup per row, the
+ * (`MatmulSoftmaxFuser`, `matmulChainKernel` with one layer) where the product fits one workgroup per row, the
  * matmul block and the softmax block past that; the values of the float64 formula either way.
  */
 import { StreamId } from "@weft/environment";
 import type { OperationIr, TensorId, TensorIr, TensorStatus } from "@weft/fusion";
 import { beforeAll, describe, expect, it } from "vitest";
 import { permuteView } from "../handle/webgpu-handle.js";
-import { MAX_MATMUL_SOFTMAX_MACS } from "../kernels/matmul-softmax.js";
+import { MAX_MATMUL_CHAIN_MACS } from "../kernels/matmul-chain.js";
 import { fusionContext, runFused, type FusionTestContext } from "../testing/gpu-test-support.js";
 import { createWebGpuRuntime } from "./create-runtime.js";
 import { Launcher } from "./launcher.js";
-import { MatmulSoftmaxLaunchCache } from "./matmul-softmax-launch-cache.js";
+import { MatmulChainLaunchCache } from "./matmul-chain-launch-cache.js";
 import { MatmulSoftmaxOptimization } from "./optimization.js";
 import type { WebGpuRuntime } from "./webgpu-runtime.js";
 
@@ -157,7 +157,7 @@ describe("matmul + softmax fusion", () => {
     ["a row wider than the workgroup", 2, 8, 300],
     ["more multiply-adds than one launch takes", 64, 1024, 128],
   ] as const)("%s: the matmul block and the softmax block, the same values", async (_why, m, k, n) => {
-    const fits = n <= runtime.profile.workgroupSize && m * n * k <= MAX_MATMUL_SOFTMAX_MACS;
+    const fits = n <= runtime.profile.workgroupSize && m * n * k <= MAX_MATMUL_CHAIN_MACS;
     expect(fits, "the case does not fit the fused kernel").toBe(false);
     const ctx = fusionContext(runtime, stream);
     const av = values(m * k, 3);
@@ -200,7 +200,7 @@ describe("matmul + softmax fusion", () => {
 
   it("a launch cache replays executions with the same layouts: a new scale each time, the counters of the full path", async () => {
     const launcher = new Launcher(runtime.client, runtime.profile, runtime.counters);
-    const cache = new MatmulSoftmaxLaunchCache();
+    const cache = new MatmulChainLaunchCache();
     const [m, k, n] = [8, 32, 10];
     const av = values(m * k, 41);
     const bv = values(k * n, 42);
@@ -212,7 +212,7 @@ describe("matmul + softmax fusion", () => {
       const { ops, out } = headOps(a, b, bias, times, [m, n]);
       const at = ops.findIndex((o) => o.kind === "reduce");
       runtime.resetCounters();
-      expect(cache.run(launcher, ctx, ops, at), "the head fits one kernel").toBe(true);
+      expect(cache.run(launcher, ctx, ops, { starts: [0], at }), "the head fits one kernel").toBe(true);
       counts.push(JSON.stringify({ ...runtime.counters, pipelineCacheHits: 0, kernelsGenerated: 0 }));
       expect(cache.size, step === 0 ? "the first execution is remembered" : "replayed: still one signature").toBe(1);
       close(await runtime.read(ctx.handles.getHandle(out), out, stream), reference(av, bv, biasValues, times, 1, m, k, n, false), `execution ${step} (times ${times})`);

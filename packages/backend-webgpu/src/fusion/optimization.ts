@@ -1,5 +1,5 @@
 import { invariant } from "@weft/environment";
-import { BlockFallback, elementCount, isContiguous, retireSoftmaxBlock, softmaxEnds, type BlockFallbackPort, type ExecutionContext, type OperationIr, type Optimization } from "@weft/fusion";
+import { BlockFallback, elementCount, forEachTensor, isContiguous, retireSoftmaxBlock, softmaxEnds, type BlockFallbackPort, type ExecutionContext, type OperationIr, type Optimization } from "@weft/fusion";
 import { contiguousHandle } from "../handle/webgpu-handle.js";
 import { MAX_SOFTMAX_ROW, softmaxKernel, softmaxKey } from "../kernels/softmax.js";
 import { bindingOf, bytesOf } from "./run-elementwise.js";
@@ -7,8 +7,8 @@ import type { WebGpuHandle } from "../handle/webgpu-handle.js";
 import { ElementwiseLaunchCache } from "./elementwise-launch-cache.js";
 import type { Launcher } from "./launcher.js";
 import { runElementwiseBlock } from "./run-elementwise.js";
-import { runMatmulBlock, type MatmulChooser } from "./run-matmul.js";
-import { MatmulSoftmaxLaunchCache } from "./matmul-softmax-launch-cache.js";
+import { chainLayout, runMatmulBlock, type ChainLayout, type MatmulChooser } from "./run-matmul.js";
+import { MatmulChainLaunchCache } from "./matmul-chain-launch-cache.js";
 import { ReduceLaunchCache } from "./reduce-launch-cache.js";
 import { MatmulLaunchCache } from "./matmul-launch-cache.js";
 import { runReduceBlock } from "./run-reduce.js";
@@ -181,11 +181,11 @@ function runSoftmaxBlock(launcher: Launcher, runtime: BlockFallbackPort<WebGpuHa
 
 /**
  * A matmul, its elementwise epilogue and a softmax along the last axis of the epilogue's result
- * (`MatmulSoftmaxFuser`) as one kernel (`matmulSoftmaxKernel`): one workgroup per output row.
+ * (`MatmulSoftmaxFuser`) as one kernel (`matmulChainKernel`, one layer): one workgroup per output row.
  *
  * @remarks
  * **Two launches where one does not fit.** A product too large for one workgroup per row
- * (`matmulSoftmaxFits`: `N` above the workgroup size, a long `K`, many multiply-adds), an empty
+ * (`matmulChainFits`: `N` above the workgroup size, a long `K`, many multiply-adds), an empty
  * one, or a block whose epilogue must write another product runs as the two blocks the search
  * would otherwise have cut: the matmul with its epilogue (`runMatmulBlock`, which writes the
  * softmax's input), then the softmax (the softmax kernel, or its ops one by one).
@@ -201,8 +201,10 @@ export class MatmulSoftmaxOptimization extends WebGpuOptimization {
     this.#runtime = fallback.runtime;
   }
 
-  /** Replays of this optimization's fused launches by operand layouts (see {@link MatmulSoftmaxLaunchCache}). */
-  readonly #launches = new MatmulSoftmaxLaunchCache();
+  /** Replays of this optimization's fused launches by operand layouts (see {@link MatmulChainLaunchCache}). */
+  readonly #launches = new MatmulChainLaunchCache();
+  /** The head as a chain of one layer (from its first execution: every execution has the same op kinds). */
+  #layout: ChainLayout | undefined;
   /**
    * Replays of the matmul block it runs where the head does not fit one kernel (attention scores
    * over long rows run that way on every execution), as `MatmulOptimization` keeps them.
@@ -212,8 +214,71 @@ export class MatmulSoftmaxOptimization extends WebGpuOptimization {
   protected run(ctx: ExecutionContext<WebGpuHandle>, ops: readonly OperationIr[]): void {
     const at = ops.findIndex((o) => o.kind === "reduce");
     invariant(at > 0, "a matmul+softmax block has its softmax after the matmul");
-    if (this.#launches.run(this.launcher, ctx, ops, at)) return;
+    if (this.#launches.run(this.launcher, ctx, ops, (this.#layout ??= { starts: [0], at }))) return;
     runMatmulBlock(this.launcher, ctx, ops.slice(0, at), true, this.#choose, this.#matmulLaunches);
     runSoftmaxBlock(this.launcher, this.#runtime, ctx, ops.slice(at));
   }
+}
+
+/**
+ * A chain of products, each layer's left operand the previous layer's epilogue result, with each
+ * layer's epilogue and optionally a softmax on the last one (`MatmulChainFuser`), as one kernel
+ * (`matmulChainKernel`): one workgroup per row through every layer.
+ *
+ * @remarks
+ * **Its parts where one kernel does not fit.** A chain past the kernel's bounds (`matmulChainFits`:
+ * a layer wider than a workgroup, a long `K`, many multiply-adds), an empty one, or one whose
+ * intermediates are still used after the block runs as one matmul block per layer and the softmax
+ * block, in order: each `drop` goes to the part holding its tensor's last use, so those blocks
+ * still never write a product that dies in them (`splitChain`). The fuser sees relative shapes
+ * only, so the same optimization serves a small MLP fused and a wide one in parts.
+ */
+export class MatmulChainOptimization extends WebGpuOptimization {
+  readonly name = "matmul" as const;
+  readonly #choose: MatmulChooser | undefined;
+  readonly #runtime: BlockFallbackPort<WebGpuHandle>["runtime"];
+  /** The block's layout (where each layer and the softmax start), from its first execution: every execution has the same op kinds. */
+  #layout: ChainLayout | undefined;
+  /** Replays of this optimization's fused launches by operand layouts (see {@link MatmulChainLaunchCache}). */
+  readonly #launches = new MatmulChainLaunchCache();
+  /** Replays of each layer's matmul block when the chain runs in parts. */
+  readonly #layerLaunches: MatmulLaunchCache[] = [];
+
+  constructor(launcher: Launcher, len: number, fallback: BlockFallbackPort<WebGpuHandle>, choose?: MatmulChooser) {
+    super(launcher, len, fallback);
+    this.#choose = choose;
+    this.#runtime = fallback.runtime;
+  }
+
+  protected run(ctx: ExecutionContext<WebGpuHandle>, ops: readonly OperationIr[]): void {
+    const layout = (this.#layout ??= chainLayout(ops));
+    if (this.#launches.run(this.launcher, ctx, ops, layout)) return;
+    const parts = splitChain(ops, layout);
+    parts.layers.forEach((part, l) => runMatmulBlock(this.launcher, ctx, part, true, this.#choose, (this.#layerLaunches[l] ??= new MatmulLaunchCache())));
+    if (parts.softmax !== undefined) runSoftmaxBlock(this.launcher, this.#runtime, ctx, parts.softmax);
+  }
+}
+
+/**
+ * A matmul chain's parts as blocks of their own: each layer's matmul and epilogue, then the softmax's
+ * ops, each followed by the `drop`s of the tensors whose last use (or production) it holds, in
+ * block order. A drop of a tensor no op of the block touches goes to the first part.
+ */
+export function splitChain(ops: readonly OperationIr[], layout: ChainLayout): { readonly layers: OperationIr[][]; readonly softmax: OperationIr[] | undefined } {
+  const bounds = [...layout.starts, ...(layout.at >= 0 ? [layout.at] : [])];
+  const parts: OperationIr[][] = bounds.map(() => []);
+  const partOf = (i: number): number => {
+    let p = 0;
+    while (p + 1 < bounds.length && (bounds[p + 1] as number) <= i) p++;
+    return p;
+  };
+  const last = new Map<number, number>();
+  ops.forEach((op, i) => {
+    if (op.kind === "drop") return;
+    parts[partOf(i)]?.push(op);
+    forEachTensor(op, (t) => last.set(t.id, partOf(i)));
+  });
+  for (const op of ops) if (op.kind === "drop") parts[last.get(op.tensor.id) ?? 0]?.push(op);
+  const layers = parts.slice(0, layout.starts.length);
+  return { layers, softmax: layout.at >= 0 ? parts[layout.starts.length] : undefined };
 }

@@ -13,7 +13,7 @@ import { blockInputs } from "./run-reduce.js";
 import { pushParams } from "./elementwise-ops.js";
 import { distinctBindings } from "./distinct-bindings.js";
 import type { MatmulLaunchCache } from "./matmul-launch-cache.js";
-import { matmulSoftmaxFits, matmulSoftmaxKernel, matmulSoftmaxKey, matmulSoftmaxUniforms, type MatmulSoftmaxSpec } from "../kernels/matmul-softmax.js";
+import { matmulChainFits, matmulChainKernel, matmulChainKey, matmulChainUniforms, type MatmulChainSpec } from "../kernels/matmul-chain.js";
 
 /**
  * Workgroups a product should launch at least, for the heuristic: enough to fill every SM/CU of a
@@ -247,65 +247,180 @@ export function runMatmulBlockUncached(launcher: Launcher, ctx: ExecutionContext
 }
 
 /**
- * What a fused matmul+softmax execution launched, enough to replay it for operands of the same
- * layouts (`MatmulSoftmaxLaunchCache`): its kernel plan and key, and the dtypes of the epilogue's
- * parameters in {@link pushParams} order of the operations before the softmax.
+ * What a fused matmul-chain execution launched, enough to replay it for operands of the same
+ * layouts (`MatmulChainLaunchCache`): its kernel plan and key, and the dtypes of the epilogues'
+ * parameters in {@link pushParams} order of the layers' ops, layer by layer.
  */
-export interface MatmulSoftmaxDecision {
+export interface MatmulChainDecision {
   readonly plan: KernelLaunchPlan;
   readonly key: string;
   readonly paramDtypes: readonly DType[];
 }
 
 /**
- * Runs a matmul+softmax block — `ops[0]` the matmul, its epilogue (and `drop`s) before `ops[at]`,
- * the softmax's `max`, then the rest of `Tensor.softmax`'s ops and `drop`s — as one kernel
- * (`matmulSoftmaxKernel`) when the product fits it (`matmulSoftmaxFits`), is not empty, and the
- * epilogue writes nothing but the softmax's input. Returns `undefined`, having done nothing,
- * otherwise (the caller then runs the matmul block and the softmax block); else what a replay
- * needs (`replay`), unless the execution is not one to replay (operands copied apart).
+ * Where a matmul chain's parts start in its block: `starts[l]` is layer `l`'s matmul, `at` the
+ * softmax's `max` (`-1`: no softmax). Layer `l`'s epilogue is the ops between `starts[l]` and the
+ * next start (or `at`, or the end) that are not `drop`s.
  */
-export function runMatmulSoftmaxBlock(launcher: Launcher, ctx: ExecutionContext<WebGpuHandle>, ops: readonly OperationIr[], at: number): { readonly replay: MatmulSoftmaxDecision | undefined } | undefined {
-  const matmul = ops[0];
-  invariant(matmul !== undefined && matmul.kind === "matmul", "a matmul+softmax block starts with a matmul");
-  const softmax = ops.slice(at);
-  const { max, div } = softmaxEnds(softmax);
-  const shape = matmul.out.shape;
-  const lhsHandle = ctx.handles.getHandle(matmul.lhs);
-  const k = lhsHandle.shape[lhsHandle.shape.length - 1] ?? 0;
-  if (matmul.out.dtype !== "f32" || elementCount(shape) === 0 || !matmulSoftmaxFits(shape, k, launcher.profile)) return undefined;
-  const epilogue = matmulSoftmaxEpilogue(ops, at);
-  const x = epilogue?.outputs.find((o) => o.tensor.id === max.input.id);
-  if (epilogue === undefined || x === undefined || x.tensor.dtype !== "f32" || epilogue.written().some((o) => o.tensor.id !== max.input.id)) return undefined;
-  const bound = distinctBindings(launcher, [lhsHandle, ctx.handles.getHandle(matmul.rhs), ...epilogue.inputs.map((i) => ctx.handles.getHandle(i.tensor))], ctx.stream);
-  const [lhs, rhs, ...eHandles] = bound.handles;
-  invariant(lhs !== undefined && rhs !== undefined, "a matmul binds both operands");
-  const spec: MatmulSoftmaxSpec = {
+export interface ChainLayout {
+  readonly starts: readonly number[];
+  readonly at: number;
+}
+
+/** The {@link ChainLayout} of a matmul-chain block: its matmuls, and its first reduction after the last one. */
+export function chainLayout(ops: readonly OperationIr[]): ChainLayout {
+  const starts: number[] = [];
+  let at = -1;
+  ops.forEach((op, i) => {
+    if (op.kind === "matmul") starts.push(i);
+    else if (op.kind === "reduce" && at < 0) at = i;
+  });
+  return { starts, at };
+}
+
+/** The end (exclusive) of layer `l`'s ops in `layout`. */
+export function layerEnd(layout: ChainLayout, l: number, length: number): number {
+  return layout.starts[l + 1] ?? (layout.at >= 0 ? layout.at : length);
+}
+
+/**
+ * The epilogue graphs of a matmul chain, one per layer: the layer's product as the value `res`,
+ * its epilogue ops, and every `drop` of the block (for write elision); `undefined` when an op is
+ * not an expression.
+ */
+export function matmulChainEpilogues(ops: readonly OperationIr[], layout: ChainLayout): BlockGraph[] | undefined {
+  const graphs: BlockGraph[] = [];
+  for (let l = 0; l < layout.starts.length; l++) {
+    const start = layout.starts[l] as number;
+    const matmul = ops[start];
+    invariant(matmul !== undefined && matmul.kind === "matmul", "a matmul chain's layer starts with a matmul");
+    const graph = new BlockGraph();
+    graph.produce(matmul.out, "res");
+    const end = layerEnd(layout, l, ops.length);
+    for (let i = start + 1; i < end; i++) {
+      const op = ops[i] as OperationIr;
+      if (op.kind !== "drop" && !graph.add(op)) return undefined;
+    }
+    for (const op of ops) if (op.kind === "drop") graph.add(op);
+    graphs.push(graph);
+  }
+  return graphs;
+}
+
+/**
+ * The index in `ops` of the op producing a matmul chain's output (its only written tensor): the
+ * softmax's `div`, or the last layer's value (the one product of its epilogue still used after the
+ * block); `-1` when there is none (`graphs` from {@link matmulChainEpilogues}).
+ */
+export function chainOutput(ops: readonly OperationIr[], layout: ChainLayout, graphs: readonly BlockGraph[] | undefined): number {
+  if (layout.at >= 0) {
+    let div = -1;
+    for (let i = layout.at; i < ops.length; i++) {
+      const op = ops[i];
+      if (op?.kind === "binary" && op.op === "div") div = i;
+    }
+    return div;
+  }
+  const written = graphs?.[graphs.length - 1]?.written();
+  if (written?.length !== 1) return -1;
+  const id = (written[0] as { tensor: { id: number } }).tensor.id;
+  return ops.findIndex((o) => o.kind !== "drop" && o.out.id === id);
+}
+
+/**
+ * Runs a matmul chain — layers of a matmul and its epilogue, each matmul's left operand the
+ * previous layer's value, optionally `Tensor.softmax`'s ops on the last one, `drop`s anywhere
+ * (`layout`) — as one kernel (`matmulChainKernel`) when it fits (`matmulChainFits`), is not empty,
+ * and writes nothing but its output: each layer's value (the next layer's left operand, or the
+ * softmax's input) dies in the block, no other product is still used after it, no layer reads an
+ * earlier layer's products. Returns `undefined`, having done nothing, otherwise (the caller then
+ * runs its parts as separate blocks); else what a replay needs (`replay`), unless the execution
+ * is not one to replay (operands copied apart).
+ */
+export function runMatmulChainBlock(launcher: Launcher, ctx: ExecutionContext<WebGpuHandle>, ops: readonly OperationIr[], layout: ChainLayout): { readonly replay: MatmulChainDecision | undefined } | undefined {
+  const matmuls = layout.starts.map((i) => ops[i] as Extract<OperationIr, { kind: "matmul" }>);
+  const first = matmuls[0];
+  invariant(first !== undefined && first.kind === "matmul", "a matmul chain starts with a matmul");
+  const softmax = layout.at >= 0 ? softmaxEnds(ops.slice(layout.at)) : undefined;
+  const rows = first.out.shape.slice(0, -1);
+  for (const mm of matmuls) if (mm.out.dtype !== "f32" || mm.out.shape.length !== rows.length + 1 || mm.out.shape.slice(0, -1).some((d, i) => d !== rows[i])) return undefined;
+  const lhsHandle = ctx.handles.getHandle(first.lhs);
+  const ks = [lhsHandle.shape[lhsHandle.shape.length - 1] ?? 0, ...matmuls.slice(1).map((mm) => mm.lhs.shape[mm.lhs.shape.length - 1] ?? 0)];
+  const ns = matmuls.map((mm) => mm.out.shape[mm.out.shape.length - 1] ?? 0);
+  if (elementCount(first.out.shape) === 0 || !matmulChainFits(elementCount(rows), ks, ns, launcher.profile)) return undefined;
+  const graphs = matmulChainEpilogues(ops, layout);
+  if (graphs === undefined) return undefined;
+  // Every product of the block, and the value of each layer (what the next part reads).
+  const produced = new Set<number>();
+  for (const g of graphs) for (const o of g.outputs) produced.add(o.tensor.id);
+  const xs: { node: number; id: number }[] = [];
+  for (let l = 0; l < graphs.length; l++) {
+    const graph = graphs[l] as BlockGraph;
+    if (graph.inputs.some((i) => produced.has(i.tensor.id))) return undefined;
+    const next = matmuls[l + 1];
+    const nextRhs = next?.rhs.id;
+    if (nextRhs !== undefined && produced.has(nextRhs)) return undefined;
+    const valueId = next !== undefined ? next.lhs.id : softmax !== undefined ? softmax.max.input.id : graph.written()[0]?.tensor.id;
+    const x = graph.outputs.find((o) => o.tensor.id === valueId);
+    if (x === undefined || x.tensor.dtype !== "f32") return undefined;
+    // Only the value may still be alive after its layer's epilogue, and only where a later part consumes it.
+    const written = graph.written();
+    if (written.some((o) => o.tensor.id !== valueId)) return undefined;
+    if (next !== undefined && written.length > 0 && next.lhs.status !== "ReadWrite") return undefined;
+    if (next === undefined && softmax === undefined && written.length !== 1) return undefined;
+    xs.push({ node: x.node, id: x.tensor.id });
+  }
+  const inputHandles = graphs.flatMap((g) => g.inputs.map((i) => ctx.handles.getHandle(i.tensor)));
+  const bound = distinctBindings(launcher, [lhsHandle, ...matmuls.map((mm) => ctx.handles.getHandle(mm.rhs)), ...inputHandles], ctx.stream);
+  const [lhs, ...rest] = bound.handles;
+  invariant(lhs !== undefined, "a matmul chain binds its first operand");
+  const rhs = rest.slice(0, matmuls.length);
+  let at = matmuls.length;
+  const spec: MatmulChainSpec = {
     lhs: { shape: lhs.shape, strides: lhs.strides, offset: lhs.offset },
-    rhs: { shape: rhs.shape, strides: rhs.strides, offset: rhs.offset },
-    outShape: shape,
-    epilogue: { graph: epilogue.graph, inputs: blockInputs(epilogue, eHandles), x: x.node },
+    layers: graphs.map((graph, l) => {
+      const r = rhs[l] as WebGpuHandle;
+      const eHandles = rest.slice(at, at + graph.inputs.length);
+      at += graph.inputs.length;
+      return { rhs: { shape: r.shape, strides: r.strides, offset: r.offset }, epilogue: { graph: graph.graph, inputs: blockInputs(graph, eHandles), x: (xs[l] as { node: number }).node } };
+    }),
+    batchShape: rows.slice(0, -1),
+    m: rows[rows.length - 1] ?? 1,
+    softmax: softmax !== undefined,
   };
-  const key = matmulSoftmaxKey(spec, launcher.profile);
-  const plan = launcher.plan(key, () => matmulSoftmaxKernel(spec, launcher.profile, key));
-  const y = contiguousHandle(launcher.empty(bytesOf(div.out.shape, "f32"), ctx.stream), div.out.shape, "f32");
-  launcher.launch(plan, [bindingOf(lhs, "read"), bindingOf(rhs, "read"), ...eHandles.map((h) => bindingOf(h, "read")), bindingOf(y, "write")], ctx.stream, matmulSoftmaxUniforms(spec));
+  const producer = ops[chainOutput(ops, layout, graphs)];
+  invariant(producer !== undefined && producer.kind !== "drop", "a matmul chain writes its output");
+  const out = producer.out;
+  const key = matmulChainKey(spec, launcher.profile);
+  const plan = launcher.plan(key, () => matmulChainKernel(spec, launcher.profile, key));
+  const y = contiguousHandle(launcher.empty(bytesOf(out.shape, "f32"), ctx.stream), out.shape, "f32");
+  launcher.launch(plan, [...bound.handles.map((h) => bindingOf(h, "read")), bindingOf(y, "write")], ctx.stream, matmulChainUniforms(spec));
   launcher.counters.fusedLaunches++;
-  // Every product of the matmul and its epilogue, and the softmax's four intermediates.
-  launcher.counters.elidedWrites += epilogue.outputs.length + 4;
+  // Every product of every layer but the written one, and the softmax's four intermediates.
+  launcher.counters.elidedWrites += produced.size + (softmax !== undefined ? 4 : -1);
   const copied = bound.copied.size > 0;
   bound.release();
-  ctx.handles.registerHandle(div.out.id, y);
-  if (matmul.lhs.status === "ReadWrite") ctx.handles.removeHandle(matmul.lhs.id);
-  if (matmul.rhs.status === "ReadWrite") ctx.handles.removeHandle(matmul.rhs.id);
-  for (const input of epilogue.inputs) if (input.dies) ctx.handles.removeHandle(input.tensor.id);
-  for (let i = 0; i < at; i++) {
+  ctx.handles.registerHandle(out.id, y);
+  if (first.lhs.status === "ReadWrite") ctx.handles.removeHandle(first.lhs.id);
+  for (const mm of matmuls) if (mm.rhs.status === "ReadWrite") ctx.handles.removeHandle(mm.rhs.id);
+  for (const g of graphs) for (const input of g.inputs) if (input.dies) ctx.handles.removeHandle(input.tensor.id);
+  const end = layout.at >= 0 ? layout.at : ops.length;
+  for (let i = 0; i < end; i++) {
     const op = ops[i] as OperationIr;
     if (op.kind === "drop") ctx.handles.removeHandle(op.tensor.id);
   }
-  retireSoftmaxBlock(softmax, ctx.handles);
-  const replayable = !copied && paramsInOpOrder(epilogue, ops.slice(0, at));
-  return { replay: replayable ? { plan, key, paramDtypes: epilogue.graph.params.map((p) => p.dtype) } : undefined };
+  if (softmax !== undefined) retireSoftmaxBlock(ops.slice(layout.at), ctx.handles);
+  const replayable = !copied && graphs.every((g, l) => paramsInOpOrder(g, ops.slice(layout.starts[l], layerEnd(layout, l, ops.length))));
+  return { replay: replayable ? { plan, key, paramDtypes: graphs.flatMap((g) => g.graph.params.map((p) => p.dtype)) } : undefined };
+}
+
+/**
+ * Runs a matmul+softmax block — `ops[0]` the matmul, its epilogue (and `drop`s) before `ops[at]`,
+ * the softmax's `max`, then the rest of `Tensor.softmax`'s ops and `drop`s — as one kernel (the
+ * matmul chain's, one layer) when it fits: see {@link runMatmulChainBlock}.
+ */
+export function runMatmulSoftmaxBlock(launcher: Launcher, ctx: ExecutionContext<WebGpuHandle>, ops: readonly OperationIr[], at: number): { readonly replay: MatmulChainDecision | undefined } | undefined {
+  return runMatmulChainBlock(launcher, ctx, ops, { starts: [0], at });
 }
 
 /**
@@ -314,15 +429,5 @@ export function runMatmulSoftmaxBlock(launcher: Launcher, ctx: ExecutionContext<
  * elision); `undefined` when an operation before the softmax is not an expression.
  */
 export function matmulSoftmaxEpilogue(ops: readonly OperationIr[], at: number): BlockGraph | undefined {
-  const matmul = ops[0];
-  invariant(matmul !== undefined && matmul.kind === "matmul", "a matmul+softmax block starts with a matmul");
-  const epilogue = new BlockGraph();
-  epilogue.produce(matmul.out, "res");
-  for (let i = 1; i < ops.length; i++) {
-    const op = ops[i] as OperationIr;
-    // The softmax's own ops are the kernel's template.
-    if (i >= at && op.kind !== "drop") continue;
-    if (!epilogue.add(op)) return undefined;
-  }
-  return epilogue;
+  return matmulChainEpilogues(ops, { starts: [0], at })?.[0];
 }

@@ -36,7 +36,7 @@ import {
 import type { WgslKernel } from "../kernel.js";
 import { elementwiseKernel, elementwiseKey, elementwiseUniforms, type ElementwiseSpec } from "../kernels/elementwise.js";
 import { newCounters, resetCounters, type RuntimeCounters } from "./counters.js";
-import { ElementwiseFuser, MatmulFuser, MatmulSoftmaxFuser, ReduceFuser, SoftmaxFuser, type FuserKit } from "./fusers.js";
+import { ElementwiseFuser, MatmulChainFuser, MatmulFuser, MatmulSoftmaxFuser, ReduceFuser, SoftmaxFuser, type FuserKit } from "./fusers.js";
 import { copyInto, copyIntoSlot, denseCopy } from "./distinct-bindings.js";
 import { MAX_LAUNCH_ENTRIES } from "./elementwise-launch-cache.js";
 import { Launcher } from "./launcher.js";
@@ -303,7 +303,7 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
     if (!this.fusion) return [];
     const kit: FuserKit = { launcher: this.#launcher, chooseMatmul: this.#chooseMatmul, maxBindings: this.profile.maxStorageBuffers - 1, fallback: this.fallbackPort };
     // Appended, never inserted: a saved plan names its fusers by index.
-    return [new ElementwiseFuser(kit), new ReduceFuser(kit), new MatmulFuser(kit), new SoftmaxFuser(kit), new MatmulSoftmaxFuser(kit)];
+    return [new ElementwiseFuser(kit), new ReduceFuser(kit), new MatmulFuser(kit), new SoftmaxFuser(kit), new MatmulSoftmaxFuser(kit), new MatmulChainFuser(kit)];
   }
 
   /**

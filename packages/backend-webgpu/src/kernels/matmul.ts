@@ -423,15 +423,16 @@ export function launchMatmulPlans(
 }
 
 /**
- * The WGSL read of epilogue input `slot` (binding `ep{slot}`) at the output element whose
- * coordinates are `outCoords`, broadcast from the input's layout to `outShape` (a `bool` as
- * `!= 0u`): what an epilogue graph's loads are, in the matmul kernels and the matmul+softmax one.
+ * The WGSL read of epilogue input `slot` (binding `<name><slot>`, `ep<slot>` by default) at the
+ * output element whose coordinates are `outCoords`, broadcast from the input's layout to
+ * `outShape` (a `bool` as `!= 0u`): what an epilogue graph's loads are, in the matmul kernels and
+ * the matmul chain's (one name per layer).
  */
-export function epilogueLoad(inputs: readonly ElementwiseInput[], outShape: readonly number[], outCoords: readonly string[]): (slot: number) => string {
+export function epilogueLoad(inputs: readonly ElementwiseInput[], outShape: readonly number[], outCoords: readonly string[], name = "ep"): (slot: number) => string {
   return (slot) => {
     const input = inputs[slot];
     invariant(input !== undefined, () => `epilogue input slot ${slot} is not bound`);
-    const raw = `ep${slot}[${offsetExpr(outCoords, broadcastStrides(input.layout, outShape), input.layout.offset)}]`;
+    const raw = `${name}${slot}[${offsetExpr(outCoords, broadcastStrides(input.layout, outShape), input.layout.offset)}]`;
     return input.dtype === "bool" ? `(${raw} != 0u)` : raw;
   };
 }
