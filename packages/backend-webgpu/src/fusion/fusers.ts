@@ -631,8 +631,14 @@ export class MatmulChainFuser extends TraceFuser {
     this.#current.add(op.out.id);
     return true;
   }
+  /**
+   * The kernel binds its operands, epilogue inputs and output, nothing else: every storage buffer
+   * of the device (`maxBindings` keeps one back for kernels that also bind status words). The
+   * runner checks the bindings it really makes (a tensor used twice is bound twice) and runs the
+   * parts when they do not fit.
+   */
   protected ready(): boolean {
-    if (this.#layers < 2 || this.live.size !== 1 || this.bindingsNow() > this.kit.maxBindings) return false;
+    if (this.#layers < 2 || this.live.size !== 1 || this.bindingsNow() > this.kit.maxBindings + 1) return false;
     if (this.#pattern !== undefined) return this.#pattern.complete;
     for (const id of this.live) if (!this.#current.has(id)) return false;
     return true;

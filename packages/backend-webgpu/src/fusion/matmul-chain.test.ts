@@ -294,20 +294,59 @@ describe("matmul chain fusion", () => {
     }
   });
 
-  it("on a device with WebGPU's default 8 storage buffers: a chain needing 8 bindings runs as its layers, the same values", async () => {
+  it("on a device with WebGPU's default 8 storage buffers: the served MLP's 8 bindings fit one kernel, 9 do not; the same values", async () => {
     const small = await createWebGpuRuntime({ maxStorageBuffers: 8, autotune: false });
     try {
-      const layers = mlp([64, 128, 128, 10], "relu");
       const xv = values(8 * 64, 11);
+      const layers = mlp([64, 128, 128, 10], "relu");
       const got = await run(small, xv, layers, 8, true);
-      expect(got.launches, "not one kernel: 8 bindings exceed the 7 a block may take").toBeGreaterThan(1);
+      expect(got.launches, "x, three weights, three biases and the output: one kernel").toBe(1);
       close(got.values, reference(xv, layers, 8, true).out, "8 storage buffers");
-      const two = mlp([64, 32, 10], "relu");
-      const got2 = await run(small, xv, two, 8, true);
-      expect(got2.launches, "two layers with biases take 6 bindings: one kernel").toBe(1);
-      close(got2.values, reference(xv, two, 8, true).out, "two layers on 8 storage buffers");
+      const four = mlp([64, 32, 16, 12, 10], "relu");
+      const got4 = await run(small, xv, four, 8, true);
+      expect(got4.launches, "four layers with biases take 10 bindings: not one kernel").toBeGreaterThan(1);
+      close(got4.values, reference(xv, four, 8, true).out, "four layers on 8 storage buffers");
     } finally {
       small.dispose();
+    }
+  });
+
+  it("one weight in two layers (bound twice): fused where every binding fits, in parts where the second binding does not; the same values", async () => {
+    // x · Wa → tanh → · Wa → tanh → · W3 → tanh → · W4, biases on the first three, softmax: 8 distinct
+    // tensors with the output, 9 bindings (Wa twice).
+    const xv = values(4 * 16, 13);
+    const wa = values(16 * 16, 14, 0.25);
+    const layers: Layer[] = [
+      { w: wa, n: 16, bias: values(16, 15, 0.1), act: "tanh" },
+      { w: wa, n: 16, bias: values(16, 16, 0.1), act: "tanh" },
+      { w: values(16 * 12, 17, 0.25), n: 12, bias: values(12, 18, 0.1), act: "tanh" },
+      { w: values(12 * 10, 19, 0.25), n: 10 },
+    ];
+    const runShared = async (rt: WebGpuRuntime): Promise<{ launches: number; values: ArrayLike<number> }> => {
+      const ctx = fusionContext(rt, stream);
+      const x = upload(rt, ctx, xv, [4, 16]);
+      const w = upload(rt, ctx, wa, [16, 16]);
+      const w3 = upload(rt, ctx, (layers[2] as Layer).w, [16, 12]);
+      const w4 = upload(rt, ctx, (layers[3] as Layer).w, [12, 10]);
+      const biases = layers.map((layer) => (layer.bias === undefined ? undefined : upload(rt, ctx, layer.bias, [layer.n])));
+      const { ops, out } = chainOps(x, [w, w, w3, w4], biases, layers, 4, true);
+      rt.resetCounters();
+      runFused(rt, ctx, ops);
+      const launches = rt.counters.launches;
+      const got = await rt.read(ctx.handles.getHandle(out), out, stream);
+      for (const z of [out, x, w, w3, w4, ...biases.filter((b): b is TensorIr => b !== undefined)]) ctx.handles.removeHandle(z.id);
+      expect(ctx.handles.size, "only the output was written").toBe(0);
+      return { launches, values: got };
+    };
+    const want = reference(xv, layers, 4, true).out;
+    close((await runShared(runtime)).values, want, "a shared weight");
+    const narrow = await createWebGpuRuntime({ maxStorageBuffers: 8, autotune: false });
+    try {
+      const got = await runShared(narrow);
+      expect(got.launches, "9 bindings on 8 storage buffers: the chain in parts (four matmul kernels and the softmax)").toBe(5);
+      close(got.values, want, "a shared weight on 8 storage buffers");
+    } finally {
+      narrow.dispose();
     }
   });
 });

@@ -371,6 +371,9 @@ export function runMatmulChainBlock(launcher: Launcher, ctx: ExecutionContext<We
     xs.push({ node: x.node, id: x.tensor.id });
   }
   const inputHandles = graphs.flatMap((g) => g.inputs.map((i) => ctx.handles.getHandle(i.tensor)));
+  // One binding per role (a tensor used twice — a weight in two layers, `x · xᵀ` — is bound, and
+  // copied, twice), the output's too: past the device's storage buffers, the parts.
+  if (2 + matmuls.length + inputHandles.length > launcher.profile.maxStorageBuffers) return undefined;
   const bound = distinctBindings(launcher, [lhsHandle, ...matmuls.map((mm) => ctx.handles.getHandle(mm.rhs)), ...inputHandles], ctx.stream);
   const [lhs, ...rest] = bound.handles;
   invariant(lhs !== undefined, "a matmul chain binds its first operand");
