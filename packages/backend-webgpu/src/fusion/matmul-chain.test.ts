@@ -5,9 +5,9 @@
  * layers as their own blocks past that; the values of the float64 formula either way.
  */
 import { StreamId } from "@weft/environment";
-import type { OperationIr, TensorId, TensorIr, TensorStatus } from "@weft/fusion";
+import type { OperationIr, TensorIr } from "@weft/fusion";
 import { beforeAll, describe, expect, it } from "vitest";
-import { fusionContext, runFused, type FusionTestContext } from "../testing/gpu-test-support.js";
+import { fusionContext, irTensors, runFused, seededValues as values, uploadF32, type FusionTestContext } from "../testing/gpu-test-support.js";
 import { createWebGpuRuntime } from "./create-runtime.js";
 import { Launcher } from "./launcher.js";
 import { MatmulChainOptimization } from "./optimization.js";
@@ -16,29 +16,14 @@ import type { WebGpuRuntime } from "./webgpu-runtime.js";
 process.env["EGL_PLATFORM"] ??= "surfaceless";
 
 let runtime: WebGpuRuntime;
-let nextId = 1;
 const stream = StreamId.DEFAULT;
+const { t, as } = irTensors();
 
 beforeAll(async () => {
   runtime = await createWebGpuRuntime({ autotune: false });
 });
 
-const t = (shape: readonly number[], status: TensorStatus = "ReadOnly"): TensorIr => ({ id: nextId++ as TensorId, shape, dtype: "f32", status });
-const as = (x: TensorIr, status: TensorStatus): TensorIr => ({ ...x, status });
-
-function upload(rt: WebGpuRuntime, ctx: FusionTestContext, values: readonly number[], shape: readonly number[]): TensorIr {
-  const x = t(shape);
-  ctx.handles.registerHandle(x.id, rt.upload({ data: Float32Array.from(values), shape: [...shape], dtype: "f32" }, stream));
-  return x;
-}
-
-function values(n: number, seed: number, scale = 1): number[] {
-  let s = seed >>> 0;
-  return Array.from({ length: n }, () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return (s / 2 ** 32 - 0.5) * 2 * scale;
-  });
-}
+const upload = (rt: WebGpuRuntime, ctx: FusionTestContext, v: readonly number[], shape: readonly number[]): TensorIr => uploadF32(rt, ctx, t(shape), v);
 
 /** One layer: its weights `[k, n]`, an optional bias `[n]`, an optional scale before the bias, an optional activation. */
 interface Layer {

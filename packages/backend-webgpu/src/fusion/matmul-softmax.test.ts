@@ -4,11 +4,11 @@
  * matmul block and the softmax block past that; the values of the float64 formula either way.
  */
 import { StreamId } from "@weft/environment";
-import type { OperationIr, TensorId, TensorIr, TensorStatus } from "@weft/fusion";
+import type { OperationIr, TensorIr } from "@weft/fusion";
 import { beforeAll, describe, expect, it } from "vitest";
 import { permuteView } from "../handle/webgpu-handle.js";
 import { MAX_MATMUL_CHAIN_MACS } from "../kernels/matmul-chain.js";
-import { fusionContext, runFused, type FusionTestContext } from "../testing/gpu-test-support.js";
+import { fusionContext, irTensors, runFused, seededValues as values, uploadF32, type FusionTestContext } from "../testing/gpu-test-support.js";
 import { createWebGpuRuntime } from "./create-runtime.js";
 import { Launcher } from "./launcher.js";
 import { MatmulChainLaunchCache } from "./matmul-chain-launch-cache.js";
@@ -18,29 +18,14 @@ import type { WebGpuRuntime } from "./webgpu-runtime.js";
 process.env["EGL_PLATFORM"] ??= "surfaceless";
 
 let runtime: WebGpuRuntime;
-let nextId = 1;
 const stream = StreamId.DEFAULT;
+const { t, as } = irTensors();
 
 beforeAll(async () => {
   runtime = await createWebGpuRuntime({ autotune: false });
 });
 
-const t = (shape: readonly number[], status: TensorStatus = "ReadOnly"): TensorIr => ({ id: nextId++ as TensorId, shape, dtype: "f32", status });
-const as = (x: TensorIr, status: TensorStatus): TensorIr => ({ ...x, status });
-
-function upload(ctx: FusionTestContext, values: readonly number[], shape: readonly number[]): TensorIr {
-  const x = t(shape);
-  ctx.handles.registerHandle(x.id, runtime.upload({ data: Float32Array.from(values), shape: [...shape], dtype: "f32" }, stream));
-  return x;
-}
-
-function values(n: number, seed: number, scale = 1): number[] {
-  let s = seed >>> 0;
-  return Array.from({ length: n }, () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return (s / 2 ** 32 - 0.5) * 2 * scale;
-  });
-}
+const upload = (ctx: FusionTestContext, v: readonly number[], shape: readonly number[]): TensorIr => uploadF32(runtime, ctx, t(shape), v);
 
 /** How the block's operands are given: dense, or `b` as the transposed view of a dense `[n, k]`. */
 type Layout = "dense" | "b transposed";

@@ -9,7 +9,7 @@
  * @module
  */
 import type { StreamId } from "@weft/environment";
-import { HandleContainer, type DType, type OperationIr } from "@weft/fusion";
+import { HandleContainer, type DType, type OperationIr, type TensorId, type TensorIr, type TensorStatus } from "@weft/fusion";
 import { MultiStream, type ExecutionEnv } from "@weft/fusion/internal";
 import { ExprGraph } from "../codegen/wgsl/expr.js";
 import type { StridedLayout } from "../codegen/wgsl/indexing.js";
@@ -38,6 +38,34 @@ export interface FusionTestContext {
 /** A fresh context on `stream` whose handle container releases through `runtime` (nothing shared between tests). */
 export function fusionContext(runtime: WebGpuRuntime, stream: StreamId): FusionTestContext {
   return { handles: new HandleContainer<WebGpuHandle>((h) => runtime.releaseHandle(h)), stream };
+}
+
+/**
+ * The IR tensors a fusion suite writes its ops with: `t(shape)` a fresh `f32` tensor (ids from one
+ * counter per call of this function, so per suite), `as(x, status)` the same tensor with another
+ * status (a `ReadWrite` last use, a `drop`'s).
+ */
+export function irTensors(): { t: (shape: readonly number[], status?: TensorStatus) => TensorIr; as: (x: TensorIr, status: TensorStatus) => TensorIr } {
+  let nextId = 1;
+  return {
+    t: (shape, status = "ReadOnly") => ({ id: nextId++ as TensorId, shape, dtype: "f32", status }),
+    as: (x, status) => ({ ...x, status }),
+  };
+}
+
+/** `n` seeded values in `[-scale, scale)` (an LCG: the same seed, the same values). */
+export function seededValues(n: number, seed: number, scale = 1): number[] {
+  let s = seed >>> 0;
+  return Array.from({ length: n }, () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return (s / 2 ** 32 - 0.5) * 2 * scale;
+  });
+}
+
+/** Uploads `values` as the f32 tensor `x` (its id and shape) on `ctx`'s stream and registers its handle; returns `x`. */
+export function uploadF32(runtime: WebGpuRuntime, ctx: FusionTestContext, x: TensorIr, values: readonly number[]): TensorIr {
+  ctx.handles.registerHandle(x.id, runtime.upload({ data: Float32Array.from(values), shape: [...x.shape], dtype: "f32" }, ctx.stream));
+  return x;
 }
 
 /**
