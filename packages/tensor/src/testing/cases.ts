@@ -282,6 +282,35 @@ function matmulCases(): ConformanceCase[] {
     { name: "matmul with an epilogue (bias add + relu)", inputs: [{ shape: [16, 33] }, { shape: [33, 17] }, { shape: [17] }], run: (xs) => x0(xs).matmul(x1(xs)).add(x2(xs)).relu(), tolerance: reductionTolerance(33) },
     { name: "matmul 64x130x70 (not multiples of the tile size)", inputs: [{ shape: [64, 130] }, { shape: [130, 70] }], run: (xs) => x0(xs).matmul(x1(xs)), tolerance: reductionTolerance(130 * 4) },
     { name: "integer matmul computes in f32", inputs: [{ shape: [3, 4], dtype: "i32" }, { shape: [4, 2], dtype: "i32" }], run: (xs) => x0(xs).matmul(x1(xs)) },
+    {
+      // A backend may run a chain of small products — each left operand the previous layer's
+      // epilogue result — with the epilogues and a softmax as one kernel (WebGPU does:
+      // docs/performance.md#matmul-chain); this pins the served MLP's shape, a chain without
+      // softmax, one weight in two layers, a layer past a workgroup's width (run in parts) and
+      // NaN/±Inf rows.
+      name: "a small MLP: products chained through epilogues, with and without softmax, fused or in parts",
+      inputs: [
+        { shape: [8, 64], kind: "normal" },
+        { shape: [64, 128], kind: "normal" },
+        { shape: [128], kind: "normal" },
+        { shape: [128, 128], kind: "normal" },
+        { shape: [128, 10], kind: "normal" },
+        { shape: [5, 16], kind: "special" },
+        { shape: [16, 300], kind: "normal" },
+        { shape: [300, 7], kind: "normal" },
+      ],
+      run: (xs) => {
+        // The weights are the inputs themselves: a weight computed in the same segment (a scale)
+        // would join the first product's block, which then no longer starts with it.
+        const [x, w1, b, w2, w3, s, wide, out] = xs as [Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor];
+        const mlp = x.matmul(w1).add(b).relu().matmul(w2).add(b).tanh().matmul(w3).mul(0.25).softmax();
+        const plain = x.matmul(w1).tanh().matmul(w2).mul(0.5);
+        const shared = x.matmul(w1).tanh().matmul(w2).tanh().matmul(w2).add(b).mul(0.2).softmax();
+        const parts = s.matmul(wide).relu().matmul(out).mul(0.01).softmax();
+        return [mlp, plain, shared, parts];
+      },
+      tolerance: reductionTolerance(300),
+    },
   ];
 }
 
