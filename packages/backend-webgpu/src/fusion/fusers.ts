@@ -538,8 +538,9 @@ export class MatmulSoftmaxFuser extends TraceFuser {
     this.#produced.add(op.out.id);
     return true;
   }
+  /** As {@link MatmulChainFuser}'s: its kernel (the chain's, one layer) binds no status words, so every storage buffer counts; the runner checks the bindings it really makes. */
   protected ready(): boolean {
-    return this.#pattern?.complete === true && this.live.size === 1 && this.bindingsNow() <= this.kit.maxBindings;
+    return this.#pattern?.complete === true && this.live.size === 1 && this.bindingsNow() <= this.kit.maxBindings + 1;
   }
   protected override bonus(): number {
     return 6;

@@ -183,6 +183,48 @@ describe("matmul + softmax fusion", () => {
     }
   });
 
+  it("on 8 storage buffers, a head binding 8 (a, b, five biases, the output): still one kernel, every buffer used", async () => {
+    const small = await createWebGpuRuntime({ maxStorageBuffers: 8, autotune: false });
+    try {
+      const ctx = fusionContext(small, stream);
+      const [m, k, n] = [4, 24, 10];
+      const av = values(m * k, 61);
+      const bv = values(k * n, 62);
+      const biases = Array.from({ length: 5 }, (_, i) => values(n, 63 + i, 0.2));
+      const up = (v: number[], shape: number[]): TensorIr => uploadF32(small, ctx, t(shape), v);
+      const [a, b] = [up(av, [m, k]), up(bv, [k, n])];
+      const es = biases.map((v) => up(v, [n]));
+      const ops: OperationIr[] = [];
+      const dead: TensorIr[] = [];
+      let x = t([m, n]);
+      ops.push({ kind: "matmul", lhs: a, rhs: b, out: x });
+      dead.push(x);
+      for (const e of es) {
+        const y = t([m, n]);
+        ops.push({ kind: "binary", op: "add", lhs: x, rhs: e, out: y });
+        dead.push((x = y));
+      }
+      const [mx, d, ex, sm, out] = [t([m, 1]), t([m, n]), t([m, n]), t([m, 1]), t([m, n])];
+      ops.push(
+        { kind: "reduce", op: "max", input: x, axes: [1], keepDims: true, out: mx },
+        { kind: "binary", op: "sub", lhs: x, rhs: mx, out: d },
+        { kind: "unary", op: "exp", input: d, out: ex },
+        { kind: "reduce", op: "sum", input: ex, axes: [1], keepDims: true, out: sm },
+        { kind: "binary", op: "div", lhs: ex, rhs: sm, out },
+      );
+      for (const z of [mx, d, ex, sm, ...dead]) ops.push({ kind: "drop", tensor: as(z, "ReadWrite") });
+      small.resetCounters();
+      runFused(small, ctx, ops);
+      expect(small.counters.launches, "one kernel binding all 8 storage buffers").toBe(1);
+      const summed = Array.from({ length: n }, (_, c) => biases.reduce((acc, v) => acc + Math.fround(v[c] as number), 0));
+      close(await small.read(ctx.handles.getHandle(out), out, stream), reference(av, bv, summed, undefined, 1, m, k, n, false), "five biases");
+      for (const z of [out, a, b, ...es]) ctx.handles.removeHandle(z.id);
+      expect(ctx.handles.size, "only the output was written").toBe(0);
+    } finally {
+      small.dispose();
+    }
+  });
+
   it("a launch cache replays executions with the same layouts: a new scale each time, the counters of the full path", async () => {
     const launcher = new Launcher(runtime.client, runtime.profile, runtime.counters);
     const cache = new MatmulChainLaunchCache();
