@@ -1,5 +1,5 @@
 import type { ExecutionContext, OperationIr } from "@weft/fusion";
-import { locatedTensor, locateTensor, retireSoftmaxBlock, sameKinds, type TensorLocator } from "@weft/fusion";
+import { locatedTensor, locateTensor, sameKinds, type TensorLocator } from "@weft/fusion";
 import type { KernelBinding } from "@weft/server";
 import { encodeParamValues } from "../codegen/wgsl/params.js";
 import { contiguousHandle, type WebGpuHandle } from "../handle/webgpu-handle.js";
@@ -8,7 +8,7 @@ import { type InputLocator, locateBlock, pushLayout, pushOutputShapes, sharesAll
 import type { Launcher } from "./launcher.js";
 import { MAX_MATMUL_LAUNCH_ENTRIES } from "./matmul-launch-cache.js";
 import { bindingOf, bytesOf } from "./run-elementwise.js";
-import { chainOutput, layerEnd, matmulChainEpilogues, runMatmulChainBlock, type ChainLayout, type MatmulChainDecision } from "./run-matmul.js";
+import { chainOutput, layerEnd, matmulChainEpilogues, retireChainDrops, runMatmulChainBlock, type ChainLayout, type MatmulChainDecision } from "./run-matmul.js";
 
 /** What never changes between executions of one matmul-chain optimization (see {@link MatmulChainLaunchCache}). */
 interface MatmulChainStructure {
@@ -163,7 +163,7 @@ function replay(
   const out = producer.out;
   const y = contiguousHandle(launcher.empty(bytesOf(out.shape, "f32"), stream), out.shape, "f32");
   const plan = launcher.plan(entry.key, () => entry.plan);
-  const { starts, at } = structure.layout;
+  const { starts } = structure.layout;
   for (let l = 0; l < starts.length; l++) {
     const end = layerEnd(structure.layout, l, ops.length);
     for (let i = (starts[l] as number) + 1; i < end; i++) pushParams(ops[i] as OperationIr, params);
@@ -180,10 +180,5 @@ function replay(
     if (structure.rhsDies[l] === true) ctx.handles.removeHandle(locatedTensor(ops, r).id);
   });
   for (const input of structure.inputs) if (input.dies) ctx.handles.removeHandle(locatedTensor(ops, input).id);
-  const end = at >= 0 ? at : ops.length;
-  for (let i = 0; i < end; i++) {
-    const op = ops[i] as OperationIr;
-    if (op.kind === "drop") ctx.handles.removeHandle(op.tensor.id);
-  }
-  if (at >= 0) retireSoftmaxBlock(ops.slice(at), ctx.handles);
+  retireChainDrops(ops, structure.layout, ctx.handles);
 }

@@ -264,7 +264,7 @@ export class MatmulChainOptimization extends WebGpuOptimization {
  * ops, each followed by the `drop`s of the tensors whose last use (or production) it holds, in
  * block order. A drop of a tensor no op of the block touches goes to the first part.
  */
-export function splitChain(ops: readonly OperationIr[], layout: ChainLayout): { readonly layers: OperationIr[][]; readonly softmax: OperationIr[] | undefined } {
+function splitChain(ops: readonly OperationIr[], layout: ChainLayout): { readonly layers: OperationIr[][]; readonly softmax: OperationIr[] | undefined } {
   const bounds = [...layout.starts, ...(layout.at >= 0 ? [layout.at] : [])];
   const parts: OperationIr[][] = bounds.map(() => []);
   const partOf = (i: number): number => {

@@ -1,5 +1,5 @@
 import { invariant } from "@weft/environment";
-import type { DType, ExecutionContext, OperationIr } from "@weft/fusion";
+import type { DType, ExecutionContext, HandleContainer, OperationIr } from "@weft/fusion";
 import { elementCount, retireSoftmaxBlock, softmaxEnds } from "@weft/fusion";
 import { contiguousHandle, type WebGpuHandle } from "../handle/webgpu-handle.js";
 import { configFits, configTile, launchMatmul, MATMUL_CONFIGS, matmulPlans, splitOf, type MatmulConfig, type MatmulSpec } from "../kernels/matmul.js";
@@ -328,6 +328,20 @@ export function chainOutput(ops: readonly OperationIr[], layout: ChainLayout, gr
 }
 
 /**
+ * Removes from `handles` what a fused matmul chain's `drop`s leave behind, as its ops would have:
+ * every dropped tensor, and the softmax's input where its last use is in the block
+ * (`retireSoftmaxBlock`). What its runner and its replay both do once `y` is registered.
+ */
+export function retireChainDrops(ops: readonly OperationIr[], layout: ChainLayout, handles: HandleContainer<WebGpuHandle>): void {
+  const end = layout.at >= 0 ? layout.at : ops.length;
+  for (let i = 0; i < end; i++) {
+    const op = ops[i] as OperationIr;
+    if (op.kind === "drop") handles.removeHandle(op.tensor.id);
+  }
+  if (layout.at >= 0) retireSoftmaxBlock(ops.slice(layout.at), handles);
+}
+
+/**
  * Runs a matmul chain — layers of a matmul and its epilogue, each matmul's left operand the
  * previous layer's value, optionally `Tensor.softmax`'s ops on the last one, `drop`s anywhere
  * (`layout`) — as one kernel (`matmulChainKernel`) when it fits (`matmulChainFits`), is not empty,
@@ -353,22 +367,22 @@ export function runMatmulChainBlock(launcher: Launcher, ctx: ExecutionContext<We
   // Every product of the block, and the value of each layer (what the next part reads).
   const produced = new Set<number>();
   for (const g of graphs) for (const o of g.outputs) produced.add(o.tensor.id);
-  const xs: { node: number; id: number }[] = [];
+  const xs: number[] = [];
   for (let l = 0; l < graphs.length; l++) {
     const graph = graphs[l] as BlockGraph;
     if (graph.inputs.some((i) => produced.has(i.tensor.id))) return undefined;
     const next = matmuls[l + 1];
     const nextRhs = next?.rhs.id;
     if (nextRhs !== undefined && produced.has(nextRhs)) return undefined;
-    const valueId = next !== undefined ? next.lhs.id : softmax !== undefined ? softmax.max.input.id : graph.written()[0]?.tensor.id;
+    const written = graph.written();
+    const valueId = next !== undefined ? next.lhs.id : softmax !== undefined ? softmax.max.input.id : written[0]?.tensor.id;
     const x = graph.outputs.find((o) => o.tensor.id === valueId);
     if (x === undefined || x.tensor.dtype !== "f32") return undefined;
     // Only the value may still be alive after its layer's epilogue, and only where a later part consumes it.
-    const written = graph.written();
     if (written.some((o) => o.tensor.id !== valueId)) return undefined;
     if (next !== undefined && written.length > 0 && next.lhs.status !== "ReadWrite") return undefined;
     if (next === undefined && softmax === undefined && written.length !== 1) return undefined;
-    xs.push({ node: x.node, id: x.tensor.id });
+    xs.push(x.node);
   }
   const inputHandles = graphs.flatMap((g) => g.inputs.map((i) => ctx.handles.getHandle(i.tensor)));
   // One binding per role (a tensor used twice — a weight in two layers, `x · xᵀ` — is bound, and
@@ -385,7 +399,7 @@ export function runMatmulChainBlock(launcher: Launcher, ctx: ExecutionContext<We
       const r = rhs[l] as WebGpuHandle;
       const eHandles = rest.slice(at, at + graph.inputs.length);
       at += graph.inputs.length;
-      return { rhs: { shape: r.shape, strides: r.strides, offset: r.offset }, epilogue: { graph: graph.graph, inputs: blockInputs(graph, eHandles), x: (xs[l] as { node: number }).node } };
+      return { rhs: { shape: r.shape, strides: r.strides, offset: r.offset }, epilogue: { graph: graph.graph, inputs: blockInputs(graph, eHandles), x: xs[l] as number } };
     }),
     batchShape: rows.slice(0, -1),
     m: rows[rows.length - 1] ?? 1,
@@ -407,30 +421,7 @@ export function runMatmulChainBlock(launcher: Launcher, ctx: ExecutionContext<We
   if (first.lhs.status === "ReadWrite") ctx.handles.removeHandle(first.lhs.id);
   for (const mm of matmuls) if (mm.rhs.status === "ReadWrite") ctx.handles.removeHandle(mm.rhs.id);
   for (const g of graphs) for (const input of g.inputs) if (input.dies) ctx.handles.removeHandle(input.tensor.id);
-  const end = layout.at >= 0 ? layout.at : ops.length;
-  for (let i = 0; i < end; i++) {
-    const op = ops[i] as OperationIr;
-    if (op.kind === "drop") ctx.handles.removeHandle(op.tensor.id);
-  }
-  if (softmax !== undefined) retireSoftmaxBlock(ops.slice(layout.at), ctx.handles);
+  retireChainDrops(ops, layout, ctx.handles);
   const replayable = !copied && graphs.every((g, l) => paramsInOpOrder(g, ops.slice(layout.starts[l], layerEnd(layout, l, ops.length))));
   return { replay: replayable ? { plan, key, paramDtypes: graphs.flatMap((g) => g.graph.params.map((p) => p.dtype)) } : undefined };
-}
-
-/**
- * Runs a matmul+softmax block — `ops[0]` the matmul, its epilogue (and `drop`s) before `ops[at]`,
- * the softmax's `max`, then the rest of `Tensor.softmax`'s ops and `drop`s — as one kernel (the
- * matmul chain's, one layer) when it fits: see {@link runMatmulChainBlock}.
- */
-export function runMatmulSoftmaxBlock(launcher: Launcher, ctx: ExecutionContext<WebGpuHandle>, ops: readonly OperationIr[], at: number): { readonly replay: MatmulChainDecision | undefined } | undefined {
-  return runMatmulChainBlock(launcher, ctx, ops, { starts: [0], at });
-}
-
-/**
- * The epilogue graph of a matmul+softmax block: the product as the value `res`, the operations
- * between the matmul and the softmax's `max` (at `at`), and every `drop` of the block (for write
- * elision); `undefined` when an operation before the softmax is not an expression.
- */
-export function matmulSoftmaxEpilogue(ops: readonly OperationIr[], at: number): BlockGraph | undefined {
-  return matmulChainEpilogues(ops, { starts: [0], at })?.[0];
 }

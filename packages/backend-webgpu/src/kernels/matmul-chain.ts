@@ -58,7 +58,7 @@ const layoutKey = (l: StridedLayout): string => `${l.shape}:${l.strides}:${l.off
 const widthOf = (layer: MatmulChainLayer): number => layer.rhs.shape[layer.rhs.shape.length - 1] ?? 0;
 
 /** The product shape of layer `l` of `spec`: `[...batch, M, N_l]`. */
-export function chainLayerShape(spec: Pick<MatmulChainSpec, "batchShape" | "m">, n: number): number[] {
+function chainLayerShape(spec: Pick<MatmulChainSpec, "batchShape" | "m">, n: number): number[] {
   return [...spec.batchShape, spec.m, n];
 }
 
