@@ -417,7 +417,7 @@ export class FusionDevice<H> implements FusionClient {
     this.#liveTensors--;
     // The device and all its memory are gone: nothing to free.
     if (this.#disposed) return;
-    this.#release(tensor._ref, tensor.toIr("ReadWrite"), tensor.stream, foreign);
+    this.#release(tensor._refIfShared, tensor.toIr("ReadWrite"), tensor.stream, foreign);
   }
 
   /** @internal See {@link FusionTensor.read}. */
@@ -514,7 +514,7 @@ export class FusionDevice<H> implements FusionClient {
   }
 
   #wrap(ir: TensorIr, stream: StreamId): FusionTensor {
-    return new FusionTensor(this as FusionDevice<unknown>, ir.id, ir.shape, ir.dtype, stream, { count: 1, views: undefined });
+    return new FusionTensor(this as FusionDevice<unknown>, ir.id, ir.shape, ir.dtype, stream, undefined);
   }
 
   /** A fresh id on `current` aliasing `tensor` (the shared view of docs/concepts.md#multistream). */
@@ -559,11 +559,13 @@ export class FusionDevice<H> implements FusionClient {
     });
   }
 
-  /** Gives one reference of `ref` back; the last one drops the id and its views. */
-  #release(ref: SharedRef, ir: TensorIr, stream: StreamId, foreign: boolean): void {
-    ref.count--;
-    if (ref.count > 0) return;
-    const views = ref.views;
+  /**
+   * Gives one reference of `ref` back; the last one drops the id and its views. `undefined`: the
+   * id's only reference, never viewed (`FusionTensor._refIfShared`).
+   */
+  #release(ref: SharedRef | undefined, ir: TensorIr, stream: StreamId, foreign: boolean): void {
+    if (ref !== undefined && --ref.count > 0) return;
+    const views = ref?.views;
     if (views === undefined) {
       // The common case: never used from another stream.
       if (!foreign && StreamId.current() === stream) this.#registerOn(stream, { kind: "drop", tensor: ir });
@@ -572,7 +574,7 @@ export class FusionDevice<H> implements FusionClient {
     }
     const entries: [StreamId, TensorIr][] = [];
     views.forEach((view, viewStream) => entries.push([viewStream as StreamId, view]));
-    ref.views = undefined;
+    (ref as SharedRef).views = undefined;
     this.#call(() => {
       for (const [viewStream, view] of entries) {
         this.streams.unborrow(viewStream, view.id);

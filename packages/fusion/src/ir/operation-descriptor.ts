@@ -299,6 +299,19 @@ export function mapOperation(op: OperationIr, tensor: (t: TensorIr) => TensorIr,
 
 /** Number of value placeholders `op` takes (the order {@link mapOperation} visits them in). */
 export function valueCount(op: OperationIr): number {
+  // The kinds a model records most, without the table's keyed lookup (a measurable share of recording).
+  switch (op.kind) {
+    case "unary":
+    case "binary":
+    case "cast":
+    case "drop":
+    case "matmul":
+    case "reshape":
+    case "expand":
+      return 0;
+    case "binary-scalar":
+      return 1;
+  }
   const r = row(op);
   return r.values.length + (r.nested?.count(op) ?? 0);
 }

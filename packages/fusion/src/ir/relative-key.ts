@@ -1,8 +1,6 @@
 import { InvariantError } from "@weft/environment";
 import type { TensorIr } from "./tensor-ir.js";
 
-const DTYPE_INDEX: Readonly<Record<TensorIr["dtype"], number>> = { f32: 0, f16: 1, i32: 2, u32: 3, bool: 4 };
-const STATUS_INDEX: Readonly<Record<TensorIr["status"], number>> = { NotInit: 0, ReadOnly: 1, ReadWrite: 2 };
 const DTYPE_CHAR = ["f", "h", "i", "u", "b"] as const;
 const STATUS_CHAR = ["n", "r", "w"] as const;
 
@@ -20,8 +18,8 @@ let nodes = 0;
  * string object for the same key every time: nothing is allocated once a key was seen, and the
  * string's hash is computed once.
  * **Path.** structure (kind, op name, flags; see `relative.ts`), then per tensor one node for
- * `(relative id, dtype, status)` — keyed by a negative number — followed by one node per relative
- * shape id (non-negative numbers), so the path spells the key unambiguously.
+ * `(relative id, dtype, status)` followed by one node per relative shape id, so the path spells
+ * the key unambiguously. Names, tensor openings and numbers (dims, flags) are three child spaces.
  * **Bound.** At most {@link MAX_NODES} nodes: past it the trie is dropped and started again
  * ({@link keyRoot}). Keys are compared by content everywhere, so a rebuilt trie only costs the
  * allocations again; correctness never depends on it.
@@ -29,41 +27,107 @@ let nodes = 0;
 export class KeyNode {
   /** The key this prefix spells. */
   readonly key: string;
-  #children: Map<number | string, KeyNode> | undefined;
+  /** Children by name (structure: kinds, op names, structural strings). */
+  #names: Map<string, KeyNode> | undefined;
+  /**
+   * Tensor openings by `id × 16 + dtype × 3 + status`, read by index (an element load, where a
+   * `Map` hashed: the walk is most of an operation's relative conversion).
+   */
+  #tensors: (KeyNode | undefined)[] | undefined;
+  /** Dim and flag children (a structure node has flags, a tensor or dim node has dims: never both). */
+  #numbers: (KeyNode | undefined)[] | undefined;
+  /** Children past {@link NEAR} (a very long segment's ids): a `Map`, so the arrays stay dense. */
+  #far: Map<number, KeyNode> | undefined;
+
+  /**
+   * The interned id of {@link KeyNode.key} in the plan store `internedBy` as of its key version
+   * `internedAt` (`ExecutionPlanStore.keyIdOf`): a field compare instead of a string lookup per
+   * recorded operation. Stale once the store's keys change; never read without that check.
+   */
+  internedBy: object | undefined = undefined;
+  internedAt = -1;
+  internedId = -1;
 
   constructor(key: string) {
     this.key = key;
     nodes++;
   }
 
-  #add(k: number | string, suffix: string): KeyNode {
-    const node = new KeyNode(this.key + suffix);
-    (this.#children ??= new Map()).set(k, node);
-    return node;
-  }
-
   /** The child for a name (a kind, an op name, a structural string): key `this.key + sep + name`. */
   named(name: string, sep: string): KeyNode {
-    return this.#children?.get(name) ?? this.#add(name, sep + name);
+    const child = this.#names?.get(name);
+    if (child !== undefined) return child;
+    const node = new KeyNode(this.key + sep + name);
+    (this.#names ??= new Map()).set(name, node);
+    return node;
   }
 
   /** The child for a small flag or count `n` (≥ 0): key `this.key + ":" + n`. */
   flag(n: number): KeyNode {
-    return this.#children?.get(n) ?? this.#add(n, `:${n}`);
+    return this.#number(n, ":");
   }
 
   /** The child opening a tensor with relative id `id`, `dtype` and `status`. */
   tensor(id: number, dtype: TensorIr["dtype"], status: TensorIr["status"]): KeyNode {
-    const d = DTYPE_INDEX[dtype];
-    const s = STATUS_INDEX[status];
-    const k = -1 - (id * 16 + d * 3 + s);
-    return this.#children?.get(k) ?? this.#add(k, `|${id}${DTYPE_CHAR[d] ?? "?"}${STATUS_CHAR[s] ?? "?"}`);
+    const d = dtypeIndex(dtype);
+    const s = statusIndex(status);
+    const slot = id * 16 + d * 3 + s;
+    if (slot < NEAR) {
+      const child = this.#tensors?.[slot];
+      if (child !== undefined) return child;
+    } else {
+      const child = this.#far?.get(-1 - slot);
+      if (child !== undefined) return child;
+    }
+    const node = new KeyNode(`${this.key}|${id}${DTYPE_CHAR[d] ?? "?"}${STATUS_CHAR[s] ?? "?"}`);
+    if (slot < NEAR) (this.#tensors ??= [])[slot] = node;
+    else (this.#far ??= new Map()).set(-1 - slot, node);
+    return node;
   }
 
   /** The child for the next dim of the current tensor, relative shape id `shapeId`. */
   dim(shapeId: number, first: boolean): KeyNode {
-    return this.#children?.get(shapeId) ?? this.#add(shapeId, first ? `:${shapeId}` : `,${shapeId}`);
+    return this.#number(shapeId, first ? ":" : ",");
   }
+
+  #number(n: number, sep: string): KeyNode {
+    if (n < NEAR) {
+      const child = this.#numbers?.[n];
+      if (child !== undefined) return child;
+    } else {
+      const child = this.#far?.get(n);
+      if (child !== undefined) return child;
+    }
+    const node = new KeyNode(this.key + sep + n);
+    if (n < NEAR) (this.#numbers ??= [])[n] = node;
+    else (this.#far ??= new Map()).set(n, node);
+    return node;
+  }
+}
+
+/**
+ * Children indices below this are array elements: V8 keeps an array's elements dense while a
+ * store lands within ~1,024 of its length, which these (ids of a segment × 16, shape ids) do.
+ */
+const NEAR = 1024;
+
+function dtypeIndex(dtype: TensorIr["dtype"]): number {
+  switch (dtype) {
+    case "f32":
+      return 0;
+    case "f16":
+      return 1;
+    case "i32":
+      return 2;
+    case "u32":
+      return 3;
+    case "bool":
+      return 4;
+  }
+}
+
+function statusIndex(status: TensorIr["status"]): number {
+  return status === "ReadOnly" ? 1 : status === "ReadWrite" ? 2 : 0;
 }
 
 let root = new KeyNode("");

@@ -22,15 +22,44 @@ export interface RelativeOperation {
   readonly maxShapeId: number;
 }
 
+/**
+ * The structure nodes the last operations of the frequent kinds reached, for the trie `root`:
+ * model code repeats one op name many times in a row, and a drop follows nearly every op.
+ */
+const lastStructure = {
+  root: undefined as KeyNode | undefined,
+  drop: undefined as KeyNode | undefined,
+  kind: "",
+  name: "",
+  flag: 0,
+  node: undefined as KeyNode | undefined,
+};
+
 /** The key-trie node of `op`'s structure; the frequent kinds walk interned names, not a new string. */
 function structureNode(op: OperationIr): KeyNode {
   const root = keyRoot();
+  const last = lastStructure;
+  if (last.root !== root) {
+    last.root = root;
+    last.drop = root.named("drop", "");
+    last.node = undefined;
+  }
   switch (op.kind) {
+    case "drop":
+      return last.drop as KeyNode;
     case "unary":
     case "binary":
-      return root.named(op.kind, "").named(op.op, ":");
-    case "binary-scalar":
-      return root.named("bs", "").named(op.op, ":").flag(op.scalarFirst ? 1 : 0);
+    case "binary-scalar": {
+      const flag = op.kind === "binary-scalar" && op.scalarFirst ? 1 : 0;
+      if (last.node !== undefined && last.kind === op.kind && last.name === op.op && last.flag === flag) return last.node;
+      const node =
+        op.kind === "binary-scalar" ? root.named("bs", "").named(op.op, ":").flag(flag) : root.named(op.kind, "").named(op.op, ":");
+      last.kind = op.kind;
+      last.name = op.op;
+      last.flag = flag;
+      last.node = node;
+      return node;
+    }
     default:
       return root.named(structureKey(op), "");
   }
@@ -77,6 +106,14 @@ class LazyRelativeOperation implements RelativeOperation {
   }
 }
 /**
+ * The relative form of `op` from what {@link OperationConverter.convert} returned for it (its key)
+ * and left in `lastMaxShapeId` / `lastValueBase`; the relative `op` is built on first access.
+ */
+export function relativeOperation(op: OperationIr, key: string, maxShapeId: number, valueBase: number): RelativeOperation {
+  return new LazyRelativeOperation(op, key, maxShapeId, valueBase);
+}
+
+/**
  * Converts global operations into the relative form that makes repeated graphs of any ids, sizes
  * and scalar values match one cached plan. Burn's `OperationConverter`.
  *
@@ -122,13 +159,31 @@ export class OperationConverter {
    * string once a key was seen); the relative `op` is built lazily on first access.
    */
   toRelative(op: OperationIr): RelativeOperation {
+    const key = this.convert(op).key;
+    return relativeOperation(op, key, this.lastMaxShapeId, this.lastValueBase);
+  }
+
+  /**
+   * The key of `op`'s relative form (its trie node; the string is `.key`), extending this converter's maps as {@link toRelative} does,
+   * without building the relative operation: the queue stores the key (and
+   * {@link lastMaxShapeId}, {@link lastValueBase}) and builds the operation only when an explorer
+   * asks ({@link relativeOperation}). An object per recorded operation was a sixth of what
+   * recording allocated.
+   */
+  convert(op: OperationIr): KeyNode {
     this.#maxShapeId = -1;
     this.#node = structureNode(op);
     forEachTensor(op, this.#visit);
-    const valueBase = this.#scalars;
+    this.lastValueBase = this.#scalars;
     this.#scalars += valueCount(op);
-    return new LazyRelativeOperation(op, this.#node.key, this.#maxShapeId, valueBase);
+    this.lastMaxShapeId = this.#maxShapeId;
+    return this.#node;
   }
+
+  /** The largest relative shape id the last converted operation named (−1: none). */
+  lastMaxShapeId = -1;
+  /** The first placeholder index of the last converted operation's values. */
+  lastValueBase = 0;
 
   // Scratch state of the conversion in progress (one op at a time), so the visitor is one
   // closure per converter instead of one per operation.

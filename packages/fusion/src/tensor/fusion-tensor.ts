@@ -56,7 +56,13 @@ export class FusionTensor {
   readonly stream: StreamId;
   /** The device that owns the tensor. */
   readonly device: FusionDevice<unknown>;
-  readonly #ref: SharedRef;
+  /**
+   * The state shared with this id's other wrappers, made on first need (a clone, a use from
+   * another stream, a leak registration: {@link FusionTensor._ref}); until then this wrapper is
+   * the id's only reference and no view exists — most tensors (a step's intermediates) never
+   * need one, and an object per recorded op was garbage.
+   */
+  #ref: SharedRef | undefined;
   #disposed = false;
   /** The `ReadOnly` IR of this tensor, built on first use and shared by every borrowing use. */
   #readOnly: TensorIr | undefined;
@@ -72,7 +78,7 @@ export class FusionTensor {
   _owner: Owner | undefined = undefined;
 
   /** @internal Created by {@link FusionDevice} only. */
-  constructor(device: FusionDevice<unknown>, id: TensorId, shape: readonly number[], dtype: DType, stream: StreamId, ref: SharedRef) {
+  constructor(device: FusionDevice<unknown>, id: TensorId, shape: readonly number[], dtype: DType, stream: StreamId, ref: SharedRef | undefined) {
     this.device = device;
     this.id = id;
     this.shape = shape;
@@ -93,8 +99,16 @@ export class FusionTensor {
     return this;
   }
 
-  /** @internal The shared reference state (the device's drop and view paths). */
+  /** @internal The shared reference state (the device's clone, view and leak paths); made on first access. */
   get _ref(): SharedRef {
+    return (this.#ref ??= { count: 1, views: undefined });
+  }
+
+  /**
+   * @internal The shared reference state if it was ever made, else `undefined`: this wrapper is
+   * the id's only reference and the id has no view (the device's release path).
+   */
+  get _refIfShared(): SharedRef | undefined {
     return this.#ref;
   }
 

@@ -35,7 +35,16 @@ export const DTYPES: readonly DType[] = ["bool", "u32", "i32", "f32", "f16"];
 
 /** Whether `value` names a dtype. */
 export function isDType(value: unknown): value is DType {
-  return typeof value === "string" && Object.hasOwn(RANK, value);
+  switch (value) {
+    case "f32":
+    case "f16":
+    case "i32":
+    case "u32":
+    case "bool":
+      return true;
+    default:
+      return false;
+  }
 }
 
 /** `value` when it names a dtype; else a `DTypeError` naming `op` and the dtypes. */

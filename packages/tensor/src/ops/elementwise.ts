@@ -107,10 +107,12 @@ const FAMILY: Readonly<Record<BinaryOp, BinaryFamily>> = {
 
 /** Every binary function's name (each is also a `Tensor` method of the same name). */
 export const BINARY_OPS: readonly BinaryOp[] = Object.keys(FAMILY) as BinaryOp[];
+/** {@link BINARY_OPS} as a set: what validating a name per call looks up (a hash of an interned string). */
+const BINARY_NAMES: ReadonlySet<string> = new Set(BINARY_OPS);
 
 /** The op name as a binary function, or a `ValueError` listing the names. */
 function checkBinaryOp(op: unknown): BinaryOp {
-  if (typeof op === "string" && Object.hasOwn(FAMILY, op)) return op as BinaryOp;
+  if (typeof op === "string" && BINARY_NAMES.has(op)) return op as BinaryOp;
   throw new ValueError("binary", `unknown binary function ${describeValue(op)}; use one of ${Object.keys(FAMILY).join(", ")}`);
 }
 

@@ -87,9 +87,11 @@ export class Policy<O> {
     this.#numOperations = 0;
   }
 
-  /** Feeds the next operation of the segment (its relative key). */
-  update(store: ExecutionPlanStore<O>, key: string): void {
-    const id = store.keyId(key);
+  /**
+   * Feeds the next operation of the segment: its relative key, and that key's interned id in
+   * `store` when the caller has it (`ExecutionPlanStore.keyIdOf`).
+   */
+  update(store: ExecutionPlanStore<O>, key: string, id: number = store.keyId(key)): void {
     const position = this.#numOperations;
     if (position === 0) {
       const plans = store.find(key);

@@ -40,8 +40,8 @@ export class Processor<H> {
   ): number {
     let executed = 0;
     if (mode === "lazy") {
-      const last = queue.relative[queue.relative.length - 1];
-      if (last !== undefined) this.#policy.update(store, last.key);
+      const last = queue.keys[queue.keys.length - 1];
+      if (last !== undefined) this.#policy.update(store, last.key, store.keyIdOf(last));
     }
     while (queue.length > 0) {
       const action = this.#policy.action(queue.length, mode, store);
@@ -56,7 +56,8 @@ export class Processor<H> {
         this.#reset(queue, store);
         continue;
       }
-      const exploration = this.#explorer.explore(queue.relative, mode);
+      const relative = queue.relativeOperations();
+      const exploration = this.#explorer.explore(relative, mode);
       if (exploration.kind === "continue") {
         invariant(mode === "lazy", "the explorer asked to continue during a sync");
         break;
@@ -68,12 +69,12 @@ export class Processor<H> {
         this.#reset(queue, store);
         continue;
       }
-      const operations = queue.relative.slice(0, exploration.len);
+      const operations = relative.slice(0, exploration.len);
       const trigger: ExecutionTrigger =
         mode === "sync"
           ? { kind: "on-sync" }
           : exploration.stoppedAt > exploration.len
-            ? { kind: "on-operations", keys: queue.relative.slice(exploration.len, exploration.stoppedAt).map((o) => o.key) }
+            ? { kind: "on-operations", keys: queue.keys.slice(exploration.len, exploration.stoppedAt).map((k) => k.key) }
             : { kind: "always" };
       let id = store.findExact(operations);
       if (id === undefined) id = store.add(operations, exploration.order, exploration.strategy, trigger);
@@ -87,6 +88,6 @@ export class Processor<H> {
   #reset(queue: OperationQueue, store: ExecutionPlanStore<Optimization<H>>): void {
     this.#explorer.reset();
     this.#policy.reset();
-    for (const op of queue.relative) this.#policy.update(store, op.key);
+    for (const key of queue.keys) this.#policy.update(store, key.key, store.keyIdOf(key));
   }
 }

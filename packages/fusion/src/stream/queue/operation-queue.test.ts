@@ -67,13 +67,18 @@ describe("OperationQueue.drain", () => {
       queue.drain(n, [], env);
       const rest = ops.slice(n);
       const fresh = new OperationConverter();
-      const expected = rest.map((op) => fresh.toRelative(op).key);
+      const expectedShapes: number[] = [];
+      const expected = rest.map((op) => {
+        const key = fresh.toRelative(op).key;
+        expectedShapes.push(fresh.shapesAssigned);
+        return key;
+      });
       expect(queue.global, `round ${round}`).toEqual(rest);
-      expect(queue.relative.map((r) => r.key), `round ${round}: as if added to an empty queue`).toEqual(expected);
-      expect(queue.shapesAssigned).toHaveLength(rest.length);
+      expect(queue.keys.map((k) => k.key), `round ${round}: as if added to an empty queue`).toEqual(expected);
+      expect(rest.map((_, i) => queue.shapesAssignedAt(i)), "the shape ids assigned after each position, as if added to an empty queue").toEqual(expectedShapes);
       queue.drain(queue.length, [], env);
       expect(queue.isEmpty).toBe(true);
-      expect([queue.global.length, queue.relative.length, queue.shapesAssigned.length]).toEqual([0, 0, 0]);
+      expect([queue.global.length, queue.keys.length]).toEqual([0, 0]);
     }
   });
 });

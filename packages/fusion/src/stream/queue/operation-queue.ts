@@ -3,7 +3,8 @@ import { TensorComputationError } from "../../errors/tensor-errors.js";
 import type { OperationIr } from "../../ir/operation-ir.js";
 import { forEachInput, forEachTensor, operationInputs, operationOutputs, operationReferences } from "../../ir/operation-descriptor.js";
 import type { RelativeOperation } from "../../ir/relative.js";
-import { OperationConverter } from "../../ir/relative.js";
+import { OperationConverter, relativeOperation } from "../../ir/relative.js";
+import type { KeyNode } from "../../ir/relative-key.js";
 import type { TensorId, TensorIr } from "../../ir/tensor-ir.js";
 import type { HandleContainer } from "../../runtime/handle-container.js";
 import type { ExecutionContext, FusionRuntime, OperationRan, Optimization } from "../../runtime/fusion-runtime.js";
@@ -25,6 +26,8 @@ const MIXED = -1;
  * request) never allocate one.
  */
 const INDEX_FROM = 16;
+/** Numbers an {@link OperationQueue} keeps per pending position (see its `#positions`). */
+const POSITION_INTS = 3;
 
 /** One block the engine executed, as the inspector logs it. */
 export interface ExecutedBlock {
@@ -68,12 +71,14 @@ function isBug(error: unknown): error is Error {
  *
  * @remarks
  * **Invariants.**
- * - `global[i]` and `relative[i]` describe the same operation; `relative` is always the conversion
- *   of `global` from an empty converter (after every execution, only the operations left after
- *   the executed prefix are converted again; none when the whole segment ran).
+ * - `global[i]` and `keys[i]` describe the same operation; `keys` is always the conversion of
+ *   `global` from an empty converter (after every execution, only the operations left after the
+ *   executed prefix are converted again; none when the whole segment ran). The relative
+ *   operations themselves are built only when asked for ({@link OperationQueue.relativeOperations}:
+ *   an explorer), from the key and two numbers kept per position.
  * - Executions cover a prefix `[0, n)` (in the plan's order, which may reorder independent
  *   blocks); the remaining operations keep their order.
- * - `shapesAssigned[i]` is the number of relative shape ids assigned after operation `i`.
+ * - `shapesAssignedAt(i)` is the number of relative shape ids assigned after operation `i`.
  * **Bound.** Holds the pending segment (bounded by the device's queue limit) and the deferred
  * frees, which are flushed at every boundary, plus a fixed 12 KB reference index once a segment
  * reached `INDEX_FROM` (16) operations.
@@ -81,10 +86,19 @@ function isBug(error: unknown): error is Error {
 export class OperationQueue {
   /** Pending operations, global form. */
   readonly global: OperationIr[] = [];
-  /** Pending operations, relative form. */
-  readonly relative: RelativeOperation[] = [];
-  /** Relative shape ids assigned after each pending operation (the bound check of docs/pitfalls.md#p12). */
-  readonly shapesAssigned: number[] = [];
+  /**
+   * Pending operations' relative keys (what the policy matches plans with), position by position,
+   * as nodes of the key trie (the string is `.key`; the node memoizes its interned id).
+   */
+  readonly keys: KeyNode[] = [];
+  /**
+   * Per position, {@link POSITION_INTS} numbers: the relative shape ids assigned after it (the
+   * bound check of docs/pitfalls.md#p12), the largest relative shape id it names, and its first
+   * placeholder. Packed, and valid for `[0, global.length)` only: emptying the queue writes nothing.
+   */
+  #positions = new Int32Array(POSITION_INTS * 64);
+  /** The relative operations built so far (a prefix of the segment; see `relativeOperations`). */
+  readonly #relative: RelativeOperation[] = [];
   /** Frees that must wait for the next boundary (a pending operation still references them). */
   readonly deferredFrees: TensorIr[] = [];
   readonly #converter = new OperationConverter();
@@ -126,19 +140,50 @@ export class OperationQueue {
     return this.global.length === 0 && this.deferredFrees.length === 0;
   }
 
-  /** Appends `op` (global form) and its relative form; returns the relative form. */
-  add(op: OperationIr): RelativeOperation {
-    const relative = this.#converter.toRelative(op);
+  /**
+   * The pending operations in relative form (for an explorer), built for the positions not built
+   * yet; the same array every call until the next execution.
+   */
+  relativeOperations(): readonly RelativeOperation[] {
+    const relative = this.#relative;
+    for (let i = relative.length; i < this.global.length; i++) {
+      const at = POSITION_INTS * i;
+      relative.push(relativeOperation(this.global[i] as OperationIr, (this.keys[i] as KeyNode).key, this.#positions[at + 1] as number, this.#positions[at + 2] as number));
+    }
+    return relative;
+  }
+
+  /** Appends `op` (global form) and its relative key. */
+  add(op: OperationIr): void {
+    this.#convert(op);
     this.global.push(op);
-    this.relative.push(relative);
-    this.shapesAssigned.push(this.#converter.shapesAssigned);
     if (this.#references !== undefined) forEachTensor(op, this.#count);
     else if (this.global.length >= INDEX_FROM) {
       this.#references = new Uint32Array(REFERENCE_SLOTS);
       this.#referenced = new Float64Array(REFERENCE_SLOTS);
       for (const pending of this.global) forEachTensor(pending, this.#count);
     }
-    return relative;
+  }
+
+  /** Converts `op` (the next position) and records its key, bounds and placeholder base. */
+  #convert(op: OperationIr): void {
+    const converter = this.#converter;
+    const at = POSITION_INTS * this.keys.length;
+    this.keys.push(converter.convert(op));
+    if (at + POSITION_INTS > this.#positions.length) {
+      const grown = new Int32Array(2 * this.#positions.length);
+      grown.set(this.#positions);
+      this.#positions = grown;
+    }
+    const positions = this.#positions;
+    positions[at] = converter.shapesAssigned;
+    positions[at + 1] = converter.lastMaxShapeId;
+    positions[at + 2] = converter.lastValueBase;
+  }
+
+  /** The number of relative shape ids assigned after pending operation `i` (0 ≤ i < length). */
+  shapesAssignedAt(i: number): number {
+    return this.#positions[POSITION_INTS * i] as number;
   }
 
   /**
@@ -180,7 +225,7 @@ export class OperationQueue {
   execute<H>(plan: ExecutionPlan<Optimization<H>>, stream: StreamId, env: ExecutionEnv<H>): number {
     const n = plan.operations.length;
     if (n > this.global.length) invariant(false, `plan of ${n} operations on a segment of ${this.global.length}`);
-    const assigned = this.shapesAssigned[n - 1] ?? 0;
+    const assigned = n > 0 ? this.shapesAssignedAt(n - 1) : 0;
     if (plan.maxRelativeShapeId >= assigned) {
       this.executeUnfused(n, stream, env);
       return n;
@@ -250,7 +295,9 @@ export class OperationQueue {
       const op = this.global[i];
       invariant(op !== undefined, "drain past the segment");
       outcome = ran[i] ?? "ran";
-      forEachTensor(op, free);
+      // A drop frees its one tensor (most of a `tidy`'s segment): no visit of the descriptor.
+      if (op.kind === "drop") free(op.tensor);
+      else forEachTensor(op, free);
     }
     // Uncounted only once every free is done, right before the prefix leaves `global`: a free
     // that throws leaves the segment and its counts as they were (never a count below the truth).
@@ -265,12 +312,9 @@ export class OperationQueue {
     // are converted.
     for (let i = 0; i < rest; i++) global[i] = global[n + i] as OperationIr;
     truncateInPlace(global, rest);
-    truncateInPlace(this.relative, 0);
-    truncateInPlace(this.shapesAssigned, 0);
-    for (let i = 0; i < rest; i++) {
-      this.relative.push(this.#converter.toRelative(global[i] as OperationIr));
-      this.shapesAssigned.push(this.#converter.shapesAssigned);
-    }
+    truncateInPlace(this.keys, 0);
+    truncateInPlace(this.#relative, 0);
+    for (let i = 0; i < rest; i++) this.#convert(global[i] as OperationIr);
     this.flushDeferred(env.handles);
   }
 }

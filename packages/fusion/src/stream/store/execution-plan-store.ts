@@ -1,6 +1,7 @@
 import { type CacheStats, LruCache } from "@weft/environment";
 import type { Optimization } from "../../runtime/fusion-runtime.js";
 import type { RelativeOperation } from "../../ir/relative.js";
+import type { KeyNode } from "../../ir/relative-key.js";
 import type { OperationFuser } from "../../runtime/fusion-runtime.js";
 import type { ExecutionPlanState } from "./plan-state.js";
 import { planFromState, planToState } from "./plan-state.js";
@@ -149,11 +150,28 @@ export class ExecutionPlanStore<O> {
     return this.#keyIds.get(key)?.id ?? -1;
   }
 
+  /**
+   * {@link ExecutionPlanStore.keyId} of `node.key`, remembered on the node until this store's
+   * interned keys change (`#keyVersion`): what the policy asks for every recorded operation.
+   */
+  keyIdOf(node: KeyNode): number {
+    if (node.internedBy === this && node.internedAt === this.#keyVersion) return node.internedId;
+    const id = this.keyId(node.key);
+    node.internedBy = this;
+    node.internedAt = this.#keyVersion;
+    node.internedId = id;
+    return id;
+  }
+
+  /** Bumped whenever a key is interned anew or forgotten (what `keyIdOf`'s memo checks). */
+  #keyVersion = 0;
+
   #intern(key: string): number {
     let entry = this.#keyIds.get(key);
     if (entry === undefined) {
       entry = { id: this.#nextKeyId++, refs: 0 };
       this.#keyIds.set(key, entry);
+      this.#keyVersion++;
     }
     entry.refs++;
     return entry.id;
@@ -162,7 +180,10 @@ export class ExecutionPlanStore<O> {
   #unintern(key: string): void {
     const entry = this.#keyIds.get(key);
     if (entry === undefined) return;
-    if (--entry.refs <= 0) this.#keyIds.delete(key);
+    if (--entry.refs <= 0) {
+      this.#keyIds.delete(key);
+      this.#keyVersion++;
+    }
   }
 
   #triggerKeyIds(trigger: ExecutionTrigger): readonly number[] | undefined {
