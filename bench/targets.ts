@@ -38,6 +38,7 @@ export const VARIANT = {
   tfjsData: "tfjs data()",
   weftRecord: "weft record",
   tfjsEager: "tfjs eager",
+  jsCalibration: "js calibration",
   p50: (variant: string) => `${variant} p50`,
   p99: (variant: string) => `${variant} p99`,
   inFlight: (variant: string, inFlight: number) => `${variant}, ${inFlight} in flight`,
@@ -92,6 +93,8 @@ export interface TargetSpec {
 const least = (bound: number): Bar => ({ text: `≥ ${bound}`, at: "least", bound });
 const most = (bound: number): Bar => ({ text: `≤ ${bound}`, at: "most", bound });
 const INFO: Bar = { text: "info", at: "informative" };
+/** The size label of the host workload's calibration loop (`jsCalibration`, harness/measure.ts). */
+export const CALIBRATION_SIZE = "60 × 65,536 reads";
 
 /**
  * The table for a run of `sizes`. The ids name the issue's sizes (2^24, 2^28, 64 MB, 2^26, 1024…);
@@ -127,6 +130,14 @@ export function targetsFor(sizes: Sizes, quick: boolean): TargetSpec[] {
       formula: { kind: "figure", side: side("host", VARIANT.weftRecord, "host", hostSize), read: (m) => (m.value === undefined || m.value <= 0 ? undefined : 1e6 / m.value), unit: "µs/op" },
     },
     { id: "host-vs-tfjs", workload: "host", name: `weft vs tfjs eager, ops recorded per second, ${hostSize}`, bar: INFO, formula: { kind: "rate", numerator: side("host", VARIANT.weftRecord, "host", hostSize), denominator: side("host", VARIANT.tfjsEager, "host", hostSize) }, note: "TF.js encodes each op eagerly" },
+    {
+      id: "host-js-calibration-ms",
+      workload: "host",
+      name: "a fixed pure-JS loop in this process, ms (the machine's speed: read host-bound figures against it)",
+      bar: INFO,
+      formula: { kind: "figure", side: side("host", VARIANT.jsCalibration, "host", CALIBRATION_SIZE), read: (m) => m.ms, unit: "ms" },
+      note: "~40 ms in the H200 machine's normal phase, 60–65 ms in a slow one",
+    },
   );
 
   const dep = LABEL.dependent(sizes.dependent);

@@ -143,6 +143,36 @@ export async function hostTime(fn: () => unknown, after: () => Promise<unknown>,
   return { ms: median(samples), samples };
 }
 
+/** Objects the calibration loop reads (see {@link jsCalibration}), built once. */
+let calibrationObjects: { readonly v: number; readonly k: string }[] | undefined;
+
+/**
+ * Milliseconds of a fixed pure-JS loop (60 passes of 65,536 reads of small objects in a scattered
+ * order, no allocation), so that a host-bound figure can be read against the speed the machine
+ * ran plain JavaScript at in that process. Why: on the H200 machine (16 vCPUs) the same bundle's
+ * recording loop reads 0.85 or 1.7 µs per op depending on the phase the machine is in, and this
+ * loop moves with it (~40 ms in a normal phase, 60–65 ms in a slow one: docs/performance.md#slow-phases).
+ * Median of `runs`.
+ */
+export function jsCalibration(runs = 5): Timing {
+  const objects = (calibrationObjects ??= Array.from({ length: 1 << 16 }, (_, i) => ({ v: i, k: `k${i % 97}` })));
+  const samples: number[] = [];
+  let h = 0;
+  for (let r = 0; r < runs; r++) {
+    const start = performance.now();
+    for (let pass = 0; pass < 60; pass++) {
+      for (let i = 0; i < objects.length; i++) {
+        const o = objects[(i * 7919) & 0xffff] as { v: number; k: string };
+        h = (h * 31 + o.v + o.k.length) | 0;
+      }
+    }
+    samples.push(performance.now() - start);
+  }
+  // The hash is returned through the samples' order only in the sense of being used: keep it live.
+  if (h === 0x7fffffff) samples.push(0);
+  return { ms: median(samples), samples };
+}
+
 /** A message for a caught error, on one line. */
 export function errorText(error: unknown): string {
   const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);

@@ -18,8 +18,8 @@ import type * as tfTypes from "@tensorflow/tfjs-core";
 import { type Tensor, tensor, tidy } from "@weft/tensor";
 import type { BenchContext } from "../context.js";
 import { compare, hostData } from "../harness/data.js";
-import { errorText, hostTime } from "../harness/measure.js";
-import { LABEL, VARIANT } from "../targets.js";
+import { errorText, hostTime, jsCalibration } from "../harness/measure.js";
+import { CALIBRATION_SIZE, LABEL, VARIANT } from "../targets.js";
 
 const SMALL = 16;
 /** Ops per `tidy` step of the recording loop. */
@@ -100,6 +100,10 @@ export async function runHostOverhead(ctx: BenchContext): Promise<void> {
       r.add({ workload: "host", variant: VARIANT.tfjsEager, method: "host", size, status: `failed: ${errorText(error)}` });
     }
   } else r.add({ workload: "host", variant: VARIANT.tfjsEager, method: "host", size, status: `unavailable: ${ctx.tf.reason}` });
+
+  // The machine's plain-JS speed right after the recording loops (docs/performance.md#slow-phases).
+  const calibration = jsCalibration(reps.samples);
+  r.add({ workload: "host", variant: VARIANT.jsCalibration, method: "host", size: CALIBRATION_SIZE, status: "ok", ms: calibration.ms, samples: calibration.samples });
 
   // The plan cache: the same graph twice; the second pass must not explore.
   const g = ctx.sizes.graphOps;
