@@ -192,7 +192,7 @@ export class FusionDevice<H> implements FusionClient {
    * Wrappers not yet registered with `#registry`; emptied by `#registerLeaks`, compacted at
    * `#leakLimit` (bounded: see "Leak backstop" in the type doc).
    */
-  #unregistered: FusionTensor[] = [];
+  #unregistered: (FusionTensor | undefined)[] = [];
   /** Queued wrappers at which `#unregistered` is compacted next. */
   #leakLimit = LEAK_BATCH;
   readonly #flushLeaks = (): void => this.#registerLeaks();
@@ -375,6 +375,7 @@ export class FusionDevice<H> implements FusionClient {
   _track(tensor: FusionTensor): void {
     this.#liveTensors++;
     const pending = this.#unregistered;
+    tensor._leakSlot = pending.length;
     pending.push(tensor);
     if (pending.length === 1) queueMicrotask(this.#flushLeaks);
     else if (pending.length >= this.#leakLimit) this.#compactLeaks();
@@ -450,26 +451,22 @@ export class FusionDevice<H> implements FusionClient {
 
   // ── internals ───────────────────────────────────────────────────────────────────────────────
 
-  /** `#registerBound`'s arguments: set just before the guarded call, cleared by it. */
-  #pendingStream: StreamId = StreamId.DEFAULT;
-  #pendingOp: OperationIr | undefined;
-  /** `streams.register` of the pending arguments: one function for the device, not a closure per op. */
-  readonly #registerBound = (): void => {
-    const op = this.#pendingOp;
-    this.#pendingOp = undefined;
-    invariant(op !== undefined, "register without an operation");
-    this.streams.register(this.#pendingStream, op, this.#env);
-  };
-
-  /** Registers `op` on `stream` as one guarded engine call. */
+  /**
+   * Registers `op` on `stream` as one guarded engine call (the guard's `begin`/`end`: no closure
+   * and no call through one per recorded op), then rethrows any bug it caught, as `#call` does.
+   */
   #registerOn(stream: StreamId, op: OperationIr): void {
-    this.#pendingStream = stream;
-    this.#pendingOp = op;
+    const guard = this.#guard;
+    guard.begin();
     try {
-      this.#call(this.#registerBound);
+      this.streams.register(stream, op, this.#env);
     } finally {
-      // A re-entrant call is refused before `#registerBound` runs: never keep its op.
-      this.#pendingOp = undefined;
+      guard.end();
+    }
+    const bug = this.#bugs[0];
+    if (bug !== undefined) {
+      this.#bugs = [];
+      throw bug;
     }
   }
 
@@ -488,7 +485,13 @@ export class FusionDevice<H> implements FusionClient {
   #compactLeaks(): void {
     const pending = this.#unregistered;
     let kept = 0;
-    for (const tensor of pending) if (!tensor.disposed && !tensor._leakRegistered) pending[kept++] = tensor;
+    // A disposed wrapper left its slot empty (`#forgetLeak`): the scan reads the array, not them.
+    for (let i = 0; i < pending.length; i++) {
+      const tensor = pending[i];
+      if (tensor === undefined || tensor.disposed || tensor._leakRegistered) continue;
+      tensor._leakSlot = kept;
+      pending[kept++] = tensor;
+    }
     pending.length = kept;
     this.#leakLimit = Math.max(LEAK_BATCH, 2 * kept);
   }
@@ -500,6 +503,8 @@ export class FusionDevice<H> implements FusionClient {
     this.#unregistered = [];
     this.#leakLimit = LEAK_BATCH;
     for (const tensor of pending) {
+      if (tensor === undefined) continue;
+      tensor._leakSlot = -1;
       if (tensor.disposed || tensor._leakRegistered) continue;
       tensor._leakRegistered = true;
       this.#registry.register(tensor, { ref: tensor._ref, ir: tensor.toIr("ReadWrite"), stream: tensor.stream }, tensor);
@@ -508,6 +513,12 @@ export class FusionDevice<H> implements FusionClient {
 
   /** Takes a dead wrapper out of the `FinalizationRegistry` (if it got there). */
   #forgetLeak(tensor: FusionTensor): void {
+    const slot = tensor._leakSlot;
+    if (slot >= 0) {
+      // Still queued: its slot empties, so neither a compaction nor the turn's registration reads it.
+      if (this.#unregistered[slot] === tensor) this.#unregistered[slot] = undefined;
+      tensor._leakSlot = -1;
+    }
     if (!tensor._leakRegistered) return;
     tensor._leakRegistered = false;
     this.#registry.unregister(tensor);

@@ -72,6 +72,11 @@ export class FusionTensor {
    */
   _leakRegistered = false;
   /**
+   * @internal This wrapper's index in the device's queue of wrappers not yet registered as leak
+   * candidates, or −1 when it is not queued (kept by the device: a dispose empties the slot).
+   */
+  _leakSlot = -1;
+  /**
    * @internal The `tidy` frame or async scope that will dispose this wrapper, if any (see
    * `ownership.ts`); set when it is created or handed on, cleared by `keep` and when its owner ends.
    */

@@ -89,9 +89,17 @@ export function promoteWithScalar(dtype: DType, value: number, arithmetic: boole
   checkDTypeName("promoteWithScalar", dtype);
   checkNumber("promoteWithScalar", "the scalar", value);
   checkBoolean("promoteWithScalar", "arithmetic", arithmetic);
-  const integral = Number.isInteger(value);
+  return scalarPromotion(dtype, value, arithmetic);
+}
+
+/**
+ * {@link promoteWithScalar} without validating its arguments: for the library's ops, whose
+ * arguments were validated where they entered (a recorded op pays no second check). Not exported
+ * from the package.
+ */
+export function scalarPromotion(dtype: DType, value: number, arithmetic: boolean): DType {
   if (isFloat(dtype)) return dtype;
-  if (!integral) return "f32";
+  if (!Number.isInteger(value)) return "f32";
   if (dtype === "bool" && (arithmetic || (value !== 0 && value !== 1))) return "i32";
   return dtype;
 }

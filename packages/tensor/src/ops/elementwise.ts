@@ -19,7 +19,7 @@
 import { UnsupportedError, ValueError, describeValue } from "@weft/environment";
 import type { BinaryOp, DType, UnaryOp } from "@weft/fusion";
 import type { Device } from "../device/device.js";
-import { fitsDType, floatTypeFor, integerRange, isDType, isFloat, promoteTypes, promoteWithScalar } from "../dtype/dtype.js";
+import { fitsDType, floatTypeFor, integerRange, isDType, isFloat, promoteTypes, promoteWithScalar, scalarPromotion } from "../dtype/dtype.js";
 import { DTypeError } from "../errors/tensor-errors.js";
 import { broadcastPair, broadcastShapes } from "../shape/shape.js";
 import { checkOperandValue, checkTensor } from "../tensor/arguments.js";
@@ -193,10 +193,10 @@ function binaryScalar(op: BinaryOp, t: Tensor, scalar: number, scalarFirst: bool
       compute = t.dtype;
       break;
     case "float":
-      compute = floatTypeFor(promoteWithScalar(t.dtype, scalar, true));
+      compute = floatTypeFor(scalarPromotion(t.dtype, scalar, true));
       break;
     case "arithmetic": {
-      compute = promoteWithScalar(t.dtype, scalar, true);
+      compute = scalarPromotion(t.dtype, scalar, true);
       if (!fitsDType(scalar, compute)) {
         // max(x, s) with s below every value is x; min(x, s) with s above every value is x.
         const range = integerRange(compute);
