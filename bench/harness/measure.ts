@@ -151,8 +151,9 @@ let calibrationObjects: { readonly v: number; readonly k: string }[] | undefined
  * order, no allocation), so that a host-bound figure can be read against the speed the machine
  * ran plain JavaScript at in that process. Why: on the H200 machine (16 vCPUs) the same bundle's
  * recording loop reads 0.85 or 1.7 µs per op depending on the phase the machine is in, and this
- * loop moves with it (~40 ms in a normal phase, 60–65 ms in a slow one: docs/performance.md#slow-phases).
- * Median of `runs`.
+ * loop moves with it (docs/performance.md#slow-phases). Its absolute figure depends on the process
+ * (the bench's reads ~55 ms where `profile-host.mjs`'s copy read ~40 in the same phase): compare it
+ * across runs of one bundle. Median of `runs`.
  */
 export function jsCalibration(runs = 5): Timing {
   const objects = (calibrationObjects ??= Array.from({ length: 1 << 16 }, (_, i) => ({ v: i, k: `k${i % 97}` })));
