@@ -152,6 +152,37 @@ describe("OperationConverter keys and the lazy relative form", () => {
     expect(lazy.map((r) => r.op), "relative ids up to 199 and shape ids up to 80 must come back exactly").toEqual(eager(ops));
   });
 
+  it("ids and dims past the trie's array children (slots from 1,024) key and read back like near ones", () => {
+    // 120 tensors of distinct ids (tensor slots up to 16 × 120) and 1,100 distinct dims (shape ids past 1,024).
+    const ops: OperationIr[] = [];
+    for (let i = 0; i < 60; i++) {
+      const shape = [2000 + 10 * i, 3000 + 10 * i];
+      for (let k = 0; k < 8; k++) shape.push(5000 + 100 * i + k);
+      ops.push({ kind: "binary", op: "add", lhs: t(2 * i + 1, shape), rhs: t(2 * i + 1, shape), out: t(2 * i + 2, shape, "NotInit") });
+    }
+    for (let d = 0; d < 600; d++) ops.push({ kind: "unary", op: "exp", input: t(1, [20000 + d]), out: t(1000 + d, [20000 + d], "NotInit") });
+    const converter = new OperationConverter();
+    const lazy = ops.map((op) => converter.toRelative(op));
+    expect(converter.shapesAssigned, "1,200 distinct dims and dim 1").toBe(1201);
+    expect(lazy.map((r) => r.op), "far children must give the same relative ids and shape ids").toEqual(eager(ops));
+    const again = new OperationConverter();
+    expect(ops.map((op) => again.toRelative(op).key), "the same keys from a second walk (the trie's far children are found, not re-made)").toEqual(lazy.map((r) => r.key));
+    expect(new Set(lazy.map((r) => r.key)).size, "distinct ops, distinct keys").toBe(lazy.length);
+  });
+
+  it("the last id and dim remembered across ops never leak into the next segment", () => {
+    const converter = new OperationConverter();
+    const seg = (a: number, n: number): OperationIr[] => [
+      { kind: "unary", op: "exp", input: t(a, [n]), out: t(a + 1, [n], "NotInit") },
+      { kind: "unary", op: "exp", input: t(a + 1, [n]), out: t(a + 2, [n], "NotInit") },
+    ];
+    const first = seg(1, 9).map((op) => converter.toRelative(op).key);
+    converter.reset();
+    // The first op's input is the previous segment's last output id and dim: it must still get relative id 0 and shape id 1.
+    const second = seg(3, 9).map((op) => converter.toRelative(op).key);
+    expect(second).toEqual(first);
+  });
+
   it("the relative form survives a reset of the converter that produced it", () => {
     const converter = new OperationConverter();
     const ops = chain([3, 4, 5], 9, 1);

@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { RelativeOperation } from "../../ir/relative.js";
+import { OperationConverter } from "../../ir/relative.js";
+import type { OperationIr } from "../../ir/operation-ir.js";
+import type { TensorId } from "../../ir/tensor-ir.js";
 import { ExecutionPlanStore } from "../store/execution-plan-store.js";
 import { Policy } from "./policy.js";
 
@@ -96,5 +99,30 @@ describe("Policy", () => {
         reused.reset();
       }
     }
+  });
+
+  it("a key's id memoized on its trie node follows the store: unknown, interned, evicted, interned again", () => {
+    const converter = new OperationConverter();
+    const drop = (id: number): OperationIr => ({ kind: "drop", tensor: { id: id as TensorId, shape: [4], dtype: "f32", status: "ReadWrite" } });
+    const node = converter.convert(drop(7));
+    const other = converter.convert(drop(8));
+    const store = new ExecutionPlanStore<never>(1);
+    const plan = (key: string): void => void store.add([op(key)], [0], [{ kind: "operations", len: 1 }], { kind: "always" });
+    expect(store.keyIdOf(node), "no plan names the key").toBe(-1);
+    expect(store.keyIdOf(node), "asked again: still unknown").toBe(-1);
+    plan(node.key);
+    const first = store.keyIdOf(node);
+    expect(first, "interned once a plan names it (the memo of -1 is stale)").toBe(store.keyId(node.key));
+    expect(first).toBeGreaterThanOrEqual(0);
+    plan(other.key); // capacity 1: evicts the first plan and forgets its key
+    expect(store.keyIdOf(node), "its plan was evicted").toBe(-1);
+    expect(store.keyIdOf(other)).toBe(store.keyId(other.key));
+    plan(node.key);
+    const again = store.keyIdOf(node);
+    expect(again, "interned again under a new id (ids are never reused)").toBe(store.keyId(node.key));
+    expect(again).not.toBe(first);
+    const elsewhere = new ExecutionPlanStore<never>();
+    expect(elsewhere.keyIdOf(node), "another store's memo is not this one's").toBe(-1);
+    expect(store.keyIdOf(node), "and asking the other store left this one's answer intact").toBe(again);
   });
 });
