@@ -453,7 +453,7 @@ export class FusionDevice<H> implements FusionClient {
 
   /**
    * Registers `op` on `stream` as one guarded engine call (the guard's `begin`/`end`: no closure
-   * and no call through one per recorded op), then rethrows any bug it caught, as `#call` does.
+   * and no call through one per recorded op), then rethrows any bug it caught.
    */
   #registerOn(stream: StreamId, op: OperationIr): void {
     const guard = this.#guard;
@@ -463,22 +463,23 @@ export class FusionDevice<H> implements FusionClient {
     } finally {
       guard.end();
     }
-    const bug = this.#bugs[0];
-    if (bug !== undefined) {
-      this.#bugs = [];
-      throw bug;
-    }
+    this.#rethrowBug();
   }
 
   /** Runs an engine call under the re-entrancy guard, then rethrows any bug it caught. */
   #call<T>(fn: () => T): T {
     const result = this.#guard.enter(fn);
+    this.#rethrowBug();
+    return result;
+  }
+
+  /** Throws the first bug (invariant, re-entrancy) the engine call just made caught, if any. */
+  #rethrowBug(): void {
     const bug = this.#bugs[0];
     if (bug !== undefined) {
       this.#bugs = [];
       throw bug;
     }
-    return result;
   }
 
   /** Drops the disposed wrappers from the queue and sets its next limit (see the type doc). */
@@ -576,16 +577,15 @@ export class FusionDevice<H> implements FusionClient {
    */
   #release(ref: SharedRef | undefined, ir: TensorIr, stream: StreamId, foreign: boolean): void {
     if (ref !== undefined && --ref.count > 0) return;
-    const views = ref?.views;
-    if (views === undefined) {
+    if (ref?.views === undefined) {
       // The common case: never used from another stream.
       if (!foreign && StreamId.current() === stream) this.#registerOn(stream, { kind: "drop", tensor: ir });
       else this.#call(() => this.streams.foreignDrop(stream, ir, this.handles));
       return;
     }
     const entries: [StreamId, TensorIr][] = [];
-    views.forEach((view, viewStream) => entries.push([viewStream as StreamId, view]));
-    (ref as SharedRef).views = undefined;
+    ref.views.forEach((view, viewStream) => entries.push([viewStream as StreamId, view]));
+    ref.views = undefined;
     this.#call(() => {
       for (const [viewStream, view] of entries) {
         this.streams.unborrow(viewStream, view.id);

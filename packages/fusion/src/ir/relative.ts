@@ -50,10 +50,10 @@ function structureNode(op: OperationIr): KeyNode {
     case "unary":
     case "binary":
     case "binary-scalar": {
-      const flag = op.kind === "binary-scalar" && op.scalarFirst ? 1 : 0;
+      const scalar = op.kind === "binary-scalar";
+      const flag = scalar && op.scalarFirst ? 1 : 0;
       if (last.node !== undefined && last.kind === op.kind && last.name === op.op && last.flag === flag) return last.node;
-      const node =
-        op.kind === "binary-scalar" ? root.named("bs", "").named(op.op, ":").flag(flag) : root.named(op.kind, "").named(op.op, ":");
+      const node = scalar ? root.named("bs", "").named(op.op, ":").flag(flag) : root.named(op.kind, "").named(op.op, ":");
       last.kind = op.kind;
       last.name = op.op;
       last.flag = flag;
@@ -166,8 +166,9 @@ export class OperationConverter {
   }
 
   /**
-   * The key of `op`'s relative form (its trie node; the string is `.key`), extending this converter's maps as {@link toRelative} does,
-   * without building the relative operation: the queue stores the key (and
+   * The key of `op`'s relative form (its trie node; the string is `.key`), extending this
+   * converter's maps as {@link toRelative} does, without building the relative operation: the
+   * queue stores the key (and
    * {@link lastMaxShapeId}, {@link lastValueBase}) and builds the operation only when an explorer
    * asks ({@link relativeOperation}). An object per recorded operation was a sixth of what
    * recording allocated.
