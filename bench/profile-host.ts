@@ -11,6 +11,7 @@
  * WEFT_PROBE_SERVERS='[{…},{…}]' node .device/profile-host.mjs serving-ab webgpu [requests] [inFlight]  # server options A/B in one process
  * node .device/profile-host.mjs dependent cpu|webgpu [ops=10000]    # ms per loop of dependent adds + read
  * node .device/profile-host.mjs small cpu|webgpu [count=64] [n=16384]  # the CPU section's `small`: count chains of n, every output read; ms per round
+ * node .device/profile-host.mjs train cpu|webgpu [steps=20] [wait=0]  # the training workload's steps (batch 256): ms per step, server counters per step; wait=1 waits after every step
  * ```
  *
  * @module
@@ -25,6 +26,7 @@ import { MLP_DIMS, mlpInputs, mlpWeights, perTaskStreams, weftMlpLogits, weftMlp
 import { createWeftVariant } from "./peers/weft.js";
 import { weftChain } from "./workloads/chain.js";
 import { round as serveRound } from "./workloads/serving.js";
+import { trainingBatch, weftTrainer } from "./workloads/training.js";
 
 const [mode = "record", backend = "cpu", a, b] = process.argv.slice(2);
 
@@ -380,12 +382,39 @@ async function small(count: number, n: number): Promise<void> {
   for (const x of xs) x.dispose();
 }
 
+/**
+ * The training workload's loop (`bench/workloads/training.ts`): 10 warm-up steps and a settle,
+ * then rounds of `steps` steps, each round ending with one wait (or, `wait` = 1, a wait after
+ * every step); ms per step and the server's counters per step (bind groups created show whether
+ * a step's launches find their bind groups again).
+ */
+async function train(steps: number, waitEach: boolean): Promise<void> {
+  const trainer = weftTrainer(d, mlpWeights(), trainingBatch(256), 256);
+  for (let i = 0; i < 10; i++) trainer.step();
+  await trainer.wait();
+  await settle();
+  const rounds = Number(process.env["WEFT_PROBE_ROUNDS"] ?? 5);
+  for (let r = 0; r < rounds; r++) {
+    const before = stats();
+    const t0 = performance.now();
+    for (let i = 0; i < steps; i++) {
+      trainer.step();
+      if (waitEach) await trainer.wait();
+    }
+    await trainer.wait();
+    const ms = performance.now() - t0;
+    console.log(`train on ${d.label}: ${(ms / steps).toFixed(2)} ms per step (${steps} steps${waitEach ? ", a wait after each" : ", one wait"})${counters(before, steps, "step")}`);
+  }
+  trainer.dispose();
+}
+
 if (mode === "record") await record(Number(a ?? 20_000));
 else if (mode === "chain" || mode === "sum" || mode === "rowsum" || mode === "matmul") await loop(mode, Number(a ?? 1 << 16), Number(b ?? 2000));
 else if (mode === "serving") await serving(Number(a ?? 256), Number(b ?? 32));
 else if (mode === "serving-ab") await servingAb(Number(a ?? 256), Number(b ?? 32));
 else if (mode === "dependent") await dependent(Number(a ?? 10_000));
 else if (mode === "small") await small(Number(a ?? 64), Number(b ?? 16_384));
-else throw new Error(`unknown mode '${mode}' (record, chain, sum, rowsum, matmul, serving, serving-ab, dependent, small)`);
+else if (mode === "train") await train(Number(a ?? 20), b === "1");
+else throw new Error(`unknown mode '${mode}' (record, chain, sum, rowsum, matmul, serving, serving-ab, dependent, small, train)`);
 await d.syncAll();
 process.exit(0);

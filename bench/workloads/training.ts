@@ -40,7 +40,7 @@ export function trainingBatch(batch: number): { x: Float32Array; y: Float32Array
 }
 
 /** One library's training loop, ready to time. */
-interface Trainer {
+export interface Trainer {
   /** Records (and, for TF.js, encodes) one training step. */
   step(): void;
   /** Waits until every recorded step has run on the device. */
@@ -55,7 +55,8 @@ function weftLoss(p: readonly Tensor[], x: Tensor, y: Tensor): Tensor {
   return weftMlpLogits(x, p).logSoftmax(-1).mul(y).sum(-1).neg().mean();
 }
 
-function weftTrainer(device: Device, weights: readonly Float32Array[], batch: { x: Float32Array; y: Float32Array }, rows: number): Trainer {
+/** Weft's training loop of the workload (also `bench/profile-host.ts train`). */
+export function weftTrainer(device: Device, weights: readonly Float32Array[], batch: { x: Float32Array; y: Float32Array }, rows: number): Trainer {
   const params = weights.map((h, k) => tensor(h, { device, shape: mlpShape(k) }));
   const x = tensor(batch.x, { device, shape: [rows, MLP_DIMS[0]] });
   const y = tensor(batch.y, { device, shape: [rows, MLP_DIMS[3]] });
