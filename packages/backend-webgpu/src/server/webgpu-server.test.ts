@@ -416,7 +416,7 @@ describe("WebGpuServer", () => {
     s.destroy();
   });
 
-  it("a shared submit asks the queue for its completion once, however many streams hold pins of another stream's memory", async () => {
+  it("a shared submit asks the queue for its completion once, however many streams hold pins of another stream's memory and however many syncs wait for it", async () => {
     const s = new WebGpuServer(gpu.device);
     const S2 = StreamId.of(2);
     const w = s.create(u32Bytes([7, 7, 7, 7]), S2);
@@ -433,12 +433,17 @@ describe("WebGpuServer", () => {
       asked++;
       return done();
     };
+    let idle = 0;
     try {
       await Promise.all([s.sync(S0), s.sync(S1)]);
+      idle = asked;
+      await s.sync(S0);
+      idle = asked - idle;
     } finally {
       queue.onSubmittedWorkDone = done;
     }
-    expect(asked, "once for the two streams' pins, once for the turn's syncs (three before)").toBe(2);
+    expect(asked - idle, "once for the two streams' pins and the turn's syncs together: the syncs wait on the submit's completion (three questions before, then two)").toBe(1);
+    expect(idle, "a sync with nothing to submit still asks the queue (earlier submits may be running)").toBe(1);
     const [[a], [b]] = await Promise.all([s.read([outs[0]!.binding()], S0), s.read([outs[1]!.binding()], S1)]);
     expect([asU32(a as Uint8Array), asU32(b as Uint8Array)], "both read the freed weights as they were").toEqual([
       [8, 8, 8, 8],
@@ -544,6 +549,21 @@ describe("WebGpuServer device loss", () => {
     const [bytes] = await again.read([again.create(u32Bytes([42]), S0).binding()], S0);
     expect(asU32(bytes as Uint8Array), "a new server on a new device works").toEqual([42]);
     fresh.device.destroy();
+  });
+});
+
+describe("WebGpuServer device loss, syncs", () => {
+  it("a sync whose submit is in flight when the device goes rejects with DeviceLostError", async () => {
+    const own = await requestWebGpuDevice({ backend: "auto" });
+    const lossy = new WebGpuServer(own.device);
+    const x = lossy.create(u32Bytes([1, 2, 3, 4]), S0);
+    await lossy.sync(S0);
+    lossy.launch(increment, [1, 1, 1], [{ binding: x.binding(), access: "read-write" }], S0, "execute");
+    const pending = lossy.sync(S0);
+    // The turn's submit (and the sync's wait on its completion) happen in a microtask; lose the device after.
+    await Promise.resolve();
+    own.device.destroy();
+    await expect(pending, "the sync rejects, it does not hang").rejects.toBeInstanceOf(DeviceLostError);
   });
 });
 

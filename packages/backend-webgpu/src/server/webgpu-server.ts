@@ -307,6 +307,11 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
    * emptied by the microtask the first of them schedules. Bounded by the syncs of one turn.
    */
   readonly #turnSyncs: Deferred<void>[] = [];
+  /**
+   * The completion of the last submit `#submitAll` made; `#syncAtTurnEnd` clears it before its
+   * submit and takes it after (`#takeCompletion`): set then, it is that submit's.
+   */
+  #lastCompletion: SubmitCompletion | undefined;
   /** Rejecters of reads and syncs in flight; each removes itself when it settles. */
   readonly #pending = new Set<(error: DeviceLostError) => void>();
   /** The error every call throws once the device is lost. */
@@ -847,16 +852,27 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
       const waiting = this.#turnSyncs.splice(0);
       // After loss every pending sync was rejected already (`#onLost`).
       if (this.#lost !== undefined) return;
+      this.#lastCompletion = undefined;
       void this.#submitAll();
-      this.device.queue.onSubmittedWorkDone().then(
-        () => {
-          for (const d of waiting) this.#lost ? d.reject(this.#lost) : d.resolve();
-        },
-        (error: unknown) => {
-          for (const d of waiting) d.reject(this.#lost ?? new DeviceLostError(String(error), { cause: error }));
-        },
-      );
+      const settle = (): void => {
+        for (const d of waiting) this.#lost ? d.reject(this.#lost) : d.resolve();
+      };
+      const fail = (error: unknown): void => {
+        for (const d of waiting) d.reject(this.#lost ?? new DeviceLostError(String(error), { cause: error }));
+      };
+      // The submit just made covers every earlier one (the queue runs in order): wait on its
+      // completion, which the streams' pins wait on too, rather than ask the queue a second time.
+      const completion = this.#takeCompletion();
+      if (completion !== undefined) completion.onDone(settle, fail);
+      else this.device.queue.onSubmittedWorkDone().then(settle, fail);
     });
+  }
+
+  /** The completion `#submitAll` left in `#lastCompletion`, which is cleared. */
+  #takeCompletion(): SubmitCompletion | undefined {
+    const completion = this.#lastCompletion;
+    this.#lastCompletion = undefined;
+    return completion;
   }
 
   /**
@@ -898,6 +914,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
       this.#counters.submits++;
       this.#counters.sharedSubmitParts += parts.length;
       const completion = new SubmitCompletion(this.device.queue);
+      this.#lastCompletion = completion;
       for (const p of parts) p.submitted(scope, completion);
       shared?.release(this.#lost !== undefined);
     }

@@ -278,17 +278,22 @@ export interface FinishedWork {
 export class SubmitCompletion {
   readonly #queue: GPUQueue;
   #callbacks: (() => void)[] | undefined;
+  /** The `failed` callbacks given to {@link SubmitCompletion.onDone}, created with the first. */
+  #failures: ((error: unknown) => void)[] | undefined;
 
   constructor(queue: GPUQueue) {
     this.#queue = queue;
   }
 
   /**
-   * Runs `f` once the submit's work has completed on the device. Call it right after the submit
-   * (the queue's answer covers the work submitted before it is asked). Never runs when the device
-   * is lost: nothing completes then, and the lost device frees everything.
+   * Runs `f` once the submit's work has completed on the device, in the order the callbacks were
+   * given. Call it right after the submit (the queue's answer covers the work submitted before it
+   * is asked). When the queue's answer is an error (the device is lost), `f` never runs and
+   * `failed`, when given, runs with the error: nothing completes then, and the lost device frees
+   * everything. A sync waits here too (`WebGpuServer.sync`), so a sync that submits asks the
+   * queue once, not twice.
    */
-  onDone(f: () => void): void {
+  onDone(f: () => void, failed?: (error: unknown) => void): void {
     let callbacks = this.#callbacks;
     if (callbacks === undefined) {
       const waiting: (() => void)[] = [];
@@ -297,10 +302,13 @@ export class SubmitCompletion {
         () => {
           for (const c of waiting) c();
         },
-        () => undefined,
+        (error: unknown) => {
+          for (const c of this.#failures ?? []) c(error);
+        },
       );
     }
     callbacks.push(f);
+    if (failed !== undefined) (this.#failures ??= []).push(failed);
   }
 }
 
