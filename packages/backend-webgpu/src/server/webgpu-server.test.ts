@@ -567,6 +567,30 @@ describe("WebGpuServer device loss, syncs", () => {
   });
 });
 
+describe("WebGpuServer submit failures", () => {
+  it("a turn's syncs reject with the error when its shared submit throws at once, instead of waiting forever", async () => {
+    const own = await requestWebGpuDevice({ backend: "auto" });
+    const s = new WebGpuServer(own.device);
+    const x = s.create(u32Bytes([1, 2, 3, 4]), S0);
+    await s.sync(S0);
+    s.launch(increment, [1, 1, 1], [{ binding: x.binding(), access: "read-write" }], S0, "execute");
+    const queue = own.device.queue;
+    const submit = queue.submit.bind(queue);
+    const failure = new Error("injected: queue.submit threw");
+    queue.submit = () => {
+      throw failure;
+    };
+    try {
+      const syncs = [s.sync(S0), s.sync(S1)];
+      for (const sync of syncs) await expect(sync, "each sync of the turn rejects with the submit's error").rejects.toBe(failure);
+    } finally {
+      queue.submit = submit;
+      s.destroy();
+      own.device.destroy();
+    }
+  });
+});
+
 describe("WebGpuServer release", () => {
   // Dawn's Node binding holds a device's listeners from native code: a listener left behind keeps
   // the server and every native object it made alive (+2.6 MiB per re-init before this test).

@@ -853,7 +853,14 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
       // After loss every pending sync was rejected already (`#onLost`).
       if (this.#lost !== undefined) return;
       this.#lastCompletion = undefined;
-      void this.#submitAll();
+      try {
+        void this.#submitAll();
+      } catch (error) {
+        // Encoding or submitting failed at once (nothing was submitted): the turn's syncs reject
+        // with it rather than wait for a completion that nobody asked for.
+        for (const d of waiting) d.reject(error);
+        return;
+      }
       const settle = (): void => {
         for (const d of waiting) this.#lost ? d.reject(this.#lost) : d.resolve();
       };
