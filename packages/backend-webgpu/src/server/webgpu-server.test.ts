@@ -552,28 +552,28 @@ describe("WebGpuServer device loss", () => {
   });
 });
 
-describe("WebGpuServer device loss, syncs", () => {
+/** A server on its own device with one launch recorded on S0 and not yet submitted (the device may be lost or broken by the test). */
+async function serverWithPendingLaunch(): Promise<{ own: WebGpuDevice; s: WebGpuServer }> {
+  const own = await requestWebGpuDevice({ backend: "auto" });
+  const s = new WebGpuServer(own.device);
+  const x = s.create(u32Bytes([1, 2, 3, 4]), S0);
+  await s.sync(S0);
+  s.launch(increment, [1, 1, 1], [{ binding: x.binding(), access: "read-write" }], S0, "execute");
+  return { own, s };
+}
+
+describe("WebGpuServer syncs when the submit fails", () => {
   it("a sync whose submit is in flight when the device goes rejects with DeviceLostError", async () => {
-    const own = await requestWebGpuDevice({ backend: "auto" });
-    const lossy = new WebGpuServer(own.device);
-    const x = lossy.create(u32Bytes([1, 2, 3, 4]), S0);
-    await lossy.sync(S0);
-    lossy.launch(increment, [1, 1, 1], [{ binding: x.binding(), access: "read-write" }], S0, "execute");
-    const pending = lossy.sync(S0);
+    const { own, s } = await serverWithPendingLaunch();
+    const pending = s.sync(S0);
     // The turn's submit (and the sync's wait on its completion) happen in a microtask; lose the device after.
     await Promise.resolve();
     own.device.destroy();
     await expect(pending, "the sync rejects, it does not hang").rejects.toBeInstanceOf(DeviceLostError);
   });
-});
 
-describe("WebGpuServer submit failures", () => {
   it("a turn's syncs reject with the error when its shared submit throws at once, instead of waiting forever", async () => {
-    const own = await requestWebGpuDevice({ backend: "auto" });
-    const s = new WebGpuServer(own.device);
-    const x = s.create(u32Bytes([1, 2, 3, 4]), S0);
-    await s.sync(S0);
-    s.launch(increment, [1, 1, 1], [{ binding: x.binding(), access: "read-write" }], S0, "execute");
+    const { own, s } = await serverWithPendingLaunch();
     const queue = own.device.queue;
     const submit = queue.submit.bind(queue);
     const failure = new Error("injected: queue.submit threw");
