@@ -450,31 +450,27 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
     return contiguousHandle(memory, data.shape, data.dtype);
   }
 
+  // One async function (not a counting wrapper around another): under promise hooks (an
+  // `AsyncLocalStorage` in the process, as `Stream.spawn` uses) every async call and every await
+  // allocates a promise, and a served request reads once.
   async read(handle: WebGpuHandle, tensor: TensorIr, stream: StreamId, into?: TypedArray): Promise<TypedArray> {
     this.#readsInFlight++;
+    let dense: WebGpuHandle | undefined;
     try {
-      return await this.#read(handle, tensor, stream, into);
-    } finally {
-      this.#readsInFlight--;
-    }
-  }
-
-  async #read(handle: WebGpuHandle, tensor: TensorIr, stream: StreamId, into?: TypedArray): Promise<TypedArray> {
-    const n = numElements(tensor.shape);
-    if (n === 0) {
-      // No element, but the read still settles with the failure claiming the memory, if any
-      // (as on the CPU, whose reads read the whole allocation): an empty tensor computed from a
-      // failed op rejects like any other.
-      await this.client.read([handle.memory.binding()], stream);
-      return fromBytes(new Uint8Array(0), tensor);
-    }
-    // A dense handle at an offset (a packed output, a leading slice) is read in place when its
-    // bytes start on a word (4-byte elements); otherwise from a dense copy.
-    const inPlace = isContiguous(handle) && (handle.offset === 0 || deviceBytesPerElement(handle.dtype) === 4);
-    const dense = inPlace ? undefined : this.#contiguous(handle, stream);
-    const source = dense ?? handle;
-    const start = dense === undefined ? handle.offset * deviceBytesPerElement(handle.dtype) : 0;
-    try {
+      const n = numElements(tensor.shape);
+      if (n === 0) {
+        // No element, but the read still settles with the failure claiming the memory, if any
+        // (as on the CPU, whose reads read the whole allocation): an empty tensor computed from a
+        // failed op rejects like any other.
+        await this.client.read([handle.memory.binding()], stream);
+        return fromBytes(new Uint8Array(0), tensor);
+      }
+      // A dense handle at an offset (a packed output, a leading slice) is read in place when its
+      // bytes start on a word (4-byte elements); otherwise from a dense copy.
+      const inPlace = isContiguous(handle) && (handle.offset === 0 || deviceBytesPerElement(handle.dtype) === 4);
+      dense = inPlace ? undefined : this.#contiguous(handle, stream);
+      const source = dense ?? handle;
+      const start = dense === undefined ? handle.offset * deviceBytesPerElement(handle.dtype) : 0;
       const size = bytesOf(tensor.shape, tensor.dtype);
       // Caller-owned memory: the server copies the mapped bytes straight into it (bool is stored
       // as u32 words and is narrowed by fromBytes instead).
@@ -484,6 +480,7 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
       return dest !== undefined && bytes === dest ? (into as TypedArray) : fromBytes(bytes, tensor);
     } finally {
       if (dense !== undefined) releaseWebGpuHandle(dense);
+      this.#readsInFlight--;
     }
   }
 

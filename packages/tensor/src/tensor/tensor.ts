@@ -224,14 +224,21 @@ export class Tensor {
    * `Uint8Array` (bool, 0/1). Waits for the work this tensor depends on; rejects with the
    * computation error when that work failed.
    */
-  async data(options?: DataOptions): Promise<DataArray> {
-    if (this.#inner.disposed) this.#inner.intoIr("data");
-    const into = options?.into;
-    if (into === undefined) return widen(this.dtype, await this.#inner.read());
-    checkInto(this.dtype, this.shape, into);
-    // f16 is stored as 16-bit words: read them, widen into the caller's array.
-    if (this.dtype === "f16") return widenInto(await this.#inner.read(), into as Float32Array);
-    return (await this.#inner.read(into)) as DataArray;
+  data(options?: DataOptions): Promise<DataArray> {
+    // Not an async function: the read's own promise is returned as is, so a read costs no extra
+    // promise and no extra turn (under promise hooks, as `Stream.spawn`'s `AsyncLocalStorage`
+    // installs, each await allocated one). Every failure, a bad argument included, still rejects.
+    try {
+      if (this.#inner.disposed) this.#inner.intoIr("data");
+      const into = options?.into;
+      // f16 is stored as 16-bit words: read them, then widen (into the caller's array when given).
+      if (into === undefined) return this.dtype === "f16" ? this.#inner.read().then((v) => widen("f16", v)) : (this.#inner.read() as Promise<DataArray>);
+      checkInto(this.dtype, this.shape, into);
+      if (this.dtype === "f16") return this.#inner.read().then((v) => widenInto(v, into as Float32Array));
+      return this.#inner.read(into) as Promise<DataArray>;
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** The values as nested JS arrays (booleans for `bool`; a number or boolean for a scalar). */

@@ -65,12 +65,19 @@ export async function checkReadInto(device: Device): Promise<ConformanceResult> 
           if (into[n] !== 7 || into[n + 2] !== 7) return fail(`${dtype}: elements past the tensor's size were written`);
         }
       }
-      // Misuse: a ValueError naming data, the tensor stays readable.
+      // Misuse: a rejection (never a throw at the call: `data()` returns a promise) with a
+      // ValueError naming data; the tensor stays readable.
       const wrong = dtype === "i32" ? new Float32Array(n) : new Int32Array(n);
       for (const bad of [wrong, arrayFor(dtype, n - 1)]) {
+        let read: Promise<unknown>;
+        try {
+          read = x.data({ into: bad });
+        } catch (e) {
+          return fail(`${dtype}: a ${bad.constructor.name}(${bad.length}) threw at the call (${String(e)}) instead of rejecting`);
+        }
         let error: unknown;
         try {
-          await x.data({ into: bad });
+          await read;
         } catch (e) {
           error = e;
         }
