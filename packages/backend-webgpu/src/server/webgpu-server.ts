@@ -599,11 +599,12 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
       for (const unpin of unpins) unpin();
       return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
-    const done = new Deferred<Uint8Array[]>();
+    // Leaves the pending set when it settles, however (not through `promise.finally`: two
+    // promises more per read).
+    const done: Deferred<Uint8Array[]> = new Deferred<Uint8Array[]>(() => this.#pending.delete(reject));
     const reject = (error: DeviceLostError) => done.reject(error);
     this.#pending.add(reject);
     this.#counters.reads++;
-    const settle = done.promise.finally(() => this.#pending.delete(reject));
     const read: PendingRead = { stream: s, bindings, done, unpins, into };
     this.#gate.submit({
       waitFor: undefined,
@@ -618,7 +619,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
         releasePins(read);
       },
     });
-    return settle;
+    return done.promise;
   }
 
   // ----- kernels ------------------------------------------------------------------------------

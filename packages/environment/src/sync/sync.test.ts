@@ -117,4 +117,17 @@ describe("Deferred", () => {
     d.resolve(3);
     await expect(d.promise).rejects.toThrow("first");
   });
+
+  it.each(["resolve", "reject"] as const)("onSettle runs once, synchronously, at the first %s", async (first) => {
+    let calls = 0;
+    const d = new Deferred<number>(() => calls++);
+    expect(calls, "not before settling").toBe(0);
+    if (first === "resolve") d.resolve(1);
+    else d.reject(new Error("no"));
+    expect(calls, "at once, not in a later turn").toBe(1);
+    d.resolve(2);
+    d.reject(new Error("late"));
+    expect(calls, "later calls do not run it again").toBe(1);
+    await d.promise.catch(() => undefined);
+  });
 });
