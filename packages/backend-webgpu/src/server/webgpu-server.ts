@@ -307,11 +307,6 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
    * emptied by the microtask the first of them schedules. Bounded by the syncs of one turn.
    */
   readonly #turnSyncs: Deferred<void>[] = [];
-  /**
-   * The completion of the last submit `#submitAll` made; `#syncAtTurnEnd` clears it before its
-   * submit and takes it after (`#takeCompletion`): set then, it is that submit's.
-   */
-  #lastCompletion: SubmitCompletion | undefined;
   /** Rejecters of reads and syncs in flight; each removes itself when it settles. */
   readonly #pending = new Set<(error: DeviceLostError) => void>();
   /** The error every call throws once the device is lost. */
@@ -840,8 +835,9 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
 
   /**
    * Settles `done` once every stream's work recorded so far has completed on the device: the
-   * first sync of a turn schedules one microtask that makes one shared submit (`#submitAll`) and
-   * asks the queue once for `onSubmittedWorkDone`, settling every sync of the turn with it. A loop
+   * first sync of a turn schedules one microtask that makes one shared submit (`#submitShared`)
+   * and settles every sync of the turn with that submit's completion (the one its streams' pins
+   * wait on; the queue is asked once when there was nothing to submit). A loop
    * that syncs after every launch (`void device.sync()`) thus costs one submit per `tasksMax`
    * launches (or per `maxPendingBytes` written, or `maxPendingWork` bound), not one per
    * iteration (docs/performance.md#shared-submits).
@@ -853,9 +849,9 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
       const waiting = this.#turnSyncs.splice(0);
       // After loss every pending sync was rejected already (`#onLost`).
       if (this.#lost !== undefined) return;
-      this.#lastCompletion = undefined;
+      let submitted: SharedSubmit | undefined;
       try {
-        void this.#submitAll();
+        submitted = this.#submitShared();
       } catch (error) {
         // Encoding or submitting failed at once (nothing was submitted): the turn's syncs reject
         // with it rather than wait for a completion that nobody asked for.
@@ -870,27 +866,24 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
       };
       // The submit just made covers every earlier one (the queue runs in order): wait on its
       // completion, which the streams' pins wait on too, rather than ask the queue a second time.
-      const completion = this.#takeCompletion();
-      if (completion !== undefined) completion.onDone(settle, fail);
+      if (submitted !== undefined) submitted.completion.onDone(settle, fail);
       else this.device.queue.onSubmittedWorkDone().then(settle, fail);
     });
   }
 
-  /** The completion `#submitAll` left in `#lastCompletion`, which is cleared. */
-  #takeCompletion(): SubmitCompletion | undefined {
-    const completion = this.#lastCompletion;
-    this.#lastCompletion = undefined;
-    return completion;
+  /** `#submitShared`'s validation scope (`null` at once when there was nothing to submit). */
+  #submitAll(tail?: GPUCommandBuffer): Promise<GPUError | null> {
+    return this.#submitShared(tail)?.scope ?? Promise.resolve(null);
   }
 
   /**
    * Submits every stream's recorded work (the shared encoder, whose dispatches run in recording
    * order), then `tail` (a readback's copies), in one `queue.submit`, then starts one readback of
    * every stream's pending status checks; `tail` goes last, after everything it copies.
-   * Returns the submit's validation scope (`null` at once when there was nothing to submit).
-   * See docs/performance.md#shared-submits.
+   * Returns the submit's validation scope and completion, or `undefined` when there was nothing
+   * to submit. See docs/performance.md#shared-submits.
    */
-  #submitAll(tail?: GPUCommandBuffer): Promise<GPUError | null> {
+  #submitShared(tail?: GPUCommandBuffer): SharedSubmit | undefined {
     const parts: FinishedWork[] = [];
     const checks: PendingStatusCheck[] = [];
     const streams = this.#pool.streams();
@@ -916,18 +909,18 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
       if (anyWork) void this.device.popErrorScope().catch(() => undefined);
       throw error;
     }
-    let scope: Promise<GPUError | null> = Promise.resolve(null);
+    let submitted: SharedSubmit | undefined;
     if (anyWork) {
-      scope = this.device.popErrorScope();
+      const scope = this.device.popErrorScope();
       this.#counters.submits++;
       this.#counters.sharedSubmitParts += parts.length;
       const completion = new SubmitCompletion(this.device.queue);
-      this.#lastCompletion = completion;
       for (const p of parts) p.submitted(scope, completion);
       shared?.release(this.#lost !== undefined);
+      submitted = { scope, completion };
     }
     if (checks.length > 0) this.#readback.readChecks(checks);
-    return scope;
+    return submitted;
   }
 
   /**
@@ -1129,6 +1122,12 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     this.#readback.abort(error);
     this.#gate.abortAll(error);
   }
+}
+
+/** What one shared submit left to wait on: its validation scope and its completion on the device. */
+interface SharedSubmit {
+  readonly scope: Promise<GPUError | null>;
+  readonly completion: SubmitCompletion;
 }
 
 /** The empty binding list (no reads to check): shared, never written to. */
