@@ -42,4 +42,14 @@ describe("DenseIdMap", () => {
       m.clear();
     }
   });
+
+  it("the last key answers again, and a clear forgets it (the next segment's first key is new)", () => {
+    const m = new DenseIdMap();
+    expect([m.index(7), m.index(7), m.index(9), m.index(9), m.index(7)]).toEqual([0, 0, 1, 1, 0]);
+    expect(m.size).toBe(2);
+    m.clear();
+    expect(m.index(9), "the key looked up last before the clear is assigned afresh").toBe(0);
+    expect(m.size).toBe(1);
+    expect(m.index(7)).toBe(1);
+  });
 });

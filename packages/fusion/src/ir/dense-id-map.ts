@@ -15,6 +15,9 @@ const INITIAL_SLOTS = 256;
  * **Bound.** Holds the keys inserted since the last clear (one segment's tensors or dims); the
  * table doubles when half full and never shrinks, so its size follows the largest segment seen
  * (a few KiB for the default queue limit).
+ * **The last key.** The most recent key and its index answer again without a probe: an op's input
+ * is most often the previous op's output, and a segment's tensors share a few dims. `clear`
+ * forgets it with everything else.
  */
 export class DenseIdMap {
   #keys = new Float64Array(INITIAL_SLOTS);
@@ -24,6 +27,9 @@ export class DenseIdMap {
   #generation = 1;
   #mask = INITIAL_SLOTS - 1;
   #size = 0;
+  /** The last key looked up or inserted and its index (`NaN`: none; it never equals a key). */
+  #lastKey = Number.NaN;
+  #lastValue = -1;
 
   /** Keys held (= the next dense index). */
   get size(): number {
@@ -33,6 +39,7 @@ export class DenseIdMap {
   /** Forgets every key (O(1)). */
   clear(): void {
     this.#size = 0;
+    this.#lastKey = Number.NaN;
     this.#generation++;
     if (this.#generation === 0xffffffff) {
       this.#stamps.fill(0);
@@ -42,6 +49,14 @@ export class DenseIdMap {
 
   /** The dense index of `key`, assigning the next one (`size` before the call) on first sight. */
   index(key: number): number {
+    // Small enough to inline into the converter's visitor; the probe is a call of its own.
+    if (key === this.#lastKey) return this.#lastValue;
+    this.#lastKey = key;
+    return (this.#lastValue = this.#probe(key));
+  }
+
+  /** The dense index of `key` from the table, inserting it on first sight. */
+  #probe(key: number): number {
     const stamps = this.#stamps;
     const keys = this.#keys;
     const generation = this.#generation;

@@ -145,8 +145,6 @@ export class OperationConverter {
     this.#shapes.clear();
     this.#shapes.index(1);
     this.#scalars = 0;
-    this.#lastId = -1;
-    this.#lastDim = -1;
   }
 
   static #freshShapes(): DenseIdMap {
@@ -193,34 +191,17 @@ export class OperationConverter {
   #maxShapeId = -1;
   #node: KeyNode = keyRoot();
   readonly #visit = (t: TensorIr): void => {
-    // The last id and dim converted answer again without a table lookup: an op's input is most
+    // The maps answer their last key again without a probe (`DenseIdMap`): an op's input is most
     // often the previous op's output, and a segment's tensors share a few dims.
-    let id: number;
-    if (t.id === this.#lastId) id = this.#lastRelative;
-    else {
-      id = this.#ids.index(t.id);
-      this.#lastId = t.id;
-      this.#lastRelative = id;
-    }
+    const id = this.#ids.index(t.id);
     let node = this.#node.tensor(id, t.dtype, t.status);
     const shape = t.shape;
     for (let d = 0; d < shape.length; d++) {
       const dim = shape[d] as number;
-      let s: number;
-      if (dim === this.#lastDim) s = this.#lastShapeId;
-      else {
-        s = this.#shapes.index(dim);
-        this.#lastDim = dim;
-        this.#lastShapeId = s;
-      }
+      const s = this.#shapes.index(dim);
       if (s > this.#maxShapeId) this.#maxShapeId = s;
       node = node.dim(s, d === 0);
     }
     this.#node = node;
   };
-  /** The last (global id → relative id) and (dim → shape id) the visitor resolved; −1: none. */
-  #lastId = -1;
-  #lastRelative = -1;
-  #lastDim = -1;
-  #lastShapeId = -1;
 }
