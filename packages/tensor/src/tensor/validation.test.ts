@@ -13,7 +13,7 @@ import { AxisError, DTypeError, DeviceMismatchError, NoDeviceError, ShapeError, 
 import { arange, ones, rand, tensor, zeros } from "../ops/creation.js";
 import { concat, stack } from "../ops/layout.js";
 import { broadcastPair, broadcastShapes } from "../shape/shape.js";
-import { promoteTypes } from "../dtype/dtype.js";
+import { DTYPES, isDType, promoteTypes } from "../dtype/dtype.js";
 import { setOpObserver } from "./observer.js";
 import type { Tensor } from "./tensor.js";
 
@@ -278,5 +278,10 @@ describe("shape and dtype rules", () => {
         expect(promoteTypes(a, b), `${a} with ${b}`).toBe(order[Math.max(i, j)]);
       }
     }
+  });
+
+  it("isDType names exactly DTYPES (its switch spells them again: a new dtype must be added to both)", () => {
+    for (const d of DTYPES) expect(isDType(d), d).toBe(true);
+    for (const v of ["F32", "f64", "int32", "", "toString", "__proto__", 0, undefined, null, ["f32"], { f32: true }]) expect(isDType(v), String(v)).toBe(false);
   });
 });
