@@ -18,6 +18,7 @@ export { ReentrancyGuard, ReentrancyError } from "./sync/reentrancy-guard.js";
 export { WeftError, UnsupportedError, InvariantError, invariant } from "./errors/weft-error.js";
 export { LruCache } from "./cache/lru-cache.js";
 export { IdMap } from "./cache/id-map.js";
+export { SlotTable } from "./cache/slot-table.js";
 export type { CacheStats, LruCacheOptions } from "./cache/lru-cache.js";
 export { ValueError, describeValue } from "./errors/value-error.js";
 export { checkOptions, checkChoice, checkFunction, checkInteger, checkNumber, checkBoolean } from "./errors/arguments.js";

@@ -1,5 +1,5 @@
 /// <reference types="@webgpu/types" preserve="true" />
-import { type CacheStats, Deferred, StreamId, UnsupportedError, checkChoice, checkInteger, invariant } from "@weft/environment";
+import { type CacheStats, Deferred, SlotTable, StreamId, UnsupportedError, checkChoice, checkInteger, invariant } from "@weft/environment";
 import {
   DEFAULT_MIN_PAGE_SIZE,
   DeviceLostError,
@@ -300,15 +300,23 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
    * recorded yet): what `pendingOf` must count too. Bounded by the queued tasks.
    */
   readonly #queuedChecks = new Set<StatusCheck>();
-  /** Error-scope and validation promises not settled yet; each removes itself when it settles. */
-  readonly #outstanding = new Set<Promise<unknown>>();
+  /**
+   * Error-scope and validation promises not settled yet; each removes itself when it settles. A
+   * `SlotTable`, not a `Set`: a long-lived set with an entry per submit kept past requests' objects
+   * alive into the old generation (docs/performance.md#pending-reads).
+   */
+  readonly #outstanding = new SlotTable<Promise<unknown>>();
   /**
    * Syncs issued this turn, settled together after the turn's shared submit (`#syncAtTurnEnd`);
    * emptied by the microtask the first of them schedules. Bounded by the syncs of one turn.
    */
   readonly #turnSyncs: Deferred<void>[] = [];
-  /** Rejecters of reads and syncs in flight; each removes itself when it settles. */
-  readonly #pending = new Set<(error: DeviceLostError) => void>();
+  /**
+   * Rejecters of reads and syncs in flight; each removes itself when it settles. A `SlotTable`, not
+   * a `Set`: with an entry per read, a set kept every request's promises, closures and results
+   * alive through each scavenge into the old generation (docs/performance.md#pending-reads).
+   */
+  readonly #pending = new SlotTable<(error: DeviceLostError) => void>();
   /** The error every call throws once the device is lost. */
   #lost: DeviceLostError | undefined;
   /** The stream of the last call, to which uncaptured errors are attributed. */
@@ -403,7 +411,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
         submitAll: (tail) => this.#submitAll(tail),
         source: (binding) => this.#source(binding),
         track: (promise) => this.#track(promise),
-        outstanding: () => [...this.#outstanding],
+        outstanding: () => this.#outstanding.values(),
         lost,
       },
       options.staging,
@@ -594,11 +602,11 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
       for (const unpin of unpins) unpin();
       return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
-    // Leaves the pending set when it settles, however (not through `promise.finally`: two
+    // Leaves the pending table when it settles, however (not through `promise.finally`: two
     // promises more per read).
-    const done: Deferred<Uint8Array[]> = new Deferred<Uint8Array[]>(() => this.#pending.delete(reject));
-    const reject = (error: DeviceLostError) => done.reject(error);
-    this.#pending.add(reject);
+    let key = -1;
+    const done = new Deferred<Uint8Array[]>(() => void this.#pending.take(key));
+    key = this.#pending.add((error) => done.reject(error));
     this.#counters.reads++;
     const read: PendingRead = { stream: s, bindings, done, unpins, into };
     this.#gate.submit({
@@ -742,19 +750,15 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
   async sync(stream: StreamId): Promise<void> {
     if (this.#lost) throw this.#lost;
     this.#stream(stream);
-    const done = new Deferred<void>();
-    const reject = (error: DeviceLostError) => done.reject(error);
-    this.#pending.add(reject);
+    let key = -1;
+    const done = new Deferred<void>(() => void this.#pending.take(key));
+    key = this.#pending.add((error) => done.reject(error));
     this.#gate.submit({
       waitFor: undefined,
       run: () => this.#syncAtTurnEnd(done),
       abort: (error) => done.reject(error),
     });
-    try {
-      await done.promise;
-    } finally {
-      this.#pending.delete(reject);
-    }
+    await done.promise;
   }
 
   memoryUsage(): MemoryUsage {
@@ -1105,11 +1109,9 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
   }
 
   #track(promise: Promise<unknown>): void {
-    const settled: Promise<unknown> = promise.then(
-      (): void => void this.#outstanding.delete(settled),
-      (): void => void this.#outstanding.delete(settled),
-    );
-    this.#outstanding.add(settled);
+    let key = -1;
+    const leave = (): void => void this.#outstanding.take(key);
+    key = this.#outstanding.add(promise.then(leave, leave));
   }
 
   #onLost(reason: string): void {
@@ -1117,8 +1119,8 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     const error = new DeviceLostError(reason);
     this.#lost = error;
     this.device.removeEventListener("uncapturederror", this.#onUncaptured);
-    for (const reject of [...this.#pending]) reject(error);
-    this.#pending.clear();
+    // Each rejecter takes its own entry out as its read or sync settles.
+    for (const reject of this.#pending.values()) reject(error);
     this.#readback.abort(error);
     this.#gate.abortAll(error);
   }

@@ -1,4 +1,4 @@
-import { type CacheStats, IdMap, InvariantError, checkInteger, ReentrancyError, ReentrancyGuard, StreamId, WeftError, invariant } from "@weft/environment";
+import { type CacheStats, IdMap, InvariantError, SlotTable, checkInteger, ReentrancyError, ReentrancyGuard, StreamId, WeftError, invariant } from "@weft/environment";
 import { DisposedDeviceError, TensorComputationError } from "../errors/tensor-errors.js";
 import type { OperationIr } from "../ir/operation-ir.js";
 import type { DType, TensorData, TensorId, TensorIr, TypedArray } from "../ir/tensor-ir.js";
@@ -187,7 +187,15 @@ export class FusionDevice<H> implements FusionClient {
   /** Bug errors caught during execution, rethrown at the end of the engine call (at most a few). */
   #bugs: Error[] = [];
   #liveTensors = 0;
-  readonly #registry: FinalizationRegistry<LeakToken>;
+  /**
+   * The leak backstop. Its holdings are keys into `#leakRecords`, never the records: V8 keeps a
+   * registration's cell in the old generation, dead, after `unregister` until the next full
+   * collection, and a record held by it would outlive every scavenge and be promoted, with all
+   * it reaches (docs/performance.md#pending-reads).
+   */
+  readonly #registry: FinalizationRegistry<number>;
+  /** What `#finalize` needs for each registered wrapper, by the key its registration holds. */
+  readonly #leakRecords = new SlotTable<LeakToken>();
   /**
    * Wrappers not yet registered with `#registry`; emptied by `#registerLeaks`, compacted at
    * `#leakLimit` (bounded: see "Leak backstop" in the type doc).
@@ -225,7 +233,7 @@ export class FusionDevice<H> implements FusionClient {
       onBlock: (stream, fused, name, kinds, ran) => this.inspector.record(stream, fused, name, kinds, ran),
       onBug: (error) => this.#bugs.push(error),
     };
-    this.#registry = new FinalizationRegistry((token) => this.#finalize(token));
+    this.#registry = new FinalizationRegistry((key) => this.#finalize(this.#leakRecords.take(key)));
   }
 
   /** A fresh output `TensorIr`: new id, `NotInit`. */
@@ -489,7 +497,7 @@ export class FusionDevice<H> implements FusionClient {
     // A disposed wrapper left its slot empty (`#forgetLeak`): the scan reads the array, not them.
     for (let i = 0; i < pending.length; i++) {
       const tensor = pending[i];
-      if (tensor === undefined || tensor.disposed || tensor._leakRegistered) continue;
+      if (tensor === undefined || tensor.disposed || tensor._leakKey >= 0) continue;
       tensor._leakSlot = kept;
       pending[kept++] = tensor;
     }
@@ -506,9 +514,10 @@ export class FusionDevice<H> implements FusionClient {
     for (const tensor of pending) {
       if (tensor === undefined) continue;
       tensor._leakSlot = -1;
-      if (tensor.disposed || tensor._leakRegistered) continue;
-      tensor._leakRegistered = true;
-      this.#registry.register(tensor, { ref: tensor._ref, ir: tensor.toIr("ReadWrite"), stream: tensor.stream }, tensor);
+      if (tensor.disposed || tensor._leakKey >= 0) continue;
+      const key = this.#leakRecords.add({ ref: tensor._ref, ir: tensor.toIr("ReadWrite"), stream: tensor.stream });
+      tensor._leakKey = key;
+      this.#registry.register(tensor, key, tensor);
     }
   }
 
@@ -520,8 +529,10 @@ export class FusionDevice<H> implements FusionClient {
       if (this.#unregistered[slot] === tensor) this.#unregistered[slot] = undefined;
       tensor._leakSlot = -1;
     }
-    if (!tensor._leakRegistered) return;
-    tensor._leakRegistered = false;
+    const key = tensor._leakKey;
+    if (key < 0) return;
+    tensor._leakKey = -1;
+    this.#leakRecords.take(key);
     this.#registry.unregister(tensor);
   }
 

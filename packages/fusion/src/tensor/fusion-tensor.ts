@@ -67,10 +67,11 @@ export class FusionTensor {
   /** The `ReadOnly` IR of this tensor, built on first use and shared by every borrowing use. */
   #readOnly: TensorIr | undefined;
   /**
-   * @internal Whether the device registered this wrapper with its `FinalizationRegistry` (it does
-   * so lazily, in batches, for wrappers still alive; see `FusionDevice`).
+   * @internal The key of this wrapper's record in the device's leak table while the device has it
+   * registered with its `FinalizationRegistry` (it does so lazily, in batches, for wrappers still
+   * alive; see `FusionDevice`), else −1.
    */
-  _leakRegistered = false;
+  _leakKey = -1;
   /**
    * @internal This wrapper's index in the device's queue of wrappers not yet registered as leak
    * candidates, or −1 when it is not queued (kept by the device: a dispose empties the slot).

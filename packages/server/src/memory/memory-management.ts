@@ -416,10 +416,19 @@ export class MemoryManagement<R> implements HandleOwner {
   }
 }
 
-/** Removes `slice` from its page's linked list (its neighbours point past it). */
+/**
+ * Removes `slice` from its page's linked list (its neighbours point past it) and clears its own
+ * links. Why clear them: the removed slice object stays reachable from its allocation's state as
+ * long as a handle does, and it may already sit in V8's old generation; links left in it would be
+ * old-to-young pointers into the page's current slices, which every young collection treats as
+ * roots, so dead slices would keep newer ones alive into the old generation until a full
+ * collection (the hazard of docs/performance.md#pending-reads; this one was not measurable alone).
+ */
 function unlink(slice: Slice): void {
   if (slice.prev) slice.prev.next = slice.next;
   if (slice.next) slice.next.prev = slice.prev;
+  slice.prev = undefined;
+  slice.next = undefined;
 }
 
 /** The index of `slice` in the offset-sorted `free` (binary search). */
