@@ -33,14 +33,22 @@ class CountingArenas extends UniformArenas {
   }
 }
 
+/** A distinct compute pipeline (`k` changes its code). */
+function testPipeline(k: number): GPUComputePipeline {
+  const code = `@group(0) @binding(0) var<storage, read_write> a: array<f32>;
+@compute @workgroup_size(1) fn main() { a[0] = a[0] + ${k}.0; }`;
+  return gpu.device.createComputePipeline({ layout: "auto", compute: { module: gpu.device.createShaderModule({ code }), entryPoint: "main" } });
+}
+
 describe("SharedEncoder", () => {
   it("holds one encoder, one pass and the uniform regions of every launch until finish; finish resets it and release gives the arenas back", () => {
     const arenas = new CountingArenas(gpu.device, () => undefined);
     const shared = new SharedEncoder(gpu.device, arenas);
     expect(shared.open, "nothing encoded yet").toBe(false);
     expect(shared.finish(), "nothing to finish").toBeUndefined();
-    const pass = shared.pass();
-    expect(shared.pass(), "one pass until finish").toBe(pass);
+    const pipeline = testPipeline(1);
+    const pass = shared.passWith(pipeline);
+    expect(shared.passWith(pipeline), "one pass until finish").toBe(pass);
     const a = shared.uniformRegion(new Uint8Array([1, 2, 3]));
     const b = shared.uniformRegion(new Uint8Array(20));
     expect([a.size, b.size], "regions are padded to 16 bytes").toEqual([16, 32]);
@@ -61,7 +69,8 @@ describe("SharedEncoder", () => {
   it("gives its arenas back when finishing fails, and opens a fresh encoder after", () => {
     const arenas = new CountingArenas(gpu.device, () => undefined);
     const shared = new SharedEncoder(gpu.device, arenas);
-    const pass = shared.pass();
+    const pipeline = testPipeline(1);
+    const pass = shared.passWith(pipeline);
     shared.uniformRegion(new Uint8Array(16));
     pass.end = () => {
       throw new Error("injected: end failed");
@@ -69,7 +78,37 @@ describe("SharedEncoder", () => {
     expect(() => shared.finish(), "the failure reaches the caller").toThrow(/injected/);
     expect(arenas.recycled, "the arena went back, not lost").toBe(1);
     expect(shared.open, "nothing is held after the failure").toBe(false);
-    expect(shared.pass(), "the next launch gets a new pass").not.toBe(pass);
+    expect(shared.passWith(pipeline), "the next launch gets a new pass").not.toBe(pass);
     shared.finish()?.release(false);
+  });
+
+  it("sets a pipeline on its pass only when it changes, and again on every new pass", () => {
+    const shared = new SharedEncoder(gpu.device, new UniformArenas(gpu.device, () => undefined));
+    const [p1, p2] = [testPipeline(1), testPipeline(2)];
+    const first = shared.passWith(p1);
+    const proto = Object.getPrototypeOf(first) as { setPipeline: (p: GPUComputePipeline) => void };
+    const setPipeline = proto.setPipeline;
+    const set: GPUComputePipeline[] = [];
+    proto.setPipeline = function (this: GPUComputePassEncoder, p: GPUComputePipeline): void {
+      set.push(p);
+      setPipeline.call(this, p);
+    };
+    try {
+      shared.passWith(p1);
+      expect(set, "the pass still has p1: no call").toEqual([]);
+      shared.passWith(p2);
+      shared.passWith(p2);
+      shared.passWith(p1);
+      expect(set, "one call per change").toEqual([p2, p1]);
+      const done = shared.finish();
+      gpu.device.queue.submit([done!.commands]);
+      done!.release(false);
+      const second = shared.passWith(p1);
+      expect(second, "a new pass after finish").not.toBe(first);
+      expect(set, "a new pass has no pipeline: p1 is set again").toEqual([p2, p1, p1]);
+      shared.finish()?.release(false);
+    } finally {
+      proto.setPipeline = setPipeline;
+    }
   });
 });

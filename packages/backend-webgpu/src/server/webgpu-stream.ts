@@ -96,6 +96,8 @@ export class SharedEncoder {
   readonly #uniformAlignment: number;
   #encoder: GPUCommandEncoder | undefined;
   #pass: GPUComputePassEncoder | undefined;
+  /** The pipeline the open pass has set (a pass keeps it between dispatches); reset at finish. */
+  #passPipeline: GPUComputePipeline | undefined;
   /**
    * Uniform arenas holding the parameters of the encoded launches (every stream's): their bytes
    * are gathered in each arena's host mirror and written with one `writeBuffer` per arena right
@@ -149,11 +151,21 @@ export class SharedEncoder {
     return this.#encoder !== undefined;
   }
 
-  /** The open compute pass, begun (with its encoder) on first use after a finish. */
-  pass(): GPUComputePassEncoder {
+  /**
+   * The open compute pass, begun (with its encoder) on first use after a finish, with `pipeline`
+   * set. `setPipeline` is called only when the pass's last dispatch used another pipeline: a
+   * pass keeps its pipeline between dispatches, each call crosses into Dawn (~1 µs on the null
+   * adapter), and the requests of a serving wave, each on its own stream, launch one kernel after
+   * another into this one pass.
+   */
+  passWith(pipeline: GPUComputePipeline): GPUComputePassEncoder {
     this.#encoder ??= this.#device.createCommandEncoder();
-    this.#pass ??= this.#encoder.beginComputePass();
-    return this.#pass;
+    const pass = (this.#pass ??= this.#encoder.beginComputePass());
+    if (this.#passPipeline !== pipeline) {
+      pass.setPipeline(pipeline);
+      this.#passPipeline = pipeline;
+    }
+    return pass;
   }
 
   /**
@@ -200,6 +212,7 @@ export class SharedEncoder {
     this.#uniformBuffers = [];
     this.#uniformCursor = 0;
     this.#pass = undefined;
+    this.#passPipeline = undefined;
     this.#encoder = undefined;
     this.dispatches = 0;
     this.pendingBytes = 0;
@@ -420,8 +433,7 @@ export class WebGpuStream extends ClaimedStream {
     const shared = this.#ctx.encoder;
     const region = dispatch.uniforms === undefined ? undefined : shared.uniformRegion(dispatch.uniforms);
     const bindGroup = this.#ctx.bindGroups.get(dispatch.layout, dispatch.ranges, region);
-    const pass = shared.pass();
-    pass.setPipeline(dispatch.pipeline);
+    const pass = shared.passWith(dispatch.pipeline);
     if (region === undefined) pass.setBindGroup(0, bindGroup);
     else pass.setBindGroup(0, bindGroup, [region.offset]);
     pass.dispatchWorkgroups(dispatch.count[0], dispatch.count[1], dispatch.count[2]);
