@@ -178,5 +178,9 @@ export class IdMap<V> {
       this.#keys[j] = k;
       this.#values[j] = values[i];
     }
+    // The replaced array may sit in the old generation: left filled, its dead slots would be
+    // old-to-young pointers, roots of every scavenge until a full collection, keeping the values
+    // it held (and all they reach) alive into the old generation (docs/performance.md#pending-reads).
+    values.fill(undefined);
   }
 }
