@@ -7,7 +7,7 @@
  * node .device/profile-host.mjs record  cpu|webgpu [ops=20000]      # workload 5a: µs per recorded op
  * node .device/profile-host.mjs chain   cpu|webgpu [n=65536] [iterations=2000]   # µs per fused chain (one launch)
  * node .device/profile-host.mjs sum|rowsum|matmul cpu|webgpu [n] [iterations]  # the same loop: sum of n, row sum of [n/16384, 16384], n×n matmul
- * node .device/profile-host.mjs serving cpu|webgpu [requests=256] [inFlight=32] # req/s, µs per request
+ * node .device/profile-host.mjs serving cpu|webgpu [requests=256] [inFlight=32] # req/s, µs per request (WEFT_PROBE_PRE=n: n dependent adds first)
  * WEFT_PROBE_SERVERS='[{…},{…}]' node .device/profile-host.mjs serving-ab webgpu [requests] [inFlight]  # server options A/B in one process
  * node .device/profile-host.mjs dependent cpu|webgpu [ops=10000]    # ms per loop of dependent adds + read
  * node .device/profile-host.mjs small cpu|webgpu [count=64] [n=16384]  # the CPU section's `small`: count chains of n, every output read; ms per round
@@ -230,8 +230,31 @@ function logitsRequest(ws: readonly Tensor[], input: Float32Array): Promise<Arra
   });
 }
 
+/**
+ * `WEFT_PROBE_PRE=n`: before the serving rounds, what the bench's `dependent` workload does before
+ * its `serving` workload — six times a `tidy` of `n` dependent adds on one f32 (all `n` alive
+ * until the `tidy` ends), then a read. With n = 10,000 the serving rounds then promote whole
+ * requests at every scavenge (docs/performance.md#bistable-promotion); run under `node
+ * --min-semi-space-size=16 --trace-gc-nvp` and read `promoted=`.
+ */
+async function preDependent(n: number): Promise<void> {
+  if (n === 0) return;
+  const x = tensor(new Float32Array([0.5]), { device: d, shape: [1] });
+  for (let r = 0; r < 6; r++) {
+    const y = tidy(() => {
+      let t = x;
+      for (let i = 0; i < n; i++) t = t.add(1);
+      return t;
+    });
+    await y.data();
+    y.dispose();
+  }
+  x.dispose();
+}
+
 /** The serving workload: `requests` requests, `inFlight` at once, each on its own stream. */
 async function serving(requests: number, inFlight: number): Promise<void> {
+  await preDependent(Number(process.env["WEFT_PROBE_PRE"] ?? 0));
   const ws = weftMlpWeights(d, mlpWeights());
   const inputs = mlpInputs(requests, 8);
   const latencies: number[] = [];
