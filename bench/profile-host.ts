@@ -25,6 +25,7 @@ import { createCpuDevice } from "@weft/weft";
 import { MLP_DIMS, mlpInputs, mlpWeights, perTaskStreams, weftMlpLogits, weftMlpWeights, weftRequest } from "./harness/mlp.js";
 import { createWeftVariant } from "./peers/weft.js";
 import { weftChain } from "./workloads/chain.js";
+import { weftDependentAdds } from "./workloads/dependent.js";
 import { round as serveRound } from "./workloads/serving.js";
 import { trainingBatch, weftTrainer } from "./workloads/training.js";
 
@@ -241,11 +242,7 @@ async function preDependent(n: number): Promise<void> {
   if (n === 0) return;
   const x = tensor(new Float32Array([0.5]), { device: d, shape: [1] });
   for (let r = 0; r < 6; r++) {
-    const y = tidy(() => {
-      let t = x;
-      for (let i = 0; i < n; i++) t = t.add(1);
-      return t;
-    });
+    const y = weftDependentAdds(x, n);
     await y.data();
     y.dispose();
   }

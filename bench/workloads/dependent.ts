@@ -17,16 +17,19 @@ import { LABEL, VARIANT } from "../targets.js";
 /** The check: every add is exact in f32 (0.5 + ops). */
 const check = (ops: number) => (v: ArrayLike<number>): string => compare(v, () => 0.5 + ops, [0], 0);
 
+/** One sample's work in Weft: `ops` dependent adds on `x`, all alive until the `tidy` ends. */
+export function weftDependentAdds(x: Tensor, ops: number): Tensor {
+  return tidy(() => {
+    let y = x;
+    for (let i = 0; i < ops; i++) y = y.add(1);
+    return y;
+  });
+}
+
 /** The loop in Weft on `device`, read with `data()`. */
 export function dependentWeft(device: Device, ops: number): VariantRun {
   const x = tensor([0.5], { device, shape: [1] });
-  const adds = (): Tensor =>
-    tidy(() => {
-      let y = x;
-      for (let i = 0; i < ops; i++) y = y.add(1);
-      return y;
-    });
-  return readLoop(adds, (t) => t.data() as Promise<ArrayLike<number>>, check(ops), () => x.dispose());
+  return readLoop(() => weftDependentAdds(x, ops), (t) => t.data() as Promise<ArrayLike<number>>, check(ops), () => x.dispose());
 }
 
 /** The loop in TF.js on its active backend, read with `data()`. */

@@ -602,11 +602,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
       for (const unpin of unpins) unpin();
       return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
-    // Leaves the pending table when it settles, however (not through `promise.finally`: two
-    // promises more per read).
-    let key = -1;
-    const done = new Deferred<Uint8Array[]>(() => void this.#pending.take(key));
-    key = this.#pending.add((error) => done.reject(error));
+    const done = this.#pendingDeferred<Uint8Array[]>();
     this.#counters.reads++;
     const read: PendingRead = { stream: s, bindings, done, unpins, into };
     this.#gate.submit({
@@ -750,9 +746,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
   async sync(stream: StreamId): Promise<void> {
     if (this.#lost) throw this.#lost;
     this.#stream(stream);
-    let key = -1;
-    const done = new Deferred<void>(() => void this.#pending.take(key));
-    key = this.#pending.add((error) => done.reject(error));
+    const done = this.#pendingDeferred<void>();
     this.#gate.submit({
       waitFor: undefined,
       run: () => this.#syncAtTurnEnd(done),
@@ -1106,6 +1100,18 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     }
     s.writeBuffer(r.resource, r.offset, bytes);
     this.#failures.written([binding]);
+  }
+
+  /**
+   * A deferred for a read or sync in flight: in `#pending` (so device loss rejects it) until it
+   * settles, however — it leaves through the deferred's settle hook, not `promise.finally` (two
+   * promises more per read).
+   */
+  #pendingDeferred<T>(): Deferred<T> {
+    let key = -1;
+    const done = new Deferred<T>(() => void this.#pending.take(key));
+    key = this.#pending.add((error) => done.reject(error));
+    return done;
   }
 
   #track(promise: Promise<unknown>): void {

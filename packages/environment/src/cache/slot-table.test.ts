@@ -21,16 +21,6 @@ describe("SlotTable", () => {
     expect(table.values()).toEqual([c, d]);
   });
 
-  it("takeAll gives back every value and empties the table; keys start again from 0", () => {
-    const table = new SlotTable<number>();
-    for (let i = 0; i < 5; i++) table.add(i * 10);
-    table.take(2);
-    expect(table.takeAll()).toEqual([0, 10, 30, 40]);
-    expect(table.size).toBe(0);
-    expect(table.values()).toEqual([]);
-    expect(table.add(7)).toBe(0);
-  });
-
   it("stays as long as the most values held at once, however many pass through it", () => {
     const table = new SlotTable<number[]>();
     let most = 0;
