@@ -8,7 +8,7 @@
  * @module
  */
 export type { DType, TensorId, TensorStatus, TensorIr, TensorData, TypedArray, DTypeArrays } from "./ir/tensor-ir.js";
-export { deviceBytesPerElement, numElements } from "./ir/tensor-ir.js";
+export { deviceBytesPerElement, numElements, tensorIr } from "./ir/tensor-ir.js";
 export { SoftmaxPattern, retireSoftmaxBlock, softmaxEnds } from "./ir/softmax-pattern.js";
 export type {
   OperationIr,
@@ -21,6 +21,31 @@ export type {
   SortOutput,
   ScanOp,
   ScatterOp,
+} from "./ir/operation-ir.js";
+export {
+  InitOpIr,
+  FullOpIr,
+  ArangeOpIr,
+  RandomOpIr,
+  UnaryOpIr,
+  BinaryOpIr,
+  ScalarOpIr,
+  ClampOpIr,
+  CastOpIr,
+  WhereOpIr,
+  ReduceOpIr,
+  MatmulOpIr,
+  ReshapeOpIr,
+  PermuteOpIr,
+  ExpandOpIr,
+  SliceOpIr,
+  ConcatOpIr,
+  GatherOpIr,
+  PadOpIr,
+  SortOpIr,
+  ScanOpIr,
+  ScatterOpIr,
+  DropOpIr,
 } from "./ir/operation-ir.js";
 export {
   OPERATIONS,

@@ -20,3 +20,21 @@ export interface BufferBinding {
   /** The stream that allocated the memory (not necessarily the stream using it). */
   readonly stream: StreamId;
 }
+
+/**
+ * A {@link BufferBinding}, built with `new`: per-launch records are never object literals in the
+ * library, because V8 moves a literal's allocation site to the old generation for good once a
+ * phase kept most of its objects alive (docs/performance.md#allocation-sites).
+ */
+export function bufferBinding(allocation: AllocationId, offset: number, size: number, stream: StreamId): BufferBinding {
+  return new ByteRange(allocation, offset, size, stream);
+}
+
+class ByteRange implements BufferBinding {
+  constructor(
+    readonly allocation: AllocationId,
+    readonly offset: number,
+    readonly size: number,
+    readonly stream: StreamId,
+  ) {}
+}

@@ -78,19 +78,32 @@ export interface KernelBinding {
    * `binding`. A server may ignore it and account all of `binding` (a broader taint, never a
    * narrower one).
    */
-  readonly writes?: BufferBinding;
+  readonly writes?: BufferBinding | undefined;
+}
+
+/** A {@link KernelBinding}, built with `new` (not a literal: see `bufferBinding`). */
+export function kernelBinding(binding: BufferBinding, access: BindingAccess, writes?: BufferBinding): KernelBinding {
+  return new BoundBuffer(binding, access, writes);
+}
+
+class BoundBuffer implements KernelBinding {
+  constructor(
+    readonly binding: BufferBinding,
+    readonly access: BindingAccess,
+    readonly writes: BufferBinding | undefined,
+  ) {}
 }
 
 /** The bytes a launch reads: every binding it does not only write (what taint checks look at). */
 export function launchReads(bindings: readonly KernelBinding[]): BufferBinding[] {
-  const reads: BufferBinding[] = [];
+  const reads = Array.of<BufferBinding>(); // not `[]`: see bufferBinding
   for (const kb of bindings) if (kb.access !== "write") reads.push(kb.binding);
   return reads;
 }
 
 /** The bytes a launch writes: every binding it does not only read (its `writes` range when narrower). */
 export function launchWrites(bindings: readonly KernelBinding[]): BufferBinding[] {
-  const writes: BufferBinding[] = [];
+  const writes = Array.of<BufferBinding>(); // not `[]`: see bufferBinding
   for (const kb of bindings) if (kb.access !== "read") writes.push(kb.writes ?? kb.binding);
   return writes;
 }

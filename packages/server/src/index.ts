@@ -6,6 +6,7 @@
  * @module
  */
 export type { AllocationId, BufferBinding } from "./binding.js";
+export { bufferBinding } from "./binding.js";
 export type {
   ComputeServer,
   MemoryHandle,
@@ -20,7 +21,7 @@ export type {
   LaunchFallback,
   GroupEnd,
 } from "./compute-server.js";
-export { kernelName, launchReads, launchWrites } from "./compute-server.js";
+export { kernelBinding, kernelName, launchReads, launchWrites } from "./compute-server.js";
 export {
   ServerError,
   ValidationError,

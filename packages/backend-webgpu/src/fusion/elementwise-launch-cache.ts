@@ -3,7 +3,7 @@ import type { KernelBinding } from "@weft/server";
 import { encodeParamValues } from "../codegen/wgsl/params.js";
 import { contiguousHandle, type WebGpuHandle } from "../handle/webgpu-handle.js";
 import { BlockGraph } from "./block-graph.js";
-import { outputHandle } from "./pack-outputs.js";
+import { outputBound, outputHandle } from "./pack-outputs.js";
 import { pushParams } from "./elementwise-ops.js";
 import type { Launcher } from "./launcher.js";
 import { type InputLocator, locateBlock, pushLayout, pushOutputShapes, sharesAllocation, SignatureEntries } from "./launch-signature.js";
@@ -180,18 +180,21 @@ function replay(
   const { decision, readWrite } = entry;
   if (fused) launcher.counters.elidedWrites += structure.elided;
   const written = structure.written;
-  const outs: WebGpuHandle[] = [];
+  // `Array.of`, not `[]`: per-launch arrays stay off tracked allocation sites (docs/performance.md#allocation-sites).
+  const outs = Array.of<WebGpuHandle>();
   if (decision.key !== undefined && decision.plan !== undefined) {
     const built = decision.plan;
     const plan = launcher.plan(decision.key, () => built);
-    const bindings: KernelBinding[] = [];
+    const bindings = Array.of<KernelBinding>();
     for (let k = 0; k < handles.length; k++) bindings.push(bindingOf(handles[k] as WebGpuHandle, readWrite[k] === true ? "read-write" : "read"));
     for (let j = 0; j < written.length; j++) {
       const t = producedAt(ops, written[j] as number);
       const slot = decision.inPlace[j];
-      const made = outputHandle(launcher, ctx.stream, t, j, slot === undefined ? undefined : handles[slot], decision.packs?.[j], outs);
-      outs.push(made.handle);
-      if (made.bound) bindings.push(bindingOf(made.handle, "write"));
+      const inPlace = slot === undefined ? undefined : handles[slot];
+      const pack = decision.packs?.[j];
+      const made = outputHandle(launcher, ctx.stream, t, j, inPlace, pack, outs);
+      outs.push(made);
+      if (outputBound(j, inPlace, pack)) bindings.push(bindingOf(made, "write"));
     }
     launcher.launch(plan, bindings, ctx.stream, encodeParamValues(params, decision.paramDtypes));
     if (fused && structure.producing > 1) launcher.counters.fusedLaunches++;

@@ -52,7 +52,7 @@ export function pushOutputShapes(out: number[], ops: readonly OperationIr[]): vo
  * order: what a replayed launch writes (the launch caches' replays, like their full paths).
  */
 export function denseOutputs(launcher: Launcher, stream: StreamId, ops: readonly OperationIr[], written: readonly number[]): WebGpuHandle[] {
-  const outs: WebGpuHandle[] = [];
+  const outs = Array.of<WebGpuHandle>(); // not `[]`: docs/performance.md#allocation-sites
   for (const index of written) {
     const t = producedAt(ops, index);
     outs.push(contiguousHandle(launcher.empty(bytesOf(t.shape, t.dtype), stream), t.shape, t.dtype));

@@ -168,7 +168,7 @@ function replay(
     const end = layerEnd(structure.layout, l, ops.length);
     for (let i = (starts[l] as number) + 1; i < end; i++) pushParams(ops[i] as OperationIr, params);
   }
-  const bindings: KernelBinding[] = [];
+  const bindings = Array.of<KernelBinding>();
   for (const h of handles) bindings.push(bindingOf(h, "read"));
   bindings.push(bindingOf(y, "write"));
   launcher.launch(plan, bindings, stream, encodeParamValues(params, entry.paramDtypes));

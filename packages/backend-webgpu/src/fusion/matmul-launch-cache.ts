@@ -1,5 +1,6 @@
 import type { ExecutionContext, OperationIr } from "@weft/fusion";
-import type { KernelBinding } from "@weft/server";
+import type { StreamId } from "@weft/environment";
+import type { KernelBinding, MemoryHandle } from "@weft/server";
 import { encodeParamValues } from "../codegen/wgsl/params.js";
 import type { WebGpuHandle } from "../handle/webgpu-handle.js";
 import { launchMatmulPlans, type MatmulRunner } from "../kernels/matmul.js";
@@ -147,6 +148,26 @@ function buildSignature(ops: readonly OperationIr[], handles: readonly WebGpuHan
   return true;
 }
 
+/** `launcher` on one stream, as {@link launchMatmulPlans} runs it (a class, not a literal: one per replay, see `plans` below). */
+class StreamRunner implements MatmulRunner {
+  constructor(
+    readonly launcher: Launcher,
+    readonly stream: StreamId,
+  ) {}
+
+  plan(key: string, build: () => KernelLaunchPlan): KernelLaunchPlan {
+    return this.launcher.plan(key, build);
+  }
+
+  launch(plan: KernelLaunchPlan, bindings: readonly KernelBinding[], uniforms: Uint8Array | undefined): void {
+    this.launcher.launch(plan, bindings, this.stream, uniforms);
+  }
+
+  empty(bytes: number): MemoryHandle {
+    return this.launcher.empty(bytes, this.stream);
+  }
+}
+
 /** Replays `entry`'s launch for this execution's tensors and `handles` (what the full path would do). */
 function replay(
   launcher: Launcher,
@@ -161,22 +182,19 @@ function replay(
   if (fused) launcher.counters.elidedWrites += structure.elided;
   const written = structure.written;
   const outs = denseOutputs(launcher, ctx.stream, ops, written);
-  const plans: KernelLaunchPlan[] = [];
+  // `Array.of` and classes, not literals, for what a replay builds (docs/performance.md#allocation-sites).
+  const plans = Array.of<KernelLaunchPlan>();
   for (let k = 0; k < entry.plans.length; k++) {
     const built = entry.plans[k] as KernelLaunchPlan;
     plans.push(launcher.plan(entry.keys[k] as string, () => built));
   }
   for (let i = 1; i < ops.length; i++) pushParams(ops[i] as OperationIr, params);
-  const inputs: KernelBinding[] = [];
+  const inputs = Array.of<KernelBinding>();
   for (let k = 2; k < handles.length; k++) inputs.push(bindingOf(handles[k] as WebGpuHandle, "read"));
-  const outputs: KernelBinding[] = [];
+  const outputs = Array.of<KernelBinding>();
   for (const h of outs) outputs.push(bindingOf(h, "write"));
   const stream = ctx.stream;
-  const run: MatmulRunner = {
-    plan: (key, build) => launcher.plan(key, build),
-    launch: (plan, bindings, uniforms) => launcher.launch(plan, bindings, stream, uniforms),
-    empty: (bytes) => launcher.empty(bytes, stream),
-  };
+  const run = new StreamRunner(launcher, stream);
   const [lhs, rhs] = handles as [WebGpuHandle, WebGpuHandle];
   launchMatmulPlans(plans, entry.split, entry.total, run, bindingOf(lhs, "read"), bindingOf(rhs, "read"), inputs, outputs, encodeParamValues(params, entry.paramDtypes));
   if (fused && structure.producing > 1) launcher.counters.fusedLaunches++;

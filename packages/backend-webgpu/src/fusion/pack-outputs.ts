@@ -76,10 +76,10 @@ export function packedOutputs(outputs: readonly ElementwiseOutput[], packs: read
 }
 
 /**
- * The handle written output `k` (tensor `t`) gets, and whether the launch binds it: in place into
- * `inPlace` (a new reference on its memory; not bound), a pack member (a reference on its leader's
- * allocation, at its offset; not bound), a pack leader (the whole pack's allocation; bound), or an
- * allocation of its own (bound). `earlier` are the handles of outputs `0..k-1`.
+ * The handle written output `k` (tensor `t`) gets: in place into `inPlace` (a new reference on its
+ * memory), a pack member (a reference on its leader's allocation, at its offset), a pack leader
+ * (the whole pack's allocation), or an allocation of its own. `earlier` are the handles of outputs
+ * `0..k-1`. Whether the launch binds it: {@link outputBound}.
  */
 export function outputHandle(
   launcher: Launcher,
@@ -89,19 +89,27 @@ export function outputHandle(
   inPlace: WebGpuHandle | undefined,
   pack: PackSlot | undefined,
   earlier: readonly WebGpuHandle[],
-): { readonly handle: WebGpuHandle; readonly bound: boolean } {
+): WebGpuHandle {
   if (inPlace !== undefined) {
     inPlace.memory.retain();
     launcher.counters.inPlaceWrites++;
-    return { handle: contiguousHandle(inPlace.memory, t.shape, t.dtype), bound: false };
+    return contiguousHandle(inPlace.memory, t.shape, t.dtype);
   }
   if (pack !== undefined && pack.leader !== k) {
     const leader = earlier[pack.leader];
     invariant(leader !== undefined, () => `packed output ${k} precedes its leader ${pack.leader}`);
     leader.memory.retain();
-    return { handle: offsetHandle(leader.memory, t.shape, t.dtype, pack.offset), bound: false };
+    return offsetHandle(leader.memory, t.shape, t.dtype, pack.offset);
   }
   const copies = pack === undefined ? 1 : pack.count;
   const bytes = copies * elementCount(t.shape) * deviceBytesPerElement(t.dtype);
-  return { handle: contiguousHandle(launcher.empty(bytes, stream), t.shape, t.dtype), bound: true };
+  return contiguousHandle(launcher.empty(bytes, stream), t.shape, t.dtype);
+}
+
+/**
+ * Whether the launch binds output `k`'s {@link outputHandle}: an allocation of its own or a pack
+ * leader's, yes; written in place or a pack member (through another binding), no.
+ */
+export function outputBound(k: number, inPlace: WebGpuHandle | undefined, pack: PackSlot | undefined): boolean {
+  return inPlace === undefined && (pack === undefined || pack.leader === k);
 }

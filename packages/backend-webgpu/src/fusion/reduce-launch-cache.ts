@@ -1,5 +1,5 @@
 import type { DType, ExecutionContext, OperationIr, ReduceOp } from "@weft/fusion";
-import type { KernelBinding, MemoryHandle } from "@weft/server";
+import { kernelBinding, type KernelBinding, type MemoryHandle } from "@weft/server";
 import { encodeParamValues } from "../codegen/wgsl/params.js";
 import type { WebGpuHandle } from "../handle/webgpu-handle.js";
 import { pushParams } from "./elementwise-ops.js";
@@ -179,27 +179,27 @@ function replay(
   const written = structure.written;
   const outs = denseOutputs(launcher, ctx.stream, ops, written);
   const split = structure.prologueInputs;
-  let sourceBindings: KernelBinding[] = [];
+  let sourceBindings = Array.of<KernelBinding>();
   for (let k = 0; k < split; k++) sourceBindings.push(bindingOf(handles[k] as WebGpuHandle, "read"));
-  let temps: MemoryHandle[] = [];
+  let temps = Array.of<MemoryHandle>();
   for (const pass of entry.passes) {
     const built = pass.plan;
     const plan = launcher.plan(pass.key, () => built);
     const bindings = sourceBindings;
-    let next: MemoryHandle[] = [];
+    let next = Array.of<MemoryHandle>();
     if (pass.chunks === 0) {
       for (let k = split; k < handles.length; k++) bindings.push(bindingOf(handles[k] as WebGpuHandle, "read"));
       for (const h of outs) bindings.push(bindingOf(h, "write"));
     } else {
       const bytes = entry.outer * pass.chunks * 4;
-      next = entry.arg ? [launcher.empty(bytes, ctx.stream), launcher.empty(bytes, ctx.stream)] : [launcher.empty(bytes, ctx.stream)];
-      for (const m of next) bindings.push({ binding: m.binding(), access: "write" });
+      next = entry.arg ? Array.of(launcher.empty(bytes, ctx.stream), launcher.empty(bytes, ctx.stream)) : Array.of(launcher.empty(bytes, ctx.stream));
+      for (const m of next) bindings.push(kernelBinding(m.binding(), "write"));
     }
     launcher.launch(plan, bindings, ctx.stream, uniforms(params, entry.paramDtypes, pass.paramFrom, pass.paramTo));
     for (const m of temps) m.release();
     temps = next;
-    sourceBindings = [];
-    for (const m of next) sourceBindings.push({ binding: m.binding(), access: "read" });
+    sourceBindings = Array.of<KernelBinding>();
+    for (const m of next) sourceBindings.push(kernelBinding(m.binding(), "read"));
   }
   if (fused && structure.producing > 1) launcher.counters.fusedLaunches++;
   for (let j = 0; j < written.length; j++) {

@@ -1,6 +1,6 @@
 import type { DType, ExecutionContext, OperationIr } from "@weft/fusion";
 import { deviceBytesPerElement } from "@weft/fusion";
-import type { KernelBinding } from "@weft/server";
+import { kernelBinding, type KernelBinding } from "@weft/server";
 import { elementCount, isContiguous } from "@weft/fusion";
 import { contiguousHandle, type WebGpuHandle } from "../handle/webgpu-handle.js";
 import { elementwiseKernel, elementwiseKey, elementwiseUniforms, type ElementwiseOutput, type ElementwiseSpec, type KernelLaunchPlan } from "../kernels/elementwise.js";
@@ -9,11 +9,11 @@ import { BlockGraph } from "./block-graph.js";
 import { distinctBindings } from "./distinct-bindings.js";
 import type { ElementwiseLaunchCache } from "./elementwise-launch-cache.js";
 import type { Launcher } from "./launcher.js";
-import { outputHandle, packedOutputs, planPacks, type PackSlot } from "./pack-outputs.js";
+import { outputBound, outputHandle, packedOutputs, planPacks, type PackSlot } from "./pack-outputs.js";
 
 /** The binding of a handle's whole memory. */
 export function bindingOf(handle: WebGpuHandle, access: KernelBinding["access"]): KernelBinding {
-  return { binding: handle.memory.binding(), access };
+  return kernelBinding(handle.memory.binding(), access);
 }
 
 /** Bytes of a dense tensor. */
@@ -152,9 +152,10 @@ export function runElementwiseBlockUncached(
     const bindings: KernelBinding[] = handles.map((h, k) => bindingOf(h, usedInPlace.has(k) ? "read-write" : "read"));
     written.forEach((o, k) => {
       const slot = outputs[k]?.inPlaceSlot;
-      const made = outputHandle(launcher, ctx.stream, o.tensor, k, slot === undefined ? undefined : handles[slot], packs?.[k], outHandles);
-      outHandles.push(made.handle);
-      if (made.bound) bindings.push(bindingOf(made.handle, "write"));
+      const inPlace = slot === undefined ? undefined : handles[slot];
+      const made = outputHandle(launcher, ctx.stream, o.tensor, k, inPlace, packs?.[k], outHandles);
+      outHandles.push(made);
+      if (outputBound(k, inPlace, packs?.[k])) bindings.push(bindingOf(made, "write"));
     });
     launcher.launch(plan, bindings, ctx.stream, elementwiseUniforms(spec));
     const copied = bound.copied.size > 0;

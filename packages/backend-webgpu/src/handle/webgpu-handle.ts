@@ -33,9 +33,24 @@ export interface WebGpuHandle extends Layout {
   readonly dtype: DType;
 }
 
+/**
+ * The one class of {@link WebGpuHandle}s: handles are built with `new`, never as object literals,
+ * because V8 allocates a literal's objects in the old generation for good once a phase kept most of
+ * them alive (docs/performance.md#allocation-sites).
+ */
+class StridedHandle implements WebGpuHandle {
+  constructor(
+    readonly memory: MemoryHandle,
+    readonly shape: readonly number[],
+    readonly strides: readonly number[],
+    readonly offset: number,
+    readonly dtype: DType,
+  ) {}
+}
+
 /** A dense handle over freshly allocated `memory` (takes over the caller's reference). */
 export function contiguousHandle(memory: MemoryHandle, shape: readonly number[], dtype: DType): WebGpuHandle {
-  return { memory, shape: [...shape], strides: contiguousStrides(shape), offset: 0, dtype };
+  return new StridedHandle(memory, [...shape], contiguousStrides(shape), 0, dtype);
 }
 
 /** A new view over `handle.memory` with `layout` (takes a new reference on it). */
@@ -44,12 +59,12 @@ export function contiguousHandle(memory: MemoryHandle, shape: readonly number[],
  * reference it owns).
  */
 export function offsetHandle(memory: MemoryHandle, shape: readonly number[], dtype: DType, offset: number): WebGpuHandle {
-  return { memory, shape: [...shape], strides: contiguousStrides(shape), offset, dtype };
+  return new StridedHandle(memory, [...shape], contiguousStrides(shape), offset, dtype);
 }
 
 function view(handle: WebGpuHandle, layout: Layout): WebGpuHandle {
   handle.memory.retain();
-  return { memory: handle.memory, shape: [...layout.shape], strides: [...layout.strides], offset: layout.offset, dtype: handle.dtype };
+  return new StridedHandle(handle.memory, [...layout.shape], [...layout.strides], layout.offset, handle.dtype);
 }
 
 /**

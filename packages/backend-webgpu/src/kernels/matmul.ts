@@ -11,7 +11,7 @@ import { checkDType, literal, storageElement, wgslScalar, finishSource, type Dev
 import { storageBinding } from "../codegen/wgsl/bindings.js";
 import type { ElementwiseInput, KernelLaunchPlan } from "./elementwise.js";
 import { dispatch1d, ENTRY_PARAMS, LINEAR_GROUP } from "./dispatch.js";
-import type { KernelBinding, MemoryHandle } from "@weft/server";
+import { kernelBinding, type KernelBinding, type MemoryHandle } from "@weft/server";
 import { emitVec4Tiled, operandAxes, vec4Access, vec4OperandElement, vec4Shared, type Vec4Config } from "./matmul-vec4.js";
 
 /**
@@ -410,13 +410,14 @@ export function launchMatmulPlans(
   const [main, combine] = plans;
   invariant(main !== undefined, "a product has a main kernel");
   if (combine === undefined) {
-    run.launch(main, [lhs, rhs, ...inputs, ...outputs], uniforms);
+    // `Array.of`, not literals: per-launch arrays stay off tracked allocation sites (docs/performance.md#allocation-sites).
+    run.launch(main, Array.of(lhs, rhs, ...inputs, ...outputs), uniforms);
     return;
   }
   const partial = run.empty(split * total * 4);
   try {
-    run.launch(main, [lhs, rhs, { binding: partial.binding(), access: "write" }], undefined);
-    run.launch(combine, [{ binding: partial.binding(), access: "read" }, ...inputs, ...outputs], uniforms);
+    run.launch(main, Array.of(lhs, rhs, kernelBinding(partial.binding(), "write")), undefined);
+    run.launch(combine, Array.of(kernelBinding(partial.binding(), "read"), ...inputs, ...outputs), uniforms);
   } finally {
     partial.release();
   }

@@ -7,9 +7,10 @@
 export { WebGpuServer } from "./webgpu-server.js";
 export type { ReadSubmit, WebGpuServerOptions, WebGpuServerStats } from "./webgpu-server.js";
 export { WebGpuStream, FAILURE_LOG_LIMIT } from "./webgpu-stream.js";
-export type { StreamContext, SubmissionCounters, Dispatch, LaunchPin } from "./webgpu-stream.js";
+export type { StreamContext, SubmissionCounters } from "./webgpu-stream.js";
+export { Dispatch, LaunchPin } from "./webgpu-stream.js";
 export { ValidationGate } from "./validation-gate.js";
-export type { GatedTask } from "./validation-gate.js";
+export { GatedTask } from "./validation-gate.js";
 export { Readback } from "./readback.js";
 export type { ReadbackHost, ReadCounters } from "./readback.js";
 export { UniformArenas } from "./uniform-arenas.js";

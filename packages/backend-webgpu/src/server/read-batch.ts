@@ -4,25 +4,30 @@ import { DeviceLostError, type AllocationId, type BufferBinding, type ServerErro
 import { MapMode } from "../device/gpu-constants.js";
 import type { WebGpuStream } from "./webgpu-stream.js";
 
-/** One read waiting in a {@link ReadBatch}: what it reads, who waits, and the pins it holds. */
-export interface PendingRead {
-  /** The stream the read was issued on (flushed before the batch's copies). */
-  readonly stream: WebGpuStream;
-  /** The byte ranges to read, in the order the result lists them. */
-  readonly bindings: readonly BufferBinding[];
-  /**
-   * Caller-owned destinations, one per binding (`undefined`: none): a binding's bytes are copied
-   * from the mapped staging buffer straight into its destination, which takes its place in the
-   * result, instead of into a fresh array.
-   */
-  readonly into: readonly (Uint8Array | undefined)[] | undefined;
-  /** Settled once, with one array per binding, or with the read's own error. */
-  readonly done: Deferred<Uint8Array[]>;
-  /**
-   * Pins taken when the read was issued, so its slices cannot be reused before the copy ran and
-   * the read settled; emptied by {@link releasePins}.
-   */
-  readonly unpins: (() => void)[];
+/**
+ * One read waiting in a {@link ReadBatch}: what it reads, who waits, and the pins it holds. A
+ * class, not a literal: one is built per read (docs/performance.md#allocation-sites).
+ */
+export class PendingRead {
+  constructor(
+    /** The stream the read was issued on (flushed before the batch's copies). */
+    readonly stream: WebGpuStream,
+    /** The byte ranges to read, in the order the result lists them. */
+    readonly bindings: readonly BufferBinding[],
+    /** Settled once, with one array per binding, or with the read's own error. */
+    readonly done: Deferred<Uint8Array[]>,
+    /**
+     * Pins taken when the read was issued, so its slices cannot be reused before the copy ran and
+     * the read settled; emptied by {@link releasePins}.
+     */
+    readonly unpins: (() => void)[],
+    /**
+     * Caller-owned destinations, one per binding (`undefined`: none): a binding's bytes are copied
+     * from the mapped staging buffer straight into its destination, which takes its place in the
+     * result, instead of into a fresh array.
+     */
+    readonly into: readonly (Uint8Array | undefined)[] | undefined,
+  ) {}
 }
 
 /**

@@ -3,14 +3,19 @@ import type { DeviceLostError } from "@weft/server";
 import { Fifo } from "./fifo.js";
 import type { PipelineEntry } from "./pipeline-store.js";
 
-/** One unit of server work (a launch, a launch group, a write, a read, a flush), as the gate orders it. */
-export interface GatedTask {
-  /** The pipelines it needs validated first (a launch: one; a launch group: each of its kernels'). */
-  readonly waitFor: PipelineEntry | readonly PipelineEntry[] | undefined;
-  /** Performs the work. Never throws: it records failures. */
-  readonly run: () => void;
-  /** Called instead of `run` when the device is lost first. */
-  readonly abort: (error: DeviceLostError) => void;
+/**
+ * One unit of server work (a launch, a launch group, a write, a read, a flush), as the gate orders
+ * it. A class, not a literal: one is built per launch (docs/performance.md#allocation-sites).
+ */
+export class GatedTask {
+  constructor(
+    /** The pipelines it needs validated first (a launch: one; a launch group: each of its kernels'). */
+    readonly waitFor: PipelineEntry | readonly PipelineEntry[] | undefined,
+    /** Performs the work. Never throws: it records failures. */
+    readonly run: () => void,
+    /** Called instead of `run` when the device is lost first. */
+    readonly abort: (error: DeviceLostError) => void,
+  ) {}
 }
 
 /**

@@ -33,14 +33,15 @@ import { GpuBufferStorage } from "../memory/gpu-buffer-storage.js";
 import type { StagingPoolOptions } from "../memory/staging-pool.js";
 import { BindGroupCache, type BoundRange } from "./bind-group-cache.js";
 import { PipelineStore, type PipelineEntry } from "./pipeline-store.js";
-import { releasePins, type PendingRead, type ReadSource } from "./read-batch.js";
+import { PendingRead, releasePins, type ReadSource } from "./read-batch.js";
 import { Readback, type ReadCounters } from "./readback.js";
 import { UniformArenas } from "./uniform-arenas.js";
-import { ValidationGate } from "./validation-gate.js";
+import { GatedTask, ValidationGate } from "./validation-gate.js";
 import {
+  Dispatch,
   WebGpuStream,
   type FinishedWork,
-  type LaunchPin,
+  LaunchPin,
   type PendingStatusCheck,
   type StreamContext,
   type SubmissionCounters,
@@ -188,20 +189,25 @@ export interface WebGpuServerStats {
 /** Default {@link WebGpuServerOptions.maxPipelines}: compiled pipelines kept per device. */
 export const DEFAULT_MAX_PIPELINES = 512;
 /** One launch recorded in an open launch group: encoded (or replaced) when the group's turn comes. */
-interface GroupLaunch {
-  readonly entry: PipelineEntry;
-  readonly count: CubeCount;
-  readonly bindings: readonly KernelBinding[];
-  /** Pins taken when recorded: the memory stays as it was until the group ran. */
-  readonly pins: readonly LaunchPin[];
-  readonly uniforms: Uint8Array | undefined;
+class GroupLaunch {
+  constructor(
+    readonly entry: PipelineEntry,
+    readonly count: CubeCount,
+    readonly bindings: readonly KernelBinding[],
+    /** Pins taken when recorded: the memory stays as it was until the group ran. */
+    readonly pins: readonly LaunchPin[],
+    readonly uniforms: Uint8Array | undefined,
+  ) {}
 }
 
 /** An open launch group of one stream (`beginGroup` … `endGroup`; held by the stream, `WebGpuStream.openGroup`). */
-export interface OpenGroup {
-  readonly stream: WebGpuStream;
-  readonly fallback: LaunchFallback;
-  readonly launches: GroupLaunch[];
+export class OpenGroup {
+  readonly launches = Array.of<GroupLaunch>();
+
+  constructor(
+    readonly stream: WebGpuStream,
+    readonly fallback: LaunchFallback,
+  ) {}
 }
 
 const roundUp = (n: number, to: number): number => Math.ceil(n / to) * to;
@@ -525,17 +531,14 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     }
     const unpin = owner.memory.pin(binding);
     const bytes = this.#gate.waiting ? data.slice() : data;
-    this.#gate.submit({
-      waitFor: undefined,
-      run: () => {
-        try {
-          this.#runWrite(s, owner, binding, bytes, padded);
-        } finally {
-          unpin();
-        }
-      },
-      abort: () => unpin(),
-    });
+    const run = (): void => {
+      try {
+        this.#runWrite(s, owner, binding, bytes, padded);
+      } finally {
+        unpin();
+      }
+    };
+    this.#gate.submit(new GatedTask(undefined, run, () => unpin()));
   }
 
   /**
@@ -593,7 +596,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
   read(bindings: readonly BufferBinding[], stream: StreamId, into?: readonly (Uint8Array | undefined)[]): Promise<Uint8Array[]> {
     if (this.#lost) return Promise.reject(this.#lost);
     const s = this.#stream(stream);
-    const unpins: (() => void)[] = [];
+    const unpins = Array.of<() => void>();
     try {
       for (const b of bindings) unpins.push(this.#owner(b, "read").memory.pin(b));
     } catch (error) {
@@ -604,20 +607,18 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     }
     const done = this.#pendingDeferred<Uint8Array[]>();
     this.#counters.reads++;
-    const read: PendingRead = { stream: s, bindings, done, unpins, into };
-    this.#gate.submit({
-      waitFor: undefined,
-      run: () => {
-        if (this.#readSubmit === "read") s.flush();
-        const batched = this.#readback.enqueue(read);
-        // "batch": every `readBatch`-th read of the turn submits what every stream recorded so far.
-        if (this.#readSubmit === "batch" && batched > 0 && batched % this.#readBatch === 0) void this.#submitAll();
-      },
-      abort: (error) => {
-        done.reject(error);
-        releasePins(read);
-      },
-    });
+    const read = new PendingRead(s, bindings, done, unpins, into);
+    const run = (): void => {
+      if (this.#readSubmit === "read") s.flush();
+      const batched = this.#readback.enqueue(read);
+      // "batch": every `readBatch`-th read of the turn submits what every stream recorded so far.
+      if (this.#readSubmit === "batch" && batched > 0 && batched % this.#readBatch === 0) void this.#submitAll();
+    };
+    const abort = (error: DeviceLostError): void => {
+      done.reject(error);
+      releasePins(read);
+    };
+    this.#gate.submit(new GatedTask(undefined, run, abort));
     return done.promise;
   }
 
@@ -651,28 +652,26 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     if (mode === "discard") return;
     const s = this.#stream(stream);
     // Pin every slice now: a deferred launch must find its memory as it was when issued.
-    const pins: LaunchPin[] = [];
+    // Classes and `Array.of`, not literals, for what a launch records (docs/performance.md#allocation-sites).
+    const pins = Array.of<LaunchPin>();
     try {
-      for (const kb of bindings) pins.push({ stream: kb.binding.stream, unpin: this.#owner(kb.binding, "launch").memory.pin(kb.binding) });
+      for (const kb of bindings) pins.push(new LaunchPin(kb.binding.stream, this.#owner(kb.binding, "launch").memory.pin(kb.binding)));
     } catch (error) {
       for (const pin of pins) pin.unpin();
       throw error;
     }
     const group = s.openGroup;
     if (group !== undefined) {
-      group.launches.push({ entry, count, bindings, pins, uniforms: uniforms?.slice() });
+      group.launches.push(new GroupLaunch(entry, count, bindings, pins, uniforms?.slice()));
       return;
     }
     const deferred = this.#gate.waiting || entry.state.kind === "pending";
     const data = uniforms !== undefined && deferred ? uniforms.slice() : uniforms;
     if (deferred) this.#counters.deferredLaunches++;
-    this.#gate.submit({
-      waitFor: entry,
-      run: () => this.#runLaunch(s, entry, count, bindings, pins, data),
-      abort: () => {
-        for (const pin of pins) pin.unpin();
-      },
-    });
+    const abort = (): void => {
+      for (const pin of pins) pin.unpin();
+    };
+    this.#gate.submit(new GatedTask(entry, () => this.#runLaunch(s, entry, count, bindings, pins, data), abort));
   }
 
   /**
@@ -686,26 +685,24 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     const s = this.#stream(stream);
     const unpin = this.#owner(check.status, "verify").memory.pin(check.status);
     this.#queuedChecks.add(check);
-    this.#gate.submit({
-      waitFor: undefined,
-      run: () => {
-        this.#queuedChecks.delete(check);
-        if (this.#failures.checkReads([check.status]) !== undefined) {
-          unpin();
-          return;
-        }
-        const id = this.#failures.suspect(new LaunchError(`${check.what}: its status was not read back yet`), check.writes, check.what);
-        if (id === undefined) {
-          unpin();
-          return;
-        }
-        s.addCheck({ id, check, unpin });
-      },
-      abort: () => {
-        this.#queuedChecks.delete(check);
+    const run = (): void => {
+      this.#queuedChecks.delete(check);
+      if (this.#failures.checkReads([check.status]) !== undefined) {
         unpin();
-      },
-    });
+        return;
+      }
+      const id = this.#failures.suspect(new LaunchError(`${check.what}: its status was not read back yet`), check.writes, check.what);
+      if (id === undefined) {
+        unpin();
+        return;
+      }
+      s.addCheck({ id, check, unpin });
+    };
+    const abort = (): void => {
+      this.#queuedChecks.delete(check);
+      unpin();
+    };
+    this.#gate.submit(new GatedTask(undefined, run, abort));
   }
 
   beginGroup(stream: StreamId, fallback: LaunchFallback): void {
@@ -714,7 +711,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     if (s.openGroup !== undefined) {
       throw new LaunchError(`beginGroup: stream ${stream} already has an open launch group; end it first (groups do not nest)`);
     }
-    s.openGroup = { stream: s, fallback, launches: [] };
+    s.openGroup = new OpenGroup(s, fallback);
   }
 
   endGroup(stream: StreamId, end: GroupEnd): void {
@@ -732,7 +729,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     }
     const deferred = this.#gate.waiting || group.launches.some((l) => l.entry.state.kind === "pending");
     if (deferred) this.#counters.deferredLaunches += group.launches.length;
-    this.#gate.submit({ waitFor: group.launches.map((l) => l.entry), run: () => this.#runGroup(group), abort: drop });
+    this.#gate.submit(new GatedTask(group.launches.map((l) => l.entry), () => this.#runGroup(group), drop));
   }
 
   // ----- submission ---------------------------------------------------------------------------
@@ -740,18 +737,14 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
   flush(stream: StreamId): void {
     this.#checkAlive();
     const s = this.#stream(stream);
-    this.#gate.submit({ waitFor: undefined, run: () => s.flush(), abort: () => undefined });
+    this.#gate.submit(new GatedTask(undefined, () => s.flush(), () => undefined));
   }
 
   async sync(stream: StreamId): Promise<void> {
     if (this.#lost) throw this.#lost;
     this.#stream(stream);
     const done = this.#pendingDeferred<void>();
-    this.#gate.submit({
-      waitFor: undefined,
-      run: () => this.#syncAtTurnEnd(done),
-      abort: (error) => done.reject(error),
-    });
+    this.#gate.submit(new GatedTask(undefined, () => this.#syncAtTurnEnd(done), (error) => done.reject(error)));
     await done.promise;
   }
 
@@ -1046,7 +1039,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
       releaseAll();
       return;
     }
-    const ranges: BoundRange[] = [];
+    const ranges = Array.of<BoundRange>();
     for (const kb of bindings) {
       const owner = this.#pool.tryGet(kb.binding.stream);
       invariant(owner, "a launch's bindings were checked to belong to this server");
@@ -1064,16 +1057,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
       // No cross-stream submit first: every stream records into the one shared encoder, whose
       // dispatches run in recording order, so a launch that uses another stream's recorded writes
       // (or writes what another stream's recorded work reads) is ordered after them already.
-      s.dispatch({
-        pipeline,
-        layout: bindGroupLayout,
-        ranges,
-        uniforms,
-        count,
-        bindings,
-        writes,
-        pins,
-      });
+      s.dispatch(new Dispatch(pipeline, bindGroupLayout, ranges, uniforms, count, bindings, writes, pins));
     } catch (error) {
       this.#failures.failLaunch(
         new LaunchError(`encoding kernel '${kernelName(entry.kernel)}' failed: ${String(error)}`, { cause: error }),

@@ -245,40 +245,63 @@ export interface PendingStatusCheck {
   readonly unpin: () => void;
 }
 
-/** A slice a launch pinned, and the stream whose memory holds it. */
-export interface LaunchPin {
-  readonly stream: StreamId;
-  readonly unpin: () => void;
+/**
+ * A slice a launch pinned, and the stream whose memory holds it.
+ *
+ * @remarks
+ * This and the other per-launch records here ({@link Dispatch}, {@link FinishedWork}, the bound
+ * ranges) are classes, built with `new`: V8 allocates an object literal's objects in the old
+ * generation for good once a phase kept most of them alive, and a served request then leaves old
+ * garbage that keeps its young objects through scavenges (docs/performance.md#allocation-sites).
+ */
+export class LaunchPin {
+  constructor(
+    readonly stream: StreamId,
+    readonly unpin: () => void,
+  ) {}
 }
 
 /** One dispatch, as the server hands it to the stream that encodes it. */
-export interface Dispatch {
-  readonly pipeline: GPUComputePipeline;
-  readonly layout: GPUBindGroupLayout;
-  /** The bound storage ranges, in binding order. */
-  readonly ranges: readonly BoundRange[];
-  /** The launch's uniforms (binding `ranges.length`), if any. */
-  readonly uniforms: Uint8Array | undefined;
-  readonly count: readonly [number, number, number];
-  /** Every binding of the dispatch (any stream's allocations), with how it binds it. */
-  readonly bindings: readonly { readonly binding: { readonly allocation: AllocationId }; readonly access: BindingAccess }[];
-  /** The bytes it writes: tainted if its submission fails. */
-  readonly writes: readonly BufferBinding[];
-  /** Its pins, released at submit (own slices) or when the submission completes (others'). */
-  readonly pins: readonly LaunchPin[];
+export class Dispatch {
+  constructor(
+    readonly pipeline: GPUComputePipeline,
+    readonly layout: GPUBindGroupLayout,
+    /** The bound storage ranges, in binding order. */
+    readonly ranges: readonly BoundRange[],
+    /** The launch's uniforms (binding `ranges.length`), if any. */
+    readonly uniforms: Uint8Array | undefined,
+    readonly count: readonly [number, number, number],
+    /** Every binding of the dispatch (any stream's allocations), with how it binds it. */
+    readonly bindings: readonly { readonly binding: { readonly allocation: AllocationId }; readonly access: BindingAccess }[],
+    /** The bytes it writes: tainted if its submission fails. */
+    readonly writes: readonly BufferBinding[],
+    /** Its pins, released at submit (own slices) or when the submission completes (others'). */
+    readonly pins: readonly LaunchPin[],
+  ) {}
+}
+
+/** A {@link BoundRange} (a class: see {@link LaunchPin}). */
+class PaddedRange implements BoundRange {
+  constructor(
+    readonly buffer: GPUBuffer,
+    readonly offset: number,
+    readonly size: number,
+  ) {}
 }
 
 /**
  * A stream's share of the shared encoder, finished, on its way into the `queue.submit` that carries
  * every stream's recorded work (see `WebGpuServer`'s shared submits).
  */
-export interface FinishedWork {
-  /**
-   * Called exactly once, right after the submit that carried the shared encoder, with that submit's
-   * validation scope: releases the stream's pins and uniform arenas on the submit's schedule and
-   * taints the work's writes if the submit (or this finish) failed.
-   */
-  readonly submitted: (scope: Promise<GPUError | null>, completion: SubmitCompletion) => void;
+export class FinishedWork {
+  constructor(
+    /**
+     * Called exactly once, right after the submit that carried the shared encoder, with that submit's
+     * validation scope: releases the stream's pins and uniform arenas on the submit's schedule and
+     * taints the work's writes if the submit (or this finish) failed.
+     */
+    readonly submitted: (scope: Promise<GPUError | null>, completion: SubmitCompletion) => void,
+  ) {}
 }
 
 /**
@@ -309,7 +332,7 @@ export class SubmitCompletion {
   onDone(f: () => void, failed?: (error: unknown) => void): void {
     let callbacks = this.#callbacks;
     if (callbacks === undefined) {
-      const waiting: (() => void)[] = [];
+      const waiting = Array.of<() => void>(); // not `[]`: docs/performance.md#allocation-sites
       callbacks = this.#callbacks = waiting;
       this.#queue.onSubmittedWorkDone().then(
         () => {
@@ -366,6 +389,8 @@ export class WebGpuStream extends ClaimedStream {
   readonly #ctx: StreamContext;
   /** Whether this stream encoded a dispatch into the shared encoder since its last finish. */
   #recorded = false;
+  /** The one dynamic offset of a dispatch with uniforms, reused (`setBindGroup` copies it). */
+  readonly #dynamicOffsets = [0];
   /** Host writes since the last submit of any kind; reset at every submit. */
   #writesSinceSubmit = 0;
   /** Bytes the unsubmitted encoder writes; tainted if its submission fails; cleared at submit. */
@@ -421,7 +446,7 @@ export class WebGpuStream extends ClaimedStream {
     if (oom !== undefined) return oom;
     const padded = Math.max(4, roundUp(r.size, 4));
     const size = r.size > 0 && r.offset % 4 === 0 ? padded : Math.min(padded, r.resource.size - r.offset);
-    return { buffer: r.resource, offset: r.offset, size };
+    return new PaddedRange(r.resource, r.offset, size);
   }
 
   /**
@@ -435,7 +460,10 @@ export class WebGpuStream extends ClaimedStream {
     const bindGroup = this.#ctx.bindGroups.get(dispatch.layout, dispatch.ranges, region);
     const pass = shared.passWith(dispatch.pipeline);
     if (region === undefined) pass.setBindGroup(0, bindGroup);
-    else pass.setBindGroup(0, bindGroup, [region.offset]);
+    else {
+      this.#dynamicOffsets[0] = region.offset;
+      pass.setBindGroup(0, bindGroup, this.#dynamicOffsets);
+    }
     pass.dispatchWorkgroups(dispatch.count[0], dispatch.count[1], dispatch.count[2]);
     this.#ctx.counters.dispatches++;
     this.#recorded = true;
@@ -513,7 +541,7 @@ export class WebGpuStream extends ClaimedStream {
     if (!this.#recorded) return undefined;
     this.#recorded = false;
     const writes = this.#submissionWrites;
-    this.#submissionWrites = [];
+    this.#submissionWrites = Array.of();
     const submitPins = this.#submitPins.splice(0);
     const foreign = this.#foreignPins.splice(0);
     let done = false;
@@ -532,7 +560,7 @@ export class WebGpuStream extends ClaimedStream {
         for (const unpin of foreign) unpin();
       });
     };
-    return { submitted };
+    return new FinishedWork(submitted);
   }
 
   /** The status checks waiting for this stream's submit, taken out (the caller reads them back after that submit). */

@@ -1,8 +1,8 @@
 import { type CacheStats, IdMap, InvariantError, SlotTable, checkInteger, ReentrancyError, ReentrancyGuard, StreamId, WeftError, invariant } from "@weft/environment";
 import { DisposedDeviceError, TensorComputationError } from "../errors/tensor-errors.js";
-import type { OperationIr } from "../ir/operation-ir.js";
+import { DropOpIr, InitOpIr, type OperationIr } from "../ir/operation-ir.js";
 import type { DType, TensorData, TensorId, TensorIr, TypedArray } from "../ir/tensor-ir.js";
-import { numElements } from "../ir/tensor-ir.js";
+import { numElements, tensorIr } from "../ir/tensor-ir.js";
 import { FusionInspector } from "../inspector/fusion-inspector.js";
 import { HandleContainer } from "../runtime/handle-container.js";
 import type { FusionRuntime, Optimization, RuntimeStats } from "../runtime/fusion-runtime.js";
@@ -238,7 +238,7 @@ export class FusionDevice<H> implements FusionClient {
 
   /** A fresh output `TensorIr`: new id, `NotInit`. */
   outputIr(shape: readonly number[], dtype: DType): TensorIr {
-    return { id: freshId(), shape: [...shape], dtype, status: "NotInit" };
+    return tensorIr(freshId(), [...shape], dtype, "NotInit");
   }
 
   /**
@@ -271,7 +271,7 @@ export class FusionDevice<H> implements FusionClient {
     this.#call(() => {
       const handle = this.runtime.upload(data, stream);
       this.handles.registerHandle(out.id, handle);
-      this.streams.register(stream, { kind: "init", out }, this.#env);
+      this.streams.register(stream, new InitOpIr(out), this.#env);
     });
     return this.#wrap(out, stream);
   }
@@ -551,7 +551,7 @@ export class FusionDevice<H> implements FusionClient {
     } finally {
       this.#pendingShare = undefined;
     }
-    return { id: dst, shape: tensor.shape, dtype: tensor.dtype, status: "ReadOnly" };
+    return tensorIr(dst, tensor.shape, tensor.dtype, "ReadOnly");
   }
 
   /** `#tagBound`'s arguments: set just before the guarded call; the source cleared after it. */
@@ -590,7 +590,7 @@ export class FusionDevice<H> implements FusionClient {
     if (ref !== undefined && --ref.count > 0) return;
     if (ref?.views === undefined) {
       // The common case: never used from another stream.
-      if (!foreign && StreamId.current() === stream) this.#registerOn(stream, { kind: "drop", tensor: ir });
+      if (!foreign && StreamId.current() === stream) this.#registerOn(stream, new DropOpIr(ir));
       else this.#call(() => this.streams.foreignDrop(stream, ir, this.handles));
       return;
     }
@@ -608,7 +608,7 @@ export class FusionDevice<H> implements FusionClient {
 
   /** Drops `ir` homed on `stream`: a `drop` op in program order, or the foreign-drop path. */
   #drop(stream: StreamId, ir: TensorIr, foreign: boolean): void {
-    if (!foreign && StreamId.current() === stream) this.streams.register(stream, { kind: "drop", tensor: ir }, this.#env);
+    if (!foreign && StreamId.current() === stream) this.streams.register(stream, new DropOpIr(ir), this.#env);
     else this.streams.foreignDrop(stream, ir, this.handles);
   }
 

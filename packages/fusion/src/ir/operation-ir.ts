@@ -152,3 +152,123 @@ export type OperationIr =
 
 /** The `kind`s of {@link OperationIr}. */
 export type OperationKind = OperationIr["kind"];
+
+/**
+ * The `init` op as a class. With the classes below (`FullOpIr` … `DropOpIr`: one per
+ * {@link OperationKind}, its fields as constructor parameters in the union's order), the only way
+ * the library records ops; tests may still write {@link OperationIr} literals.
+ *
+ * @remarks
+ * **Why classes.** V8 tracks each object literal by allocation site; once a phase keeps thousands of
+ * them alive (a `tidy` of many lazy ops), it marks the site "tenure" and allocates every later op of
+ * that site in the old generation for the rest of the process, where they keep young objects alive
+ * through scavenges. An instance from `new` is not tracked (docs/performance.md#allocation-sites).
+ */
+export class InitOpIr implements Extract<OperationIr, { kind: "init" }> { readonly kind = "init" as const; constructor(readonly out: TensorIr) {} }
+/** The `full` op as a class (see {@link InitOpIr}). */
+export class FullOpIr implements Extract<OperationIr, { kind: "full" }> {
+  readonly kind = "full" as const;
+  constructor(readonly out: TensorIr, readonly value: number) {}
+}
+/** The `arange` op as a class (see {@link InitOpIr}). */
+export class ArangeOpIr implements Extract<OperationIr, { kind: "arange" }> {
+  readonly kind = "arange" as const;
+  constructor(readonly out: TensorIr, readonly start: number, readonly step: number) {}
+}
+/** The `random` op as a class (see {@link InitOpIr}). */
+export class RandomOpIr implements Extract<OperationIr, { kind: "random" }> {
+  readonly kind = "random" as const;
+  constructor(readonly out: TensorIr, readonly distribution: RandomDistribution, readonly seed: number, readonly a: number, readonly b: number) {}
+}
+/** The `unary` op as a class (see {@link InitOpIr}). */
+export class UnaryOpIr implements Extract<OperationIr, { kind: "unary" }> {
+  readonly kind = "unary" as const;
+  constructor(readonly op: UnaryOp, readonly input: TensorIr, readonly out: TensorIr) {}
+}
+/** The `binary` op as a class (see {@link InitOpIr}). */
+export class BinaryOpIr implements Extract<OperationIr, { kind: "binary" }> {
+  readonly kind = "binary" as const;
+  constructor(readonly op: BinaryOp, readonly lhs: TensorIr, readonly rhs: TensorIr, readonly out: TensorIr) {}
+}
+/** The `binary-scalar` op as a class (see {@link InitOpIr}). */
+export class ScalarOpIr implements Extract<OperationIr, { kind: "binary-scalar" }> {
+  readonly kind = "binary-scalar" as const;
+  constructor(readonly op: BinaryOp, readonly lhs: TensorIr, readonly scalar: number, readonly scalarFirst: boolean, readonly out: TensorIr) {}
+}
+/** The `clamp` op as a class (see {@link InitOpIr}). */
+export class ClampOpIr implements Extract<OperationIr, { kind: "clamp" }> {
+  readonly kind = "clamp" as const;
+  constructor(readonly input: TensorIr, readonly min: number, readonly max: number, readonly out: TensorIr) {}
+}
+/** The `cast` op as a class (see {@link InitOpIr}). */
+export class CastOpIr implements Extract<OperationIr, { kind: "cast" }> {
+  readonly kind = "cast" as const;
+  constructor(readonly input: TensorIr, readonly out: TensorIr) {}
+}
+/** The `where` op as a class (see {@link InitOpIr}). */
+export class WhereOpIr implements Extract<OperationIr, { kind: "where" }> {
+  readonly kind = "where" as const;
+  constructor(readonly condition: TensorIr, readonly lhs: TensorIr, readonly rhs: TensorIr, readonly out: TensorIr) {}
+}
+/** The `reduce` op as a class (see {@link InitOpIr}). */
+export class ReduceOpIr implements Extract<OperationIr, { kind: "reduce" }> {
+  readonly kind = "reduce" as const;
+  constructor(readonly op: ReduceOp, readonly input: TensorIr, readonly axes: readonly number[], readonly keepDims: boolean, readonly out: TensorIr) {}
+}
+/** The `matmul` op as a class (see {@link InitOpIr}). */
+export class MatmulOpIr implements Extract<OperationIr, { kind: "matmul" }> {
+  readonly kind = "matmul" as const;
+  constructor(readonly lhs: TensorIr, readonly rhs: TensorIr, readonly out: TensorIr) {}
+}
+/** The `reshape` op as a class (see {@link InitOpIr}). */
+export class ReshapeOpIr implements Extract<OperationIr, { kind: "reshape" }> {
+  readonly kind = "reshape" as const;
+  constructor(readonly input: TensorIr, readonly out: TensorIr) {}
+}
+/** The `permute` op as a class (see {@link InitOpIr}). */
+export class PermuteOpIr implements Extract<OperationIr, { kind: "permute" }> {
+  readonly kind = "permute" as const;
+  constructor(readonly input: TensorIr, readonly axes: readonly number[], readonly out: TensorIr) {}
+}
+/** The `expand` op as a class (see {@link InitOpIr}). */
+export class ExpandOpIr implements Extract<OperationIr, { kind: "expand" }> {
+  readonly kind = "expand" as const;
+  constructor(readonly input: TensorIr, readonly out: TensorIr) {}
+}
+/** The `slice` op as a class (see {@link InitOpIr}). */
+export class SliceOpIr implements Extract<OperationIr, { kind: "slice" }> {
+  readonly kind = "slice" as const;
+  constructor(readonly input: TensorIr, readonly ranges: readonly SliceRange[], readonly out: TensorIr) {}
+}
+/** The `concat` op as a class (see {@link InitOpIr}). */
+export class ConcatOpIr implements Extract<OperationIr, { kind: "concat" }> {
+  readonly kind = "concat" as const;
+  constructor(readonly inputs: readonly TensorIr[], readonly axis: number, readonly out: TensorIr) {}
+}
+/** The `gather` op as a class (see {@link InitOpIr}). */
+export class GatherOpIr implements Extract<OperationIr, { kind: "gather" }> {
+  readonly kind = "gather" as const;
+  constructor(readonly input: TensorIr, readonly indices: TensorIr, readonly axis: number, readonly out: TensorIr) {}
+}
+/** The `pad` op as a class (see {@link InitOpIr}). */
+export class PadOpIr implements Extract<OperationIr, { kind: "pad" }> {
+  readonly kind = "pad" as const;
+  constructor(readonly input: TensorIr, readonly padding: readonly (readonly [number, number])[], readonly value: number, readonly out: TensorIr) {}
+}
+/** The `sort` op as a class (see {@link InitOpIr}). */
+export class SortOpIr implements Extract<OperationIr, { kind: "sort" }> {
+  readonly kind = "sort" as const;
+  constructor(readonly input: TensorIr, readonly axis: number, readonly descending: boolean, readonly output: SortOutput, readonly out: TensorIr) {}
+}
+/** The `scan` op as a class (see {@link InitOpIr}). */
+export class ScanOpIr implements Extract<OperationIr, { kind: "scan" }> {
+  readonly kind = "scan" as const;
+  constructor(readonly op: ScanOp, readonly input: TensorIr, readonly axis: number, readonly out: TensorIr) {}
+}
+/** The `scatter` op as a class (see {@link InitOpIr}). */
+export class ScatterOpIr implements Extract<OperationIr, { kind: "scatter" }> {
+  readonly kind = "scatter" as const;
+  constructor(readonly op: ScatterOp, readonly input: TensorIr, readonly indices: TensorIr, readonly src: TensorIr, readonly axis: number, readonly out: TensorIr) {}
+}
+/** The `drop` op as a class (see {@link InitOpIr}). */
+export class DropOpIr implements Extract<OperationIr, { kind: "drop" }> { readonly kind = "drop" as const; constructor(readonly tensor: TensorIr) {} }

@@ -28,6 +28,24 @@ export interface TensorIr {
   readonly status: TensorStatus;
 }
 
+/** {@link TensorIr} as a class instance: see {@link tensorIr}. */
+class TensorIrValue implements TensorIr {
+  constructor(readonly id: TensorId, readonly shape: readonly number[], readonly dtype: DType, readonly status: TensorStatus) {}
+}
+
+/**
+ * A new {@link TensorIr}: how the library makes every one it records (tests may still write literals).
+ *
+ * @remarks
+ * **Why a class.** V8 tracks each object literal by allocation site; once a phase keeps thousands of
+ * them alive (a `tidy` of many lazy ops), it marks the site "tenure" and allocates every later object
+ * of that site in the old generation for the rest of the process, where they keep young objects alive
+ * through scavenges. An instance from `new` is not tracked (docs/performance.md#allocation-sites).
+ */
+export function tensorIr(id: TensorId, shape: readonly number[], dtype: DType, status: TensorStatus): TensorIr {
+  return new TensorIrValue(id, shape, dtype, status);
+}
+
 /** The typed array that holds values of each dtype on the host (`f16` as raw `Uint16Array` bits). */
 export interface DTypeArrays {
   f32: Float32Array;

@@ -25,7 +25,9 @@ export function elementCount(shape: readonly number[]): number {
 
 /** Row-major strides of a dense tensor of `shape` (the last dim has stride 1). */
 export function contiguousStrides(shape: readonly number[]): number[] {
-  const strides = new Array<number>(shape.length);
+  // A copy to overwrite, not `new Array(n)`: the Array constructor's allocation site is tracked and
+  // pretenured like a literal's (docs/performance.md#allocation-sites); `slice` is not.
+  const strides = shape.slice();
   let step = 1;
   for (let d = shape.length - 1; d >= 0; d--) {
     strides[d] = step;

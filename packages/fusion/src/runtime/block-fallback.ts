@@ -55,9 +55,9 @@ export class BlockFallback<H> implements LaunchFallback {
   readonly #ops: readonly OperationIr[];
   readonly #stream: StreamId;
   /** External inputs, one reference (or hold) each; emptied when run or discarded. */
-  #inputs: Held<H>[] = [];
+  readonly #inputs = Array.of<Held<H>>();
   /** Written outputs, one reference (or hold) each; emptied when run or discarded. */
-  #outputs: (Held<H> & { readonly tensor: TensorIr })[] = [];
+  readonly #outputs = Array.of<Held<H>>();
   #settled = false;
 
   /**
@@ -93,15 +93,15 @@ export class BlockFallback<H> implements LaunchFallback {
 
   /** Takes a reference on `handle` of the external input `id`, or a hold when the port can hold. */
   #take(id: TensorId, handle: H): void {
-    this.#inputs.push(this.#held(id, handle));
+    this.#inputs.push(this.#held(id, handle, undefined));
     if (this.#inputIds !== undefined) this.#inputIds.add(id);
     else if (this.#inputs.length > SCANNED_INPUTS) this.#inputIds = new Set(this.#inputs.map((h) => h.id));
   }
 
-  /** A reference on `handle` of tensor `id`, or a hold when the port can hold. */
-  #held(id: TensorId, handle: H): Held<H> {
+  /** A reference on `handle` of tensor `id` (an output's: `tensor`), or a hold when the port can hold. */
+  #held(id: TensorId, handle: H, tensor: TensorIr | undefined): Held<H> {
     const hold = this.#port.hold;
-    return hold === undefined ? { id, handle: this.#port.retain(handle), release: undefined } : { id, handle, release: hold(handle) };
+    return hold === undefined ? new Held(id, this.#port.retain(handle), undefined, tensor) : new Held(id, handle, hold(handle), tensor);
   }
 
   /** `held` as a reference the fallback owns (a held handle gets a reference, the hold goes). */
@@ -121,8 +121,7 @@ export class BlockFallback<H> implements LaunchFallback {
   /** Records that the block writes `tensor` into `handle` (takes a reference, or a hold, on it). */
   output(tensor: TensorIr, handle: H): void {
     invariant(!this.#settled, "BlockFallback.output after the fallback settled");
-    const held = this.#held(tensor.id, handle);
-    this.#outputs.push({ id: held.id, handle: held.handle, release: held.release, tensor });
+    this.#outputs.push(this.#held(tensor.id, handle, tensor));
   }
 
   /** Records every output of the block that `handles` holds now (after the block registered them). */
@@ -140,9 +139,9 @@ export class BlockFallback<H> implements LaunchFallback {
     const port = this.#port;
     const handles = new HandleContainer<H>((h) => port.runtime.releaseHandle(h));
     for (const held of this.#inputs) handles.registerHandle(held.id, this.#own(held));
-    this.#inputs = [];
-    const outputs = this.#outputs.map((held) => [held.tensor, this.#own(held)] as const);
-    this.#outputs = [];
+    this.#inputs.length = 0;
+    const outputs = this.#outputs.map((held) => [held.tensor as TensorIr, this.#own(held)] as const); // outputs carry their tensor
+    this.#outputs.length = 0;
     const gaps: FallbackGap[] = [];
     try {
       StreamId.executes(this.#stream, () => {
@@ -181,8 +180,8 @@ export class BlockFallback<H> implements LaunchFallback {
     this.#settle();
     for (const held of this.#inputs) this.#drop(held);
     for (const held of this.#outputs) this.#drop(held);
-    this.#inputs = [];
-    this.#outputs = [];
+    this.#inputs.length = 0;
+    this.#outputs.length = 0;
   }
 
   #settle(): void {
@@ -195,11 +194,19 @@ export class BlockFallback<H> implements LaunchFallback {
 const SCANNED_INPUTS = 16;
 
 /** A tensor the fallback keeps: its handle and, for a hold, the function that gives the hold back. */
-interface Held<H> {
-  readonly id: TensorId;
-  readonly handle: H;
-  /** Gives the hold back; `undefined` when `handle` is a reference the fallback owns. */
-  readonly release: (() => void) | undefined;
+/**
+ * One external input or output a fallback keeps. A class, not a literal: a fused block builds
+ * several (docs/performance.md#allocation-sites).
+ */
+class Held<H> {
+  constructor(
+    readonly id: TensorId,
+    readonly handle: H,
+    /** Gives the hold back; `undefined` when `handle` is a reference the fallback owns. */
+    readonly release: (() => void) | undefined,
+    /** An output's tensor; `undefined` for an input. */
+    readonly tensor: TensorIr | undefined,
+  ) {}
 }
 
 /** `error` as the `ServerError` a gap carries: server errors as they are, anything else wrapped. */

@@ -1,7 +1,7 @@
 import type { IdMap, StreamId } from "@weft/environment";
 import type { FusionDevice } from "../device/fusion-device.js";
 import { DisposedTensorError } from "../errors/tensor-errors.js";
-import type { DType, TensorId, TensorIr, TypedArray } from "../ir/tensor-ir.js";
+import { type DType, type TensorId, type TensorIr, type TypedArray, tensorIr } from "../ir/tensor-ir.js";
 import { type Owner, adopt } from "./ownership.js";
 
 /**
@@ -26,6 +26,12 @@ export interface SharedRef {
   count: number;
   /** Borrowed uses from other streams: one shared-view id per stream (fresh ids, aliases). */
   views: IdMap<TensorIr> | undefined;
+}
+
+/** A new {@link SharedRef}: one wrapper, no view. A class, not a literal: docs/performance.md#allocation-sites. */
+class FreshRef implements SharedRef {
+  count = 1;
+  views: IdMap<TensorIr> | undefined = undefined;
 }
 
 /**
@@ -107,7 +113,7 @@ export class FusionTensor {
 
   /** @internal The shared reference state (the device's clone, view and leak paths); made on first access. */
   get _ref(): SharedRef {
-    return (this.#ref ??= { count: 1, views: undefined });
+    return (this.#ref ??= new FreshRef());
   }
 
   /**
@@ -189,8 +195,8 @@ export class FusionTensor {
    * one is built once and shared (IR objects are immutable).
    */
   toIr(status: TensorIr["status"]): TensorIr {
-    if (status === "ReadOnly") return (this.#readOnly ??= { id: this.id, shape: this.shape, dtype: this.dtype, status });
-    return { id: this.id, shape: this.shape, dtype: this.dtype, status };
+    if (status === "ReadOnly") return (this.#readOnly ??= tensorIr(this.id, this.shape, this.dtype, status));
+    return tensorIr(this.id, this.shape, this.dtype, status);
   }
 
   #check(op: string): void {

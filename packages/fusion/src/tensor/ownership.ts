@@ -34,7 +34,9 @@ export type Owner = TidyFrame | LifetimeScope;
  * leave at the end (O(1) each, no hashing).
  */
 export class TidyFrame {
-  readonly tensors: FusionTensor[] = [];
+  // `Array.of`, not `[]`: a literal's allocation site is pretenured once a phase kept its arrays
+  // alive (docs/performance.md#allocation-sites), and every later frame's array would be born old.
+  readonly tensors = Array.of<FusionTensor>();
 }
 
 /**
@@ -65,7 +67,7 @@ let openScopes = 0;
 export class LifetimeScope {
   /** The scope current where this one was opened (`undefined` at top level). */
   readonly parent: LifetimeScope | undefined;
-  #tensors: FusionTensor[] = [];
+  #tensors = Array.of<FusionTensor>(); // not `[]`: see TidyFrame
   #compactAt = 64;
   #open = true;
 
@@ -118,7 +120,7 @@ export class LifetimeScope {
     this.#open = false;
     openScopes--;
     const tensors = this.#tensors;
-    this.#tensors = [];
+    this.#tensors = Array.of();
     const heir = this.parent?.nearestOpen();
     let failure: unknown;
     for (const t of tensors) {

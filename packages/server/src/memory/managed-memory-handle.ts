@@ -1,5 +1,5 @@
 import type { StreamId } from "@weft/environment";
-import type { AllocationId, BufferBinding } from "../binding.js";
+import { bufferBinding, type AllocationId, type BufferBinding } from "../binding.js";
 import type { MemoryHandle } from "../compute-server.js";
 import { InvalidBindingError, ReleasedHandleError } from "../errors/server-error.js";
 
@@ -110,7 +110,7 @@ export class ManagedMemoryHandle implements MemoryHandle {
     this.#alive("binding");
     // The whole allocation (what backends bind per launch) is one object per handle: a binding
     // is a plain readonly value, so sharing it changes nothing for its users.
-    if (offset === 0 && size === this.#state.size) return (this.#whole ??= { allocation: this.#state.id, offset: 0, size, stream: this.#state.stream });
+    if (offset === 0 && size === this.#state.size) return (this.#whole ??= bufferBinding(this.#state.id, 0, size, this.#state.stream));
     if (!Number.isSafeInteger(offset) || !Number.isSafeInteger(size) || offset < 0 || size < 0 || offset + size > this.#state.size) {
       throw new InvalidBindingError(
         "MemoryHandle.binding",
@@ -118,7 +118,7 @@ export class ManagedMemoryHandle implements MemoryHandle {
           "bind a range inside the allocation",
       );
     }
-    return { allocation: this.#state.id, offset, size, stream: this.#state.stream };
+    return bufferBinding(this.#state.id, offset, size, this.#state.stream);
   }
 
   #alive(op: string): void {

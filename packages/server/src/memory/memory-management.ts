@@ -11,13 +11,15 @@ import { type MemoryConfiguration, checkMemoryConfiguration, minPageSizeOf } fro
 let nextAllocation = 1;
 
 /** A contiguous range of a page: free (`allocation` undefined) or held by one allocation. */
-interface Slice {
-  offset: number;
-  size: number;
-  allocation: AllocationState | undefined;
-  /** The slices before and after this one in its page (address order), so freeing merges in O(1). */
-  prev: Slice | undefined;
-  next: Slice | undefined;
+class Slice {
+  constructor(
+    public offset: number,
+    public size: number,
+    public allocation: AllocationState | undefined,
+    /** The slices before and after this one in its page (address order), so freeing merges in O(1). */
+    public prev: Slice | undefined,
+    public next: Slice | undefined,
+  ) {}
 }
 
 /**
@@ -57,9 +59,23 @@ interface Page<R> {
  * `ManagedMemoryHandle`) and where its bytes are, in one object (one per allocation, not a state
  * and an entry). A freed one keeps its last slice and page until its handle is collected.
  */
-interface LiveAllocation<R> extends AllocationState {
-  readonly slice: Slice;
-  readonly page: Page<R>;
+/**
+ * An allocation's state and its live entry, one object. Built with `new`, as the slices are: an
+ * object literal per reserve would be allocated old for good once a phase kept thousands alive
+ * (docs/performance.md#allocation-sites).
+ */
+class LiveAllocation<R> implements AllocationState {
+  handleRefs = 1;
+  bindingRefs = 0;
+  holds = 0;
+  freed = false;
+  constructor(
+    readonly id: AllocationId,
+    readonly size: number,
+    readonly stream: StreamId,
+    readonly slice: Slice,
+    readonly page: Page<R>,
+  ) {}
 }
 
 /** Where a binding's bytes live in storage. */
@@ -68,6 +84,14 @@ export interface ResolvedBinding<R> {
   /** Byte offset of the binding's first byte in `resource`. */
   readonly offset: number;
   readonly size: number;
+}
+
+class Resolved<R> implements ResolvedBinding<R> {
+  constructor(
+    readonly resource: R,
+    readonly offset: number,
+    readonly size: number,
+  ) {}
 }
 
 /** Optional hooks of a {@link MemoryManagement}. */
@@ -118,6 +142,8 @@ export class MemoryManagement<R> implements HandleOwner {
   readonly #pages: Page<R>[] = [];
   /** Live allocations (a reference or a pin) and their slices. Removed when freed. */
   readonly #live = new IdMap<LiveAllocation<R>>();
+  /** The page `#findFree` or `#newPage` just chose: `reserve`'s scratch (an answer object per reserve would be a literal). */
+  #chosen: Page<R> | undefined;
   readonly #onFree: ((allocation: AllocationId) => void) | undefined;
   readonly #minPageSize: number;
   /** Set by `dispose`: every page is given back as soon as it is free. */
@@ -161,8 +187,11 @@ export class MemoryManagement<R> implements HandleOwner {
     }
     if (size > this.config.maxAllocation) throw new BufferTooBigError(size, this.config.maxAllocation);
     const sliceSize = Math.max(this.#align(size), this.config.alignment);
-    const found = this.#findFree(sliceSize) ?? this.#newPage(sliceSize);
-    const { page, index } = found;
+    let index = this.#findFree(sliceSize);
+    const created = index < 0;
+    if (created) index = this.#newPage(sliceSize);
+    const page = this.#chosen as Page<R>;
+    this.#chosen = undefined;
     const free = page.free[index];
     invariant(free && free.allocation === undefined && free.size >= sliceSize, "reserve: chosen slice is free and fits");
     let slice = free;
@@ -171,7 +200,7 @@ export class MemoryManagement<R> implements HandleOwner {
       // among the free ones (it only moves up): the new object dies with the allocation, young,
       // while the free remainder lives on — the other way round, every reserve left a fresh free
       // slice that outlived scavenges and was promoted (docs/performance.md#what-a-request-leaves-behind).
-      slice = { offset: free.offset, size: sliceSize, allocation: undefined, prev: free.prev, next: free };
+      slice = new Slice(free.offset, sliceSize, undefined, free.prev, free);
       if (free.prev) free.prev.next = slice;
       else page.first = slice;
       free.prev = slice;
@@ -182,20 +211,10 @@ export class MemoryManagement<R> implements HandleOwner {
       page.free.splice(index, 1);
     }
     // The handle's state and the live entry are one object (where its bytes are, and its counts).
-    const state: LiveAllocation<R> = {
-      id: nextAllocation++ as AllocationId,
-      size,
-      stream,
-      handleRefs: 1,
-      bindingRefs: 0,
-      holds: 0,
-      freed: false,
-      slice,
-      page,
-    };
+    const state = new LiveAllocation<R>(nextAllocation++ as AllocationId, size, stream, slice, page);
     slice.allocation = state;
     this.#live.set(state.id, state);
-    if (!found.created) page.freeChecks = Math.max(0, page.freeChecks - 1);
+    if (!created) page.freeChecks = Math.max(0, page.freeChecks - 1);
     const handle = new ManagedMemoryHandle(state, this);
     // After the slice is taken: a check run now cannot give its page back.
     this.device.reserved();
@@ -205,7 +224,7 @@ export class MemoryManagement<R> implements HandleOwner {
   /** Where `binding`'s bytes live. Throws {@link InvalidBindingError} when they are not live here. */
   resolve(binding: BufferBinding): ResolvedBinding<R> {
     const live = this.#entry("resolve", binding);
-    return { resource: live.page.resource, offset: live.slice.offset + binding.offset, size: binding.size };
+    return new Resolved(live.page.resource, live.slice.offset + binding.offset, binding.size);
   }
 
   /**
@@ -348,15 +367,20 @@ export class MemoryManagement<R> implements HandleOwner {
     return Math.ceil(size / a) * a;
   }
 
-  #findFree(sliceSize: number): { page: Page<R>; index: number; created: false } | undefined {
+  /** The index of a free slice of at least `sliceSize` bytes in the page it leaves in `#chosen`, or −1. */
+  #findFree(sliceSize: number): number {
     const dedicated = sliceSize > this.config.pageSize;
     for (const page of this.#pages) {
       if (page.dedicated !== dedicated) continue;
       if (dedicated && (page.size < sliceSize || page.size > 2 * sliceSize)) continue;
       const free = page.free;
-      for (let index = 0; index < free.length; index++) if ((free[index] as Slice).size >= sliceSize) return { page, index, created: false };
+      for (let index = 0; index < free.length; index++) {
+        if ((free[index] as Slice).size < sliceSize) continue;
+        this.#chosen = page;
+        return index;
+      }
     }
-    return undefined;
+    return -1;
   }
 
   /** The size of a new regular page for a slice of `sliceSize` (see the type doc). */
@@ -369,7 +393,8 @@ export class MemoryManagement<R> implements HandleOwner {
     return Math.min(this.#align(size), this.config.pageSize);
   }
 
-  #newPage(sliceSize: number): { page: Page<R>; index: number; created: true } {
+  /** Adds a page for a slice of `sliceSize` bytes, leaves it in `#chosen`; the index of its one free slice (0). */
+  #newPage(sliceSize: number): number {
     const dedicated = sliceSize > this.config.pageSize;
     const size = dedicated ? sliceSize : this.#regularPageSize(sliceSize);
     let resource: R;
@@ -381,7 +406,7 @@ export class MemoryManagement<R> implements HandleOwner {
       this.device.releaseUnused();
       resource = this.storage.alloc(size);
     }
-    const first: Slice = { offset: 0, size, allocation: undefined, prev: undefined, next: undefined };
+    const first = new Slice(0, size, undefined, undefined, undefined);
     const page: Page<R> = {
       resource,
       size,
@@ -393,7 +418,8 @@ export class MemoryManagement<R> implements HandleOwner {
       fresh: true,
     };
     this.#pages.push(page);
-    return { page, index: 0, created: true };
+    this.#chosen = page;
+    return 0;
   }
 
   #entry(op: string, binding: BufferBinding): LiveAllocation<R> {

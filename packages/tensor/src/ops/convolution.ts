@@ -23,6 +23,7 @@
  * @module
  */
 import { checkBoolean, checkInteger, checkOptions, describeValue } from "@weft/environment";
+import { FullOpIr } from "@weft/fusion";
 import { floatTypeFor, integerRange, isFloat } from "../dtype/dtype.js";
 import { DTypeError, ShapeError, ValueError, formatShape } from "../errors/tensor-errors.js";
 import { checkTensor } from "../tensor/arguments.js";
@@ -264,7 +265,7 @@ function pool(op: "maxPool2d" | "avgPool2d", x: Tensor, plan: { k: [number, numb
       if (countIncludePad) out = binary("mul", sums, 1 / (k[0] * k[1]));
       else {
         // The number of real elements per window: the same pool over a padded tensor of ones.
-        const ones = pad(register(x.device, { kind: "full", value: 1, out: output(x.device, [1, 1, h, w], xf.dtype) }), [[0, 0], [0, 0], [p[0], p[0]], [p[1], p[1]]], 0);
+        const ones = pad(register(x.device, new FullOpIr(output(x.device, [1, 1, h, w], xf.dtype), 1)), [[0, 0], [0, 0], [p[0], p[0]], [p[1], p[1]]], 0);
         out = binary("div", sums, reduce("sum", windows(ones, k, s, d, [oh, ow]), 2));
       }
     }

@@ -12,7 +12,7 @@
  * @module
  */
 import { UnsupportedError, checkInteger, checkNumber, checkOptions, describeValue } from "@weft/environment";
-import type { DType, TypedArray } from "@weft/fusion";
+import { ArangeOpIr, FullOpIr, RandomOpIr, type DType, type TypedArray } from "@weft/fusion";
 import { type Device, resolveDevice } from "../device/device.js";
 import { arrayConstructorFor, dtypeOfArray, fitsDType, floatToHalf, integerRange, isFloat } from "../dtype/dtype.js";
 import { DTypeError, ShapeError, ValueError, formatShape } from "../errors/tensor-errors.js";
@@ -168,7 +168,7 @@ function fill(op: string, shapeArg: readonly number[], value: number, options: C
   const shape = checkShape(op, shapeArg);
   const dtype = checkDType(op, opts.dtype ?? dflt, device);
   const v = convertScalar(op, value, dtype);
-  return register(device, { kind: "full", value: v, out: output(device, shape, dtype) });
+  return register(device, new FullOpIr(output(device, shape, dtype), v));
 }
 
 /** A tensor of zeros. */
@@ -252,7 +252,7 @@ export function arange(start: number, stop?: number, step = 1, options: Creation
       }
     }
   }
-  return register(device, { kind: "arange", start: lo, step, out: output(device, [n], dtype) });
+  return register(device, new ArangeOpIr(output(device, [n], dtype), lo, step));
 }
 
 /** `num` evenly spaced values from `start` to `stop` inclusive (f32). */
@@ -266,7 +266,7 @@ export function linspace(start: number, stop: number, num: number, options: Crea
   const dtype = checkDType(op, opts.dtype ?? "f32", device);
   if (!isFloat(dtype)) throw new DTypeError(op, `dtype ${dtype} cannot hold evenly spaced values; use f32 and cast`);
   const step = num > 1 ? (stop - start) / (num - 1) : 0;
-  return register(device, { kind: "arange", start, step, out: output(device, [num], dtype) });
+  return register(device, new ArangeOpIr(output(device, [num], dtype), start, step));
 }
 
 /** An `n × m` identity matrix (`m` defaults to `n`), composed as `arange(n)[:, None] == arange(m)`. */
@@ -308,7 +308,7 @@ function random(op: string, shapeArg: readonly number[], distribution: "uniform"
   if (!isFloat(dtype)) throw new DTypeError(op, `random values need a float dtype, got ${dtype}; cast the result instead`);
   const explicit = opts.seed === undefined ? undefined : checkInteger(op, "the seed", opts.seed, 0);
   const s = explicit ?? seedCounter++;
-  return register(device, { kind: "random", distribution, seed: s >>> 0, a, b, out: output(device, shape, dtype) });
+  return register(device, new RandomOpIr(output(device, shape, dtype), distribution, s >>> 0, a, b));
 }
 
 /** Uniform values on `[0, 1)`. */

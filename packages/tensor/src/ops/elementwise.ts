@@ -17,7 +17,7 @@
  * @module
  */
 import { UnsupportedError, ValueError, describeValue } from "@weft/environment";
-import type { BinaryOp, DType, UnaryOp } from "@weft/fusion";
+import { BinaryOpIr, ClampOpIr, FullOpIr, ScalarOpIr, UnaryOpIr, WhereOpIr, type BinaryOp, type DType, type UnaryOp } from "@weft/fusion";
 import type { Device } from "../device/device.js";
 import { fitsDType, floatTypeFor, integerRange, isDType, isFloat, promoteTypes, promoteWithScalar, scalarPromotion } from "../dtype/dtype.js";
 import { DTypeError } from "../errors/tensor-errors.js";
@@ -91,7 +91,7 @@ export function unary(op: UnaryOp, x: Tensor): Tensor {
 
 function emitUnary(op: UnaryOp, x: Tensor): Tensor {
   const input = use(op, x);
-  return register(x.device, { kind: "unary", op, input, out: output(x.device, x.shape, x.dtype) });
+  return register(x.device, new UnaryOpIr(op, input, output(x.device, x.shape, x.dtype)));
 }
 
 /** How a binary op treats dtypes. */
@@ -162,7 +162,7 @@ function binaryTensors(op: BinaryOp, lhs: Tensor, rhs: Tensor): Tensor {
   const r = rhs.dtype === compute ? rhs : castUnchecked(rhs, compute);
   const lIr = use(op, l);
   const rIr = use(op, r);
-  const out = register(device, { kind: "binary", op, lhs: lIr, rhs: rIr, out: output(device, shape, outType) });
+  const out = register(device, new BinaryOpIr(op, lIr, rIr, output(device, shape, outType)));
   if (l !== lhs) releaseOne(l);
   if (r !== rhs) releaseOne(r);
   return out;
@@ -271,7 +271,7 @@ function exactIntegerCompare(opArg: BinaryOp, x: Tensor, scalar: number, scalarF
 
 function emitBinaryScalar(op: BinaryOp, x: Tensor, scalar: number, scalarFirst: boolean, outType: DType): Tensor {
   const lhs = use(op, x);
-  return register(x.device, { kind: "binary-scalar", op, lhs, scalar, scalarFirst, out: output(x.device, x.shape, outType) });
+  return register(x.device, new ScalarOpIr(op, lhs, scalar, scalarFirst, output(x.device, x.shape, outType)));
 }
 
 /** `x ** exponent` for a scalar exponent (`pow` on integers computes in `f32`). */
@@ -315,7 +315,7 @@ export function clamp(x: Tensor, lo?: number, hi?: number): Tensor {
   const [min, max] = [lo, hi];
   return withDType(x, compute, (xc) => {
     const input = use("clamp", xc);
-    return register(xc.device, { kind: "clamp", input, min, max, out: output(xc.device, xc.shape, compute) });
+    return register(xc.device, new ClampOpIr(input, min, max, output(xc.device, xc.shape, compute)));
   });
 }
 
@@ -372,18 +372,12 @@ export function where(condition: Tensor, a: Operand, b: Operand): Tensor {
     b instanceof Tensor ? b.shape : [],
   );
   const branch = (x: Tensor | undefined, v: number | undefined): Tensor => {
-    if (x === undefined) return register(device, { kind: "full", value: v ?? 0, out: output(device, [], dtype) });
+    if (x === undefined) return register(device, new FullOpIr(output(device, [], dtype), v ?? 0));
     return x.dtype === dtype ? x : castUnchecked(x, dtype);
   };
   const at = branch(a instanceof Tensor ? a : undefined, av);
   const bt = branch(b instanceof Tensor ? b : undefined, bv);
-  const out = register(device, {
-    kind: "where",
-    condition: use("where", condition),
-    lhs: use("where", at),
-    rhs: use("where", bt),
-    out: output(device, shape, dtype),
-  });
+  const out = register(device, new WhereOpIr(use("where", condition), use("where", at), use("where", bt), output(device, shape, dtype)));
   release(at === a ? undefined : at, bt === b ? undefined : bt);
   return out;
 }

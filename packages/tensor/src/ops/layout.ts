@@ -11,7 +11,7 @@
  * @module
  */
 import { checkNumber, describeValue } from "@weft/environment";
-import type { SliceRange } from "@weft/fusion";
+import { ArangeOpIr, ConcatOpIr, ExpandOpIr, GatherOpIr, PadOpIr, PermuteOpIr, ReshapeOpIr, SliceOpIr, type SliceRange } from "@weft/fusion";
 import { fitsDType, promoteTypes } from "../dtype/dtype.js";
 import { AxisError, DTypeError, ShapeError, ValueError, formatShape } from "../errors/tensor-errors.js";
 import { checkShape, normalizeAxes, normalizeAxis, sizeOf } from "../shape/shape.js";
@@ -30,7 +30,7 @@ export function sameShape(a: readonly number[], b: readonly number[]): boolean {
 export function reshapeUnchecked(x: Tensor, shape: readonly number[]): Tensor {
   if (sameShape(x.shape, shape)) return x.clone();
   const input = use("reshape", x);
-  return register(x.device, { kind: "reshape", input, out: output(x.device, shape, x.dtype) });
+  return register(x.device, new ReshapeOpIr(input, output(x.device, shape, x.dtype)));
 }
 
 /** Resolves a target shape with at most one `-1`. */
@@ -94,12 +94,7 @@ export function permute(x: Tensor, axesArg: readonly number[]): Tensor {
   }
   if (axes.every((a, i) => a === i)) return x.clone();
   const input = use("permute", x);
-  return register(x.device, {
-    kind: "permute",
-    input,
-    axes,
-    out: output(x.device, axes.map((a) => x.shape[a] ?? 0), x.dtype),
-  });
+  return register(x.device, new PermuteOpIr(input, axes, output(x.device, axes.map((a) => x.shape[a] ?? 0), x.dtype)));
 }
 
 /** Swaps two axes (default the last two; a rank < 2 tensor is returned as a new reference). */
@@ -141,7 +136,7 @@ export function expand(x: Tensor, shapeArg: readonly number[]): Tensor {
   if (sameShape(aligned, target)) return reshapeUnchecked(x, target);
   const base = reshapeUnchecked(x, aligned);
   const input = use("expand", base);
-  const out = register(x.device, { kind: "expand", input, out: output(x.device, target, x.dtype) });
+  const out = register(x.device, new ExpandOpIr(input, output(x.device, target, x.dtype)));
   release(base);
   return out;
 }
@@ -243,7 +238,7 @@ export function slice(x: Tensor, specs: readonly SliceSpec[]): Tensor {
   const full = ranges.every((r, i) => r.start === 0 && r.step === 1 && r.end === x.shape[i]);
   const forward = full
     ? x.clone()
-    : register(x.device, { kind: "slice", input: use("slice", x), ranges, out: output(x.device, shape, x.dtype) });
+    : register(x.device, new SliceOpIr(use("slice", x), ranges, output(x.device, shape, x.dtype)));
   const sliced = reversed.length === 0 ? forward : flipUnchecked(forward, reversed);
   if (sliced !== forward) release(forward);
   if (dropped.length === 0) return sliced;
@@ -281,7 +276,7 @@ export function concat(tensors: readonly Tensor[], axisArg = 0): Tensor {
   const shape = [...first.shape];
   shape[axis] = parts.reduce((n, t) => n + (t.shape[axis] ?? 0), 0);
   const inputs = casted.map((t) => use("concat", t));
-  const out = register(device, { kind: "concat", inputs, axis, out: output(device, shape, dtype) });
+  const out = register(device, new ConcatOpIr(inputs, axis, output(device, shape, dtype)));
   release(...temps);
   return out;
 }
@@ -360,8 +355,8 @@ export function gather(x: Tensor, indices: Tensor, axisArg: number): Tensor {
     const reshaped = reshapeUnchecked(idx, viewShape);
     const expanded = sameShape(viewShape, target)
       ? reshaped.clone()
-      : register(device, { kind: "expand", input: use("gather", reshaped), out: output(device, target, "i32") });
-    const out = register(device, { kind: "gather", input: use("gather", x), indices: use("gather", expanded), axis, out: output(device, target, x.dtype) });
+      : register(device, new ExpandOpIr(use("gather", reshaped), output(device, target, "i32")));
+    const out = register(device, new GatherOpIr(use("gather", x), use("gather", expanded), axis, output(device, target, x.dtype)));
     release(idx === indices ? undefined : idx, reshaped, expanded);
     return out;
   }
@@ -374,7 +369,7 @@ export function gather(x: Tensor, indices: Tensor, axisArg: number): Tensor {
     }
   });
   const idx = indices.dtype === "i32" ? indices : castUnchecked(indices, "i32");
-  const out = register(device, { kind: "gather", input: use("gather", x), indices: use("gather", idx), axis, out: output(device, indices.shape, x.dtype) });
+  const out = register(device, new GatherOpIr(use("gather", x), use("gather", idx), axis, output(device, indices.shape, x.dtype)));
   release(idx === indices ? undefined : idx);
   return out;
 }
@@ -401,13 +396,7 @@ export function pad(x: Tensor, padding: readonly (readonly [number, number])[], 
   }
   if (full.every(([b, a]) => b === 0 && a === 0)) return x.clone();
   const shape = x.shape.map((d, i) => d + (full[i]?.[0] ?? 0) + (full[i]?.[1] ?? 0));
-  return register(x.device, {
-    kind: "pad",
-    input: use("pad", x),
-    padding: full.map(([b, a]) => [b, a] as [number, number]),
-    value,
-    out: output(x.device, shape, x.dtype),
-  });
+  return register(x.device, new PadOpIr(use("pad", x), full.map(([b, a]) => [b, a] as [number, number]), value, output(x.device, shape, x.dtype)));
 }
 
 /**
@@ -429,7 +418,7 @@ export function flipUnchecked(x: Tensor, axes: readonly number[]): Tensor {
   for (const axis of axes) {
     const n = x.shape[axis] ?? 0;
     if (n <= 1) continue;
-    const indices = register(x.device, { kind: "arange", start: n - 1, step: -1, out: output(x.device, [n], "i32") });
+    const indices = register(x.device, new ArangeOpIr(output(x.device, [n], "i32"), n - 1, -1));
     const next = gather(current, indices, axis);
     release(indices, current);
     current = next;

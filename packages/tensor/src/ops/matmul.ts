@@ -12,6 +12,7 @@
  *
  * @module
  */
+import { MatmulOpIr } from "@weft/fusion";
 import { floatTypeFor, promoteTypes } from "../dtype/dtype.js";
 import { ShapeError, formatShape } from "../errors/tensor-errors.js";
 import { broadcastShapes } from "../shape/shape.js";
@@ -55,12 +56,7 @@ export function matmul(lhs: Tensor, rhs: Tensor): Tensor {
   // no temporary reference (`reshapeUnchecked` clones: a wrapper made, tracked and disposed).
   const lr = sameShape(lc.shape, lFull) ? lc : reshapeUnchecked(lc, lFull);
   const rr = sameShape(rc.shape, rFull) ? rc : reshapeUnchecked(rc, rFull);
-  const product = register(device, {
-    kind: "matmul",
-    lhs: use("matmul", lr),
-    rhs: use("matmul", rr),
-    out: output(device, [...batch, m, n], dtype),
-  });
+  const product = register(device, new MatmulOpIr(use("matmul", lr), use("matmul", rr), output(device, [...batch, m, n], dtype)));
   release(lr === lc ? undefined : lr, rr === rc ? undefined : rr, lc === lhs ? undefined : lc, rc === rhs ? undefined : rc);
   const finalShape = [...batch];
   if (lhs.rank > 1) finalShape.push(m);
@@ -87,12 +83,7 @@ function matmul2d(device: Device, lhs: Tensor, rhs: Tensor): Tensor {
   const dtype = floatTypeFor(promoteTypes(lhs.dtype, rhs.dtype));
   const lc = lhs.dtype === dtype ? lhs : castUnchecked(lhs, dtype);
   const rc = rhs.dtype === dtype ? rhs : castUnchecked(rhs, dtype);
-  const product = register(device, {
-    kind: "matmul",
-    lhs: use("matmul", lc),
-    rhs: use("matmul", rc),
-    out: output(device, [m, n], dtype),
-  });
+  const product = register(device, new MatmulOpIr(use("matmul", lc), use("matmul", rc), output(device, [m, n], dtype)));
   if (lc !== lhs) releaseOne(lc);
   if (rc !== rhs) releaseOne(rc);
   return product;

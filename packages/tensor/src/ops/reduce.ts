@@ -15,7 +15,7 @@
  * @module
  */
 import { ValueError, checkBoolean, checkNumber, checkOptions, describeValue } from "@weft/environment";
-import type { ReduceOp } from "@weft/fusion";
+import { ReduceOpIr, type ReduceOp } from "@weft/fusion";
 import { floatTypeFor } from "../dtype/dtype.js";
 import { DTypeError, ShapeError, formatShape } from "../errors/tensor-errors.js";
 import { normalizeAxes, normalizeAxis, reducedShape, sizeOf } from "../shape/shape.js";
@@ -65,14 +65,7 @@ function checkNonEmpty(op: string, x: Tensor, axes: readonly number[]): void {
 /** Records one `reduce` of `x` (already of the right dtype) over normalised `axes`. */
 function emitReduce(op: ReduceOp, x: Tensor, axes: readonly number[], keepDims: boolean, outType = x.dtype): Tensor {
   const input = use(op, x);
-  return register(x.device, {
-    kind: "reduce",
-    op,
-    input,
-    axes: [...axes],
-    keepDims,
-    out: output(x.device, reducedShape(x.shape, axes, keepDims), outType),
-  });
+  return register(x.device, new ReduceOpIr(op, input, [...axes], keepDims, output(x.device, reducedShape(x.shape, axes, keepDims), outType)));
 }
 
 /** No axes to reduce: the value itself (as `dtype`), with `keepDims` irrelevant. */

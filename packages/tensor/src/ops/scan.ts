@@ -12,6 +12,7 @@
  *
  * @module
  */
+import { ScanOpIr } from "@weft/fusion";
 import { normalizeAxis } from "../shape/shape.js";
 import { checkAxisArg, checkTensor } from "../tensor/arguments.js";
 import { castUnchecked, checkOperands, output, register, release, use } from "../tensor/record.js";
@@ -28,7 +29,7 @@ function scan(op: "cumsum" | "cumprod", x: Tensor, axisArg: number | undefined):
   const dtype = x.dtype === "bool" ? "i32" : x.dtype;
   const typed = dtype === x.dtype ? x : castUnchecked(x, dtype);
   const input = flat ? reshapeUnchecked(typed, shape) : typed;
-  const out = register(x.device, { kind: "scan", op: op === "cumsum" ? "sum" : "prod", input: use(op, input), axis, out: output(x.device, shape, dtype) });
+  const out = register(x.device, new ScanOpIr(op === "cumsum" ? "sum" : "prod", use(op, input), axis, output(x.device, shape, dtype)));
   release(typed === x ? undefined : typed, input === typed ? undefined : input);
   return out;
 }

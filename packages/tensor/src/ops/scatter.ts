@@ -18,6 +18,7 @@
  *
  * @module
  */
+import { FullOpIr, ScatterOpIr } from "@weft/fusion";
 import { checkOperandValue, checkTensor } from "../tensor/arguments.js";
 import { DTypeError, ShapeError, ValueError, formatShape } from "../errors/tensor-errors.js";
 import { fitsDType } from "../dtype/dtype.js";
@@ -60,16 +61,11 @@ function checkScatter(op: "scatter" | "scatterAdd", x: Tensor, indices: Tensor, 
 /** One `scatter` operation (`i32` indices; a number source filled to the indices' shape). */
 function record(op: "scatter" | "scatterAdd", x: Tensor, indices: Tensor, src: Tensor | number, axis: number): Tensor {
   const idx = indices.dtype === "i32" ? indices : castUnchecked(indices, "i32");
-  const source = src instanceof Tensor ? src : register(x.device, { kind: "full", value: src, out: output(x.device, indices.shape, x.dtype) });
-  const out = register(x.device, {
-    kind: "scatter",
-    op: op === "scatter" ? "assign" : "add",
-    input: use(op, x),
-    indices: use(op, idx),
-    src: use(op, source),
-    axis,
-    out: output(x.device, x.shape, x.dtype),
-  });
+  const source = src instanceof Tensor ? src : register(x.device, new FullOpIr(output(x.device, indices.shape, x.dtype), src));
+  const out = register(
+    x.device,
+    new ScatterOpIr(op === "scatter" ? "assign" : "add", use(op, x), use(op, idx), use(op, source), axis, output(x.device, x.shape, x.dtype)),
+  );
   release(idx === indices ? undefined : idx, source === src ? undefined : source);
   return out;
 }

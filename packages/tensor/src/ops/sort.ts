@@ -15,7 +15,7 @@
  * @module
  */
 import { checkBoolean, checkInteger, checkOptions } from "@weft/environment";
-import type { SortOutput } from "@weft/fusion";
+import { SortOpIr, type SortOutput } from "@weft/fusion";
 import { ShapeError, ValueError, formatShape } from "../errors/tensor-errors.js";
 import { normalizeAxis } from "../shape/shape.js";
 import { checkAxisArg, checkTensor } from "../tensor/arguments.js";
@@ -39,7 +39,7 @@ export interface SortResult {
 /** One `sort` operation: the first `kept` entries of the order along `axis`, values or positions. */
 function record(op: string, x: Tensor, axis: number, descending: boolean, which: SortOutput, kept: number): Tensor {
   const shape = x.shape.map((d, i) => (i === axis ? kept : d));
-  return register(x.device, { kind: "sort", input: use(op, x), axis, descending, output: which, out: output(x.device, shape, which === "indices" ? "i32" : x.dtype) });
+  return register(x.device, new SortOpIr(use(op, x), axis, descending, which, output(x.device, shape, which === "indices" ? "i32" : x.dtype)));
 }
 
 function checkSort(op: string, x: Tensor, axisArg: number, options: SortOptions): { axis: number; descending: boolean } {

@@ -14,7 +14,7 @@
  * @module
  */
 import { checkInteger, checkOptions, describeValue } from "@weft/environment";
-import type { DType } from "@weft/fusion";
+import { ArangeOpIr, FullOpIr, type DType } from "@weft/fusion";
 import { DTypeError, ShapeError, ValueError, formatShape } from "../errors/tensor-errors.js";
 import { normalizeAxis } from "../shape/shape.js";
 import { checkAxisArg, checkTensor } from "../tensor/arguments.js";
@@ -27,7 +27,7 @@ import { gather, reshapeUnchecked } from "./layout.js";
 
 /** An `i32` `arange(n)` on `x`'s device, reshaped to `shape` (one dim of size `n`, the rest 1). */
 function indexAlong(x: Tensor, n: number, shape: readonly number[]): Tensor {
-  const line = register(x.device, { kind: "arange", start: 0, step: 1, out: output(x.device, [n], "i32") });
+  const line = register(x.device, new ArangeOpIr(output(x.device, [n], "i32"), 0, 1));
   const out = reshapeUnchecked(line, shape);
   release(line);
   return out;
@@ -79,7 +79,7 @@ export function tile(x: Tensor, reps: number | readonly number[]): Tensor {
   const r = [...new Array<number>(rank - list.length).fill(1), ...list];
   const outShape = shape.map((d, i) => d * (r[i] ?? 1));
   if (r.every((v) => v === 1)) return reshapeUnchecked(x, outShape);
-  if (outShape.includes(0)) return register(x.device, { kind: "full", value: 0, out: output(x.device, outShape, x.dtype) });
+  if (outShape.includes(0)) return register(x.device, new FullOpIr(output(x.device, outShape, x.dtype), 0));
   return tidy(() => {
     const interleaved = reshapeUnchecked(x, shape.flatMap((d) => [1, d]));
     const grown = interleaved.expand(shape.flatMap((d, i) => [r[i] ?? 1, d]));
@@ -114,7 +114,7 @@ export function repeat(x: Tensor, repeats: number | readonly number[], axisArg?:
     const input = flat ? reshapeUnchecked(x, source) : x;
     if (typeof repeats === "number") {
       const target = source.map((d, i) => (i === axis ? d * repeats : d));
-      if (repeats === 0 || n === 0) return register(x.device, { kind: "full", value: 0, out: output(x.device, target, x.dtype) });
+      if (repeats === 0 || n === 0) return register(x.device, new FullOpIr(output(x.device, target, x.dtype), 0));
       const split = [...source.slice(0, axis + 1), 1, ...source.slice(axis + 1)];
       const grown = reshapeUnchecked(input, split).expand([...source.slice(0, axis + 1), repeats, ...source.slice(axis + 1)]);
       return reshapeUnchecked(grown, target);
@@ -124,7 +124,7 @@ export function repeat(x: Tensor, repeats: number | readonly number[], axisArg?:
       for (let c = 0; c < count; c++) index.push(i);
     });
     if (index.length === 0) {
-      return register(x.device, { kind: "full", value: 0, out: output(x.device, source.map((d, i) => (i === axis ? 0 : d)), x.dtype) });
+      return register(x.device, new FullOpIr(output(x.device, source.map((d, i) => (i === axis ? 0 : d)), x.dtype), 0));
     }
     return gather(input, upload(index, { dtype: "i32", device: x.device }), axis);
   });

@@ -13,7 +13,7 @@
  * @module
  */
 import { invariant } from "@weft/environment";
-import type { DType, ProducingOperation, TensorIr } from "@weft/fusion";
+import { CastOpIr, type DType, type ProducingOperation, type TensorIr } from "@weft/fusion";
 import type { Device } from "../device/device.js";
 import { DeviceMismatchError } from "../errors/tensor-errors.js";
 import { observer } from "./observer.js";
@@ -112,5 +112,5 @@ export function withDType<T>(t: Tensor, dtype: DType, body: (converted: Tensor) 
 /** Registers a `cast` without validation (callers validated liveness and the dtype). */
 export function castUnchecked(t: Tensor, dtype: DType): Tensor {
   const input = use("cast", t);
-  return register(t.device, { kind: "cast", input, out: output(t.device, t.shape, dtype) });
+  return register(t.device, new CastOpIr(input, output(t.device, t.shape, dtype)));
 }

@@ -11,7 +11,11 @@ import { NeverReadyFuser, TestRuntime, type TestHandle } from "@weft/fusion/test
 import { Device, setDevice } from "../device/device.js";
 import { AxisError, DTypeError, DeviceMismatchError, NoDeviceError, ShapeError, SyncReadError } from "../errors/tensor-errors.js";
 import { arange, ones, rand, tensor, zeros } from "../ops/creation.js";
-import { concat, stack } from "../ops/layout.js";
+import { concat, gather, pad, slice, stack } from "../ops/layout.js";
+import { cast, clamp, where } from "../ops/elementwise.js";
+import { cumsum } from "../ops/scan.js";
+import { scatter } from "../ops/scatter.js";
+import { sort } from "../ops/sort.js";
 import { broadcastPair, broadcastShapes } from "../shape/shape.js";
 import { DTYPES, isDType, promoteTypes } from "../dtype/dtype.js";
 import { setOpObserver } from "./observer.js";
@@ -236,6 +240,31 @@ describe("what ops record", () => {
     const seeds = rec.ops().map((o) => (o.kind === "random" ? o.seed : -1));
     expect(seeds[1], "the global counter advances").toBe((seeds[0] ?? 0) + 1);
     expect(seeds[2]).toBe(42);
+  });
+
+  it("every op of every kind is recorded as class instances, its tensors too, never as object literals (docs/performance.md#allocation-sites)", () => {
+    const x = tensor([[3, 1], [2, 4]]);
+    const i = tensor([[1, 0], [0, 1]], { dtype: "i32" });
+    const made = [
+      zeros([2, 2]), arange(0, 4), rand([2]), x.exp(), x.add(x), x.add(1), clamp(x, 0, 2), cast(x, "i32"),
+      where(x.gt(2), x, x.neg()), x.sum(1), x.matmul(x), x.reshape([4]), x.permute([1, 0]), x.expand([3, 2, 2]),
+      slice(x, [[0, 1]]), concat([x, x], 0), gather(x, i, 1), pad(x, [[1, 0], [0, 1]]), sort(x, 1), cumsum(x, 0),
+      scatter(x, i, x, 1),
+    ];
+    for (const t of made) t.dispose();
+    const ops = rec.fusion.streams.pending(StreamId.current());
+    const kinds = new Set(ops.map((o) => o.kind));
+    for (const k of ["init", "full", "arange", "random", "unary", "binary", "binary-scalar", "clamp", "cast", "where", "reduce", "matmul", "reshape", "permute", "expand", "slice", "concat", "gather", "pad", "sort", "scan", "scatter", "drop"]) {
+      expect(kinds.has(k as OperationIr["kind"]), `the program records a ${k}`).toBe(true);
+    }
+    const literal = (v: unknown): boolean => Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null;
+    for (const op of ops) {
+      expect(literal(op), `${op.kind} is an object literal`).toBe(false);
+      for (const [field, value] of Object.entries(op)) {
+        const tensors = Array.isArray(value) ? value : [value];
+        for (const t of tensors) if (typeof t === "object" && t !== null && "status" in t) expect(literal(t), `${op.kind}.${field} is a TensorIr literal`).toBe(false);
+      }
+    }
   });
 
   it("arange computes its length like NumPy", () => {
