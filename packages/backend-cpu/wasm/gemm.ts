@@ -114,11 +114,15 @@ export function gemmRows(pa: usize, pb: usize, pc: usize, m2: i32, n8: i32, k: i
  *   `0.5·(x + |x|·erf(|x|/√2))` with `erf` the 6-term Taylor piece around the nearest `i/64` (the
  *   table at `ptable`, `385 × 6` f64, copied from `ERF_TABLE`), Horner's rule in the same order,
  *   `1` from `|x|/√2 ≥ 6`, a zero result taking `x`'s sign (`x·0`) — rounded to f32 (the `gelu`
- *   step; `flags & 16`: stored at `pact`).
+ *   step; `flags & 16`: stored at `pact`). Returns how many lane pairs held a GELU input below
+ *   `special.ts` `GELU_TAIL`: there `gelu` is `0.5·x·erfc(|x|/√2)`, which needs `exp`, and
+ *   AssemblyScript's `exp` reads tables from the memory the host overwrites; the host recomputes
+ *   those elements (`src/kernels/matmul-wasm.ts`).
  * f64x2 `mul`/`add` round like scalar f64 and JavaScript never contracts `a·b + c`, so every lane
  * is the scalar code's value (`src/kernels/linear-epilogue.ts`).
  */
-export function epilogueRows(pc: usize, pbias: usize, pprod: usize, psum: usize, pact: usize, ptable: usize, m: i32, n8: i32, flags: i32): void {
+export function epilogueRows(pc: usize, pbias: usize, pprod: usize, psum: usize, pact: usize, ptable: usize, m: i32, n8: i32, flags: i32): i32 {
+  let tails = 0;
   const half = f64x2.splat(0.5);
   const invSqrt2 = f64x2.splat(0.7071067811865476); // Math.SQRT1_2
   const six = f64x2.splat(6.0);
@@ -127,6 +131,7 @@ export function epilogueRows(pc: usize, pbias: usize, pprod: usize, psum: usize,
   const one = f64x2.splat(1.0);
   const zero = f64x2.splat(0.0);
   const lastPiece = i32x4.splat(384);
+  const tail = f64x2.splat(-3.5355339059327378); // special.ts GELU_TAIL
   const bias = (flags & 1) !== 0;
   const gelu = (flags & 2) !== 0;
   const storeProduct = (flags & 4) !== 0;
@@ -162,8 +167,11 @@ export function epilogueRows(pc: usize, pbias: usize, pprod: usize, psum: usize,
       p = f64x2.add(f64x2.mul(p, h), v128.load64_lane(r1, v128.load64_zero(r0, 0), 1, 0));
       const erf = v128.bitselect(one, p, f64x2.ge(t, six));
       const r = f64x2.mul(half, f64x2.add(x, f64x2.mul(a, erf)));
+      // The negative tail (rare) is left to the host, which recomputes those elements (see the doc).
+      if (v128.any_true(f64x2.lt(x, tail))) tails++;
       x = v128.bitselect(f64x2.mul(x, zero), r, f64x2.eq(r, zero));
       if (storeAct) v128.store64_lane(pact + at, f32x4.demote_f64x2_zero(x), 0);
     }
   }
+  return tails;
 }

@@ -21,7 +21,9 @@ function probeValues(): Float32Array {
     const c = i / 64;
     for (const d of [0, 1 / 128, -1 / 128, 1 / 128 + 1e-9, 1 / 128 - 1e-9, 1e-4]) t.push((c + d) * Math.SQRT2);
   }
-  const values = [...t, ...t.map((x) => -x), 0, -0, NaN, Infinity, -Infinity, 1e-40, -1e-40, 3e38, -3e38, 8.4, -8.4, 8.6, -8.6, 100, -100];
+  // The negative tail's erfc form (below GELU_TAIL) and both sides of the switch.
+  const tail = [-2.5 * Math.SQRT2, -3.5355, -3.5356, -3.6, -4.7, -6, -7, -9, -12, -14, -20, -38, -39];
+  const values = [...t, ...t.map((x) => -x), ...tail, 0, -0, NaN, Infinity, -Infinity, 1e-40, -1e-40, 3e38, -3e38, 8.4, -8.4, 8.6, -8.6, 100, -100];
   return Float32Array.from(values);
 }
 

@@ -20,7 +20,7 @@
  */
 import { GEMM_WASM_BASE64 } from "../wasm/gemm.generated.js";
 import { MC, MR, NR, packA, packB, type MatmulArgs } from "./matmul-f64.js";
-import { ERF_TABLE } from "../numerics/special.js";
+import { ERF_TABLE, GELU_TAIL, gelu } from "../numerics/special.js";
 import { WasmArena, type WasmSupport } from "./wasm-module.js";
 import { THREADED_MATMUL_MIN_WORK, cpuThreads, gemmOnThreads, threadedGemm } from "./matmul-threads.js";
 
@@ -30,7 +30,7 @@ export const WASM_GEMM_MAX_BYTES = 256 * 1024 * 1024;
 interface GemmExports {
   readonly gemm: (pa: number, pb: number, pc: number, k: number, mPanels: number, nPanels: number, ldc: number) => void;
   readonly gemmRows: (pa: number, pb: number, pc: number, m2: number, n8: number, k: number) => void;
-  readonly epilogueRows: (pc: number, pbias: number, pprod: number, psum: number, pact: number, ptable: number, m: number, n8: number, flags: number) => void;
+  readonly epilogueRows: (pc: number, pbias: number, pprod: number, psum: number, pact: number, ptable: number, m: number, n8: number, flags: number) => number;
 }
 
 /** The compiled module over its memory (replaced, never grown), or why there is none; `undefined` until first asked. */
@@ -143,10 +143,29 @@ function runEpilogue(exports: GemmExports, buffer: ArrayBufferLike, views: RowsV
   // Pad columns are computed and never copied out; zero keeps them finite.
   for (let j = n; j < n8; j++) wbias[j] = 0;
   const flags = (bias !== undefined ? 1 : 0) | (epilogue.gelu ? 2 : 0) | (product !== undefined ? 4 : 0) | (sum !== undefined ? 8 : 0) | (act !== undefined ? 16 : 0);
-  exports.epilogueRows(views.block.byteOffset, wbias.byteOffset, views.product.byteOffset, views.sum.byteOffset, views.act.byteOffset, 0, m, n8, flags);
+  const tails = exports.epilogueRows(views.block.byteOffset, wbias.byteOffset, views.product.byteOffset, views.sum.byteOffset, views.act.byteOffset, 0, m, n8, flags);
+  if (tails > 0 && act !== undefined) geluTail(views, m, n, bias !== undefined);
   if (product !== undefined) copyOut(views.product, views, m, n, product, epilogue.productBase);
   if (sum !== undefined) copyOut(views.sum, views, m, n, sum, epilogue.sumBase);
   if (act !== undefined) copyOut(views.act, views, m, n, act, epilogue.actBase);
+}
+
+/**
+ * Recomputes the activations whose GELU input lies below `GELU_TAIL`, which the WebAssembly
+ * epilogue leaves (`wasm/gemm.ts`: `gelu` there needs `exp`): the input as the epilogue rounds it
+ * (the product as f32, plus the bias in f64 as f32), and `gelu` in f64 stored as f32. Runs only
+ * when some element is that far into the negative tail.
+ */
+function geluTail(views: RowsViews, m: number, n: number, withBias: boolean): void {
+  const { block, bias, act, n8 } = views;
+  for (let i = 0; i < m; i++) {
+    for (let j = 0; j < n; j++) {
+      const e = i * n8 + j;
+      const product = Math.fround(block[e] as number);
+      const x = withBias ? Math.fround(product + (bias[j] as number)) : product;
+      if (x < GELU_TAIL) act[e] = gelu(x);
+    }
+  }
 }
 
 /** Copies the first `m × n` of the `m2 × n8` block `from` into `to` (dense, from `base`). */

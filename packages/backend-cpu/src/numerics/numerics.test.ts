@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ERF_LIMIT, ERF_STEPS, ERF_TERMS, erf, erfSeries, gelu, roundHalfEven } from "./special.js";
+import { ERF_LIMIT, ERF_STEPS, ERF_TERMS, GELU_TAIL, erf, erfSeries, gelu, roundHalfEven } from "./special.js";
 import { pcg, randomValue, uniformPair } from "./random.js";
 import { binaryFn, castFn, convert, unaryFn } from "./scalar-ops.js";
 
@@ -66,6 +66,7 @@ describe("special functions", () => {
     let worst = 0;
     for (let k = -4000; k <= 4000; k++) {
       const x = k / 400; // [-10, 10], every table piece on both sides and past the ±1 limit
+      if (x < GELU_TAIL) continue; // the erfc form: the next test
       const want = product(x);
       // Equal up to the f64 rounding of the two forms (absolute, since the product form itself
       // cancels for x ≪ 0), and so equal as f32 except within ~1e-16 of an f32 tie.
@@ -80,6 +81,23 @@ describe("special functions", () => {
     expect(product(-Infinity)).toBeNaN();
     expect(gelu(3e38)).toBe(3e38);
     expect(gelu(-3e38)).toBe(-0);
+  });
+
+  it("gelu keeps its relative precision in the negative tail (erfc form below GELU_TAIL), where 1 + erf cancels", () => {
+    expect(GELU_TAIL).toBe(-2.5 * Math.SQRT2); // the literal gelu and wasm/gemm.ts spell out
+    // x · erfc(-x/√2) / 2 from mpmath at 40 digits.
+    const table: [number, number][] = [
+      [-3.6, -0.00057279092456712197], [-4, -0.00012668496733247969], [-4.7, -6.1137950334112257e-6], [-5, -1.4332578593959696e-6],
+      [-6, -5.9195258702261888e-9], [-7, -8.958687807200845e-12], [-8, -4.9767684594174273e-15], [-8.5, -8.0576045988728206e-17],
+      [-10, -7.6198530241605261e-23], [-12, -2.1317785344932148e-32], [-14, -1.091095154686992e-43], [-20, -5.5072482372124674e-88],
+      [-30, -1.4720141781444561e-196], [-37, -2.1184613523340934e-298],
+    ];
+    for (const [x, want] of table) expect(Math.abs(gelu(x) / want - 1), `gelu(${x})`).toBeLessThan(1e-12); // exp(-a²) of a rounded a² (~1e-13 at x = -37)
+    // Across the switch the two forms agree to the table form's precision.
+    const x = GELU_TAIL;
+    const justBelow = x - Math.abs(x) * Number.EPSILON; // a few ulps below
+    expect(Math.abs(gelu(justBelow) / gelu(x) - 1)).toBeLessThan(1e-12);
+    expect(Object.is(gelu(-40), -0), "an underflowed tail is -0 (x · 0)").toBe(true);
   });
 
   it("round breaks ties to even and passes non-finite values through", () => {

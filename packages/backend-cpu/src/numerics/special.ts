@@ -34,12 +34,29 @@ export function erfSeries(x: number): number {
     return TWO_OVER_SQRT_PI * sum;
   }
   if (ax > 6) return x > 0 ? 1 : -1;
-  // erfc(ax) = exp(-ax²)/√π · 1/(ax + (1/2)/(ax + 1/(ax + (3/2)/(ax + …))))
-  let t = ax;
-  for (let k = 80; k >= 1; k--) t = ax + k / 2 / t;
-  const erfc = (Math.exp(-ax * ax) * ONE_OVER_SQRT_PI) / t;
+  const erfc = erfcLarge(ax);
   return x > 0 ? 1 - erfc : erfc - 1;
 }
+
+/**
+ * `erfc(a)` for `a ≥ 2.5` in f64, with its relative precision: the continued fraction
+ * `exp(-a²)/√π · 1/(a + (1/2)/(a + 1/(a + (3/2)/(a + …))))` evaluated bottom-up over 80 terms
+ * (within 1 ulp of mpmath's `erfc` from 2.5 to 20). `+∞` gives `+0`. Slow (80 divisions): for
+ * {@link erfSeries} and the negative tail of {@link gelu}, which ordinary data rarely reaches.
+ */
+export function erfcLarge(a: number): number {
+  let t = a;
+  for (let k = 80; k >= 1; k--) t = a + k / 2 / t;
+  return (Math.exp(-a * a) * ONE_OVER_SQRT_PI) / t;
+}
+
+/**
+ * Below this `x` (`|x|/√2 ≥ 2.5`), {@link gelu} is `0.5·x·erfc(|x|/√2)` from {@link erfcLarge}:
+ * `1 + erf` there keeps erf's absolute error, which is a growing share of a value that falls like
+ * `e^(-x²/2)` (8% at `x = -7`, and `-0` from `-8.5` where the value is still `-8e-17`). The
+ * WebAssembly linear-layer epilogue (`wasm/gemm.ts`) uses the same literal.
+ */
+export const GELU_TAIL = -3.5355339059327378;
 
 /** Centers of {@link erf}'s Taylor pieces per unit of `x` (pieces are `1/ERF_STEPS` wide). */
 export const ERF_STEPS = 64;
@@ -143,15 +160,17 @@ export function erf(x: number): number {
  *
  * @remarks
  * Evaluated as `0.5 · (x + |x| · erf(|x| / √2))` — the same value (`erf` is odd), without the
- * sign's branches around the table evaluation. NaN gives NaN; a zero result has `x`'s sign; `+∞` gives
- * `+∞` and `-∞` NaN (`-∞ · 0`, as the product form and the WebGPU kernel give). It is the
+ * sign's branches around the table evaluation — and below {@link GELU_TAIL} as
+ * `0.5 · x · erfc(|x| / √2)`, which keeps its relative precision in the negative tail. NaN gives
+ * NaN; a zero result has `x`'s sign; `+∞` gives `+∞` and `-∞` NaN (`-∞ · 0`, as the product form
+ * and the WebGPU kernel give). It is the
  * serving MLP's activation, so this is most of that model's elementwise time.
  */
 export function gelu(x: number): number {
+  if (x < -3.5355339059327378) return 0.5 * x * erfcLarge(x * -Math.SQRT1_2); // GELU_TAIL, a literal as in erfNonNegative
   const a = x < 0 ? -x : x;
   const r = 0.5 * (x + a * erfNonNegative(a * Math.SQRT1_2));
-  // A zero takes `x`'s sign, as `x · 0` does in the product form: ±0, and x ≤ -8.5, where
-  // `erf` is exactly 1 and the sum cancels to +0.
+  // A zero takes `x`'s sign, as `x · 0` does in the product form (±0).
   return r !== 0 ? r : x * 0;
 }
 

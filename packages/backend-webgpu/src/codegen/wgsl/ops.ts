@@ -84,7 +84,7 @@ export const UNARY: Record<UnaryOp, OpEntry> = {
   relu: {
     emit: ([x = ""], t, h) => (isFloat(t.dtype) ? `${h.use("maxNan", t)}(${x}, ${lit(0, t)})` : `max(${x}, ${lit(0, t)})`),
   },
-  gelu: keepsNan("gelu", (x, t, h) => `(${lit(0.5, t)} * ${x} * (${lit(1, t)} + ${h.use("erf", t)}(${x} * ${lit(Math.SQRT1_2, t)})))`),
+  gelu: keepsNan("gelu", (x, t, h) => `${h.use("gelu", t)}(${x})`),
   silu: keepsNan("silu", (x, t, h) => `(${x} / (${lit(1, t)} + ${h.use("exp", t)}(-${x})))`),
   erf: keepsNan("erf", (x, t, h) => `${h.use("erf", t)}(${x})`),
   floor: keepsNanOnFloats((x) => x, (x) => `floor(${x})`),
