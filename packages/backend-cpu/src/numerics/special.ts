@@ -160,7 +160,7 @@ export function erf(x: number): number {
  *
  * @remarks
  * Evaluated as `0.5 · (x + |x| · erf(|x| / √2))` — the same value (`erf` is odd), without the
- * sign's branches around the table evaluation — and below {@link GELU_TAIL} as
+ * sign's branches around the table evaluation — and below `GELU_TAIL` as
  * `0.5 · x · erfc(|x| / √2)`, which keeps its relative precision in the negative tail. NaN gives
  * NaN; a zero result has `x`'s sign; `+∞` gives `+∞` and `-∞` NaN (`-∞ · 0`, as the product form
  * and the WebGPU kernel give). It is the
