@@ -164,7 +164,10 @@ export type OperationKind = OperationIr["kind"];
  * that site in the old generation for the rest of the process, where they keep young objects alive
  * through scavenges. An instance from `new` is not tracked (docs/performance.md#allocation-sites).
  */
-export class InitOpIr implements Extract<OperationIr, { kind: "init" }> { readonly kind = "init" as const; constructor(readonly out: TensorIr) {} }
+export class InitOpIr implements Extract<OperationIr, { kind: "init" }> {
+  readonly kind = "init" as const;
+  constructor(readonly out: TensorIr) {}
+}
 /** The `full` op as a class (see {@link InitOpIr}). */
 export class FullOpIr implements Extract<OperationIr, { kind: "full" }> {
   readonly kind = "full" as const;
@@ -271,4 +274,7 @@ export class ScatterOpIr implements Extract<OperationIr, { kind: "scatter" }> {
   constructor(readonly op: ScatterOp, readonly input: TensorIr, readonly indices: TensorIr, readonly src: TensorIr, readonly axis: number, readonly out: TensorIr) {}
 }
 /** The `drop` op as a class (see {@link InitOpIr}). */
-export class DropOpIr implements Extract<OperationIr, { kind: "drop" }> { readonly kind = "drop" as const; constructor(readonly tensor: TensorIr) {} }
+export class DropOpIr implements Extract<OperationIr, { kind: "drop" }> {
+  readonly kind = "drop" as const;
+  constructor(readonly tensor: TensorIr) {}
+}
