@@ -11,7 +11,7 @@
 import { invariant } from "@weft/environment";
 import type { BlockFallbackPort, DType, ExecutionContext, OperationIr, Optimization, TensorId, TensorIr, TensorLocator, TensorStatus } from "@weft/fusion";
 import { BlockFallback, locatedTensor, locateTensor, producedAt, producerIndex, sameKinds } from "@weft/fusion";
-import type { BindingAccess, FallbackGap, KernelBinding, LaunchFallback, MemoryHandle, ServerError } from "@weft/server";
+import { kernelBinding, type BindingAccess, type FallbackGap, type KernelBinding, type LaunchFallback, type MemoryHandle, type ServerError } from "@weft/server";
 import type { CpuHandle } from "../handle/cpu-handle.js";
 import { writeUniforms } from "../kernels/elementwise-ops.js";
 import type { CpuRuntime } from "../runtime/cpu-runtime.js";
@@ -196,12 +196,13 @@ export function bindingSources(memories: readonly MemoryHandle[], inputs: readon
 
 /** This execution's bindings for a decided pattern (`sources`, `access`): what the full path would bind. */
 export function replayBindings(sources: readonly BindingSource[], access: readonly BindingAccess[], inputs: readonly CpuHandle[], outputs: readonly CpuHandle[], scratch: CpuHandle | undefined): KernelBinding[] {
-  const bindings = new Array<KernelBinding>(sources.length);
+  // `Array.of` and `kernelBinding`, not `new Array` and literals: one per replay (docs/performance.md#allocation-sites).
+  const bindings = Array.of<KernelBinding>();
   for (let i = 0; i < sources.length; i++) {
     const source = sources[i] as number;
     const handle = source >= 0 ? inputs[source] : source === SCRATCH_SOURCE ? scratch : outputs[-1 - source];
     invariant(handle !== undefined, () => `launch cache: binding ${i} has no memory`);
-    bindings[i] = { binding: handle.memory.binding(), access: access[i] ?? "read" };
+    bindings.push(kernelBinding(handle.memory.binding(), access[i] ?? "read"));
   }
   return bindings;
 }

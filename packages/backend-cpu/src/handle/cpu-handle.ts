@@ -42,14 +42,29 @@ export function allocationBytes(numel: number, dtype: DType): number {
   return Math.max(4, Math.ceil((numel * hostBytesPerElement(dtype)) / 4) * 4);
 }
 
+/**
+ * The one class of {@link CpuHandle}s: handles are built with `new`, never as object literals,
+ * because V8 allocates a literal's objects in the old generation for good once a phase kept most of
+ * them alive (docs/performance.md#allocation-sites).
+ */
+class StridedHandle implements CpuHandle {
+  constructor(
+    readonly memory: MemoryHandle,
+    readonly dtype: DType,
+    readonly shape: readonly number[],
+    readonly strides: readonly number[],
+    readonly offset: number,
+  ) {}
+}
+
 /** A handle over the same memory with another layout (and dtype); the caller has retained `memory`. */
 export function withLayout(handle: CpuHandle, layout: Layout, dtype: DType = handle.dtype): CpuHandle {
-  return { memory: handle.memory, dtype, shape: [...layout.shape], strides: [...layout.strides], offset: layout.offset };
+  return new StridedHandle(handle.memory, dtype, [...layout.shape], [...layout.strides], layout.offset);
 }
 
 /** A handle for a dense, freshly allocated tensor of `shape`, taking over `memory`'s reference. */
 export function denseHandle(memory: MemoryHandle, shape: readonly number[], dtype: DType, offset = 0): CpuHandle {
-  return { memory, dtype, shape: [...shape], strides: contiguousStrides(shape), offset };
+  return new StridedHandle(memory, dtype, [...shape], contiguousStrides(shape), offset);
 }
 
 /** Whether `handle` is dense and row-major (element `i` at `offset + i`). */

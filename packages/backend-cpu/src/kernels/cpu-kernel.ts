@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { BindingAccess, HostKernel, KernelBinding, MemoryHandle } from "@weft/server";
+import { kernelBinding, type BindingAccess, type HostKernel, type KernelBinding, type MemoryHandle } from "@weft/server";
 import type { DType, TypedArray } from "@weft/fusion";
 import { invariant } from "@weft/environment";
 import type { Layout } from "@weft/fusion";
@@ -27,8 +27,9 @@ export type CpuKernel = HostKernel;
  */
 export class BindingSet {
   /** Memories in binding order; grows with `bind`, bounded by the operands of one launch. */
-  readonly #memories: MemoryHandle[] = [];
-  readonly #access: BindingAccess[] = [];
+  // `Array.of` and `kernelBinding`, not literals: one set per launch (docs/performance.md#allocation-sites).
+  readonly #memories = Array.of<MemoryHandle>();
+  readonly #access = Array.of<BindingAccess>();
 
   /** The binding index of `memory`, adding it (or widening its access) as needed. */
   bind(memory: MemoryHandle, access: BindingAccess): number {
@@ -61,7 +62,7 @@ export class BindingSet {
 
   /** The launch's bindings: whole allocations, in binding order. */
   bindings(): KernelBinding[] {
-    return this.#memories.map((memory, i) => ({ binding: memory.binding(), access: this.#access[i] ?? "read" }));
+    return this.#memories.map((memory, i) => kernelBinding(memory.binding(), this.#access[i] ?? "read"));
   }
 }
 

@@ -436,7 +436,7 @@ export class CpuRuntime extends BaseFusionRuntime<CpuHandle> {
  * view is dense, else a strided gather run by run.
  */
 function gatherDense(bytes: Uint8Array, stored: DType, layout: { shape: readonly number[]; strides: readonly number[]; offset: number }, dtype: DType): TypedArray {
-  const src = new KernelMemory([bytes], [false]).array(0, stored);
+  const src = new KernelMemory(Array.of(bytes), Array.of(false)).array(0, stored); // not literals: one per read
   const n = numElements(layout.shape);
   if (stored === dtype && isContiguous(layout)) {
     return layout.offset === 0 && n === src.length ? src : src.slice(layout.offset, layout.offset + n);

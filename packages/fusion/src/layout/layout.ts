@@ -25,9 +25,7 @@ export function elementCount(shape: readonly number[]): number {
 
 /** Row-major strides of a dense tensor of `shape` (the last dim has stride 1). */
 export function contiguousStrides(shape: readonly number[]): number[] {
-  // A copy to overwrite, not `new Array(n)`: the Array constructor's allocation site is tracked and
-  // pretenured like a literal's (docs/performance.md#allocation-sites); `slice` is not.
-  const strides = shape.slice();
+  const strides = zeros(shape.length);
   let step = 1;
   for (let d = shape.length - 1; d >= 0; d--) {
     strides[d] = step;
@@ -58,7 +56,7 @@ export function isContiguous(layout: Pick<Layout, "shape" | "strides">): boolean
  */
 export function broadcastShapes(a: readonly number[], b: readonly number[], one = 1): number[] | undefined {
   const rank = Math.max(a.length, b.length);
-  const out = new Array<number>(rank);
+  const out = zeros(rank);
   for (let i = 0; i < rank; i++) {
     const da = a[a.length - rank + i] ?? one;
     const db = b[b.length - rank + i] ?? one;
@@ -95,7 +93,7 @@ export function sameShape(a: readonly number[], b: readonly number[]): boolean {
 export function broadcastStrides(layout: Layout, target: readonly number[]): number[] {
   const rank = target.length;
   const shift = rank - layout.shape.length;
-  const strides = new Array<number>(rank);
+  const strides = zeros(rank);
   for (let d = 0; d < rank; d++) {
     const src = d - shift;
     const size = src >= 0 ? (layout.shape[src] ?? 1) : 1;
@@ -162,7 +160,7 @@ export function forEachPosition(
   const k = strides.length;
   const positions = new Float64Array(k);
   for (let j = 0; j < k; j++) positions[j] = offsets[j] ?? 0;
-  const index = new Array<number>(rank).fill(0);
+  const index = zeros(rank);
   for (let i = 0; i < total; i++) {
     visit(i, positions);
     // advance the odometer
@@ -178,4 +176,15 @@ export function forEachPosition(
       for (let j = 0; j < k; j++) positions[j] = (positions[j] ?? 0) - (size - 1) * (strides[j]?.[d] ?? 0);
     }
   }
+}
+
+/**
+ * `n` zeros in a fresh array, for the per-op shapes and strides above: not `new Array(n)`, whose
+ * call site V8 tracks and pretenures like a literal's (docs/performance.md#allocation-sites);
+ * `Array.of` carries no site. `n` is a rank: a few pushes.
+ */
+function zeros(n: number): number[] {
+  const out = Array.of<number>();
+  for (let i = 0; i < n; i++) out.push(0);
+  return out;
 }
