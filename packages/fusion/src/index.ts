@@ -46,6 +46,7 @@ export {
   ScanOpIr,
   ScatterOpIr,
   DropOpIr,
+  sliceRange,
 } from "./ir/operation-ir.js";
 export {
   OPERATIONS,

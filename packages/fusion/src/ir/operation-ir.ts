@@ -29,6 +29,19 @@ export interface SliceRange {
   readonly step: number;
 }
 
+/** A {@link SliceRange} built with `new`, as the op classes below are (see {@link InitOpIr}): a `slice` op keeps one per axis. */
+export function sliceRange(start: number, end: number, step: number): SliceRange {
+  return new AxisRange(start, end, step);
+}
+
+class AxisRange implements SliceRange {
+  constructor(
+    readonly start: number,
+    readonly end: number,
+    readonly step: number,
+  ) {}
+}
+
 /** What a `sort` writes: the sorted values (the input's dtype) or their positions along the axis (`i32`). */
 export type SortOutput = "values" | "indices";
 

@@ -11,7 +11,7 @@
  * @module
  */
 import { checkNumber, describeValue } from "@weft/environment";
-import { ArangeOpIr, ConcatOpIr, ExpandOpIr, GatherOpIr, PadOpIr, PermuteOpIr, ReshapeOpIr, SliceOpIr, type SliceRange } from "@weft/fusion";
+import { ArangeOpIr, ConcatOpIr, ExpandOpIr, GatherOpIr, PadOpIr, PermuteOpIr, ReshapeOpIr, SliceOpIr, sliceRange, type SliceRange } from "@weft/fusion";
 import { fitsDType, promoteTypes } from "../dtype/dtype.js";
 import { AxisError, DTypeError, ShapeError, ValueError, formatShape } from "../errors/tensor-errors.js";
 import { checkShape, normalizeAxes, normalizeAxis, sizeOf } from "../shape/shape.js";
@@ -189,13 +189,13 @@ export function slice(x: Tensor, specs: readonly SliceSpec[]): Tensor {
   if (specs.length > x.rank) {
     throw new ShapeError("slice", [x.shape], `${specs.length} slice specs for shape ${formatShape(x.shape)} of rank ${x.rank}; give at most one per dimension`);
   }
-  const ranges: SliceRange[] = [];
+  const ranges = Array.of<SliceRange>(); // classes and `Array.of`: the op keeps them (docs/performance.md#allocation-sites)
   const dropped: number[] = [];
   const reversed: number[] = [];
   x.shape.forEach((size, dim) => {
     const spec = specs[dim];
     if (spec === undefined || spec === null) {
-      ranges.push({ start: 0, end: size, step: 1 });
+      ranges.push(sliceRange(0, size, 1));
       return;
     }
     if (typeof spec === "number") {
@@ -203,7 +203,7 @@ export function slice(x: Tensor, specs: readonly SliceSpec[]): Tensor {
         throw new ShapeError("slice", [x.shape], `index ${spec} is out of range for dimension ${dim} of size ${size} in ${formatShape(x.shape)}; use an index in [${-size}, ${size})`);
       }
       const i = spec < 0 ? spec + size : spec;
-      ranges.push({ start: i, end: i + 1, step: 1 });
+      ranges.push(sliceRange(i, i + 1, 1));
       dropped.push(dim);
       return;
     }
@@ -221,7 +221,7 @@ export function slice(x: Tensor, specs: readonly SliceSpec[]): Tensor {
     if (step > 0) {
       const start = Math.min(Math.max(b0 ?? 0, 0), size);
       const end = Math.max(start, Math.min(Math.max(b1 ?? size, 0), size));
-      ranges.push({ start, end, step });
+      ranges.push(sliceRange(start, end, step));
       return;
     }
     // Python's rule for a negative step: start defaults to the last index, end to "before 0"; both
@@ -231,7 +231,7 @@ export function slice(x: Tensor, specs: readonly SliceSpec[]): Tensor {
     const last = Math.min(Math.max(b1 ?? -1, -1), size - 1);
     const count = first > last ? Math.ceil((first - last) / -step) : 0;
     const lowest = first - (count - 1) * -step;
-    ranges.push(count === 0 ? { start: 0, end: 0, step: 1 } : { start: lowest, end: first + 1, step: -step });
+    ranges.push(count === 0 ? sliceRange(0, 0, 1) : sliceRange(lowest, first + 1, -step));
     reversed.push(dim);
   });
   const shape = ranges.map((r) => Math.max(0, Math.ceil((r.end - r.start) / r.step)));
@@ -396,7 +396,7 @@ export function pad(x: Tensor, padding: readonly (readonly [number, number])[], 
   }
   if (full.every(([b, a]) => b === 0 && a === 0)) return x.clone();
   const shape = x.shape.map((d, i) => d + (full[i]?.[0] ?? 0) + (full[i]?.[1] ?? 0));
-  return register(x.device, new PadOpIr(use("pad", x), full.map(([b, a]) => [b, a] as [number, number]), value, output(x.device, shape, x.dtype)));
+  return register(x.device, new PadOpIr(use("pad", x), full.map(([b, a]) => Array.of(b, a) as [number, number]), value, output(x.device, shape, x.dtype)));
 }
 
 /**

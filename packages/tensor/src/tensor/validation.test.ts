@@ -264,6 +264,7 @@ describe("what ops record", () => {
         const tensors = Array.isArray(value) ? value : [value];
         for (const t of tensors) if (typeof t === "object" && t !== null && "status" in t) expect(literal(t), `${op.kind}.${field} is a TensorIr literal`).toBe(false);
       }
+      if (op.kind === "slice") for (const r of op.ranges) expect(literal(r), "a slice range is an object literal").toBe(false);
     }
   });
 
