@@ -475,7 +475,8 @@ export class WebGpuRuntime extends BaseFusionRuntime<WebGpuHandle, WebGpuOptimiz
       // Caller-owned memory: the server copies the mapped bytes straight into it (bool is stored
       // as u32 words and is narrowed by fromBytes instead).
       const dest = into !== undefined && tensor.dtype !== "bool" && into.byteLength >= size ? new Uint8Array(into.buffer, into.byteOffset, size) : undefined;
-      const [bytes] = await this.client.read([source.memory.binding(start, size)], stream, dest === undefined ? undefined : [dest]);
+      // `Array.of`, not literals: the server keeps them with the pending read (docs/performance.md#allocation-sites).
+      const [bytes] = await this.client.read(Array.of(source.memory.binding(start, size)), stream, dest === undefined ? undefined : Array.of(dest));
       invariant(bytes !== undefined, "a read of one binding returns one array");
       return dest !== undefined && bytes === dest ? (into as TypedArray) : fromBytes(bytes, tensor);
     } finally {

@@ -86,6 +86,23 @@ export interface ReadSource {
   readonly size: number;
 }
 
+/**
+ * A {@link ReadSource}. This module's per-read records are classes, built with `new`: a read's
+ * objects from a literal site would be born in the old generation once the site was tenured by a
+ * phase of large reads (docs/performance.md#allocation-sites).
+ */
+export function readSource(buffer: GPUBuffer, offset: number, size: number): ReadSource {
+  return new SourceRange(buffer, offset, size);
+}
+
+class SourceRange implements ReadSource {
+  constructor(
+    readonly buffer: GPUBuffer,
+    readonly offset: number,
+    readonly size: number,
+  ) {}
+}
+
 /** One `copyBufferToBuffer` of a batch: 4-byte aligned on both sides. */
 export interface ReadCopy {
   readonly buffer: GPUBuffer;
@@ -113,21 +130,48 @@ export interface ReadPlan {
   readonly placements: ReadPlacement[][];
 }
 
-/** The aligned span `[start, end)` copied for `source`: copies move whole 4-byte words. */
-function span(source: ReadSource): { start: number; end: number } {
-  const start = source.offset - (source.offset % 4);
-  const end = Math.min(Math.ceil((source.offset + source.size) / 4) * 4, source.buffer.size);
-  return { start, end };
+/** The start of the aligned span `[start, end)` copied for `source`: copies move whole 4-byte words. */
+function spanStart(source: ReadSource): number {
+  return source.offset - (source.offset % 4);
+}
+
+/** The end of the aligned span copied for `source` (see {@link spanStart}). */
+function spanEnd(source: ReadSource): number {
+  return Math.min(Math.ceil((source.offset + source.size) / 4) * 4, source.buffer.size);
 }
 
 /** The staging bytes a read of `sources` needs on its own (what decides whether it fits a group). */
 export function readBytes(sources: readonly ReadSource[]): number {
   let total = 0;
-  for (const s of sources) {
-    const { start, end } = span(s);
-    total += end - start;
-  }
+  for (const s of sources) total += spanEnd(s) - spanStart(s);
   return total;
+}
+
+class Copy implements ReadCopy {
+  constructor(
+    readonly buffer: GPUBuffer,
+    readonly sourceOffset: number,
+    readonly stagingOffset: number,
+    readonly length: number,
+  ) {}
+}
+
+class Placement implements ReadPlacement {
+  constructor(
+    readonly group: number,
+    readonly at: number,
+    readonly size: number,
+  ) {}
+}
+
+class Group implements CopyGroup {
+  readonly copies = Array.of<ReadCopy>();
+  bytes = 0;
+}
+
+class Plan implements ReadPlan {
+  readonly groups = Array.of<CopyGroup>();
+  readonly placements = Array.of<ReadPlacement[]>();
 }
 
 /**
@@ -137,8 +181,8 @@ export function readBytes(sources: readonly ReadSource[]): number {
  * (see {@link readBytes}).
  */
 export function planReadCopies(reads: readonly (readonly ReadSource[])[], maxGroupBytes: number): ReadPlan {
-  const groups: CopyGroup[] = [];
-  const placements: ReadPlacement[][] = [];
+  const plan = new Plan();
+  const { groups, placements } = plan;
   let group: CopyGroup | undefined;
   /** Copies already in the current group, by source buffer, then by `start:end`. */
   let seen = new Map<GPUBuffer, Map<string, number>>();
@@ -146,29 +190,30 @@ export function planReadCopies(reads: readonly (readonly ReadSource[])[], maxGro
     const need = readBytes(sources);
     invariant(need <= maxGroupBytes, "reads larger than a staging buffer are rejected before planning");
     if (group === undefined || group.bytes + need > maxGroupBytes) {
-      group = { copies: [], bytes: 0 };
+      group = new Group();
       groups.push(group);
       seen = new Map();
     }
     const g = groups.length - 1;
-    const mine: ReadPlacement[] = [];
+    const mine = Array.of<ReadPlacement>();
     for (const s of sources) {
-      const { start, end } = span(s);
+      const start = spanStart(s);
+      const end = spanEnd(s);
       const key = `${start}:${end}`;
       let byRange = seen.get(s.buffer);
       let at = byRange?.get(key);
       if (at === undefined) {
         at = group.bytes;
-        if (end > start) group.copies.push({ buffer: s.buffer, sourceOffset: start, stagingOffset: at, length: end - start });
+        if (end > start) group.copies.push(new Copy(s.buffer, start, at, end - start));
         group.bytes += end - start;
         if (byRange === undefined) seen.set(s.buffer, (byRange = new Map()));
         byRange.set(key, at);
       }
-      mine.push({ group: g, at: at + (s.offset - start), size: s.size });
+      mine.push(new Placement(g, at + (s.offset - start), s.size));
     }
     placements.push(mine);
   }
-  return { groups, placements };
+  return plan;
 }
 
 /** What {@link completeReads} needs from the server, and nothing more (docs/pitfalls.md#p4: it holds no stream). */

@@ -6,6 +6,14 @@ import { StagingPool, type StagingPoolOptions, type StagingPoolStats } from "../
 import { ReadBatch, completeReads, planReadCopies, readBytes, releasePins, type PendingRead, type ReadSource } from "./read-batch.js";
 import type { PendingStatusCheck, SubmissionCounters, WebGpuStream } from "./webgpu-stream.js";
 
+/** One staging buffer of a batch and the bytes copied into it (a class: one per batch group). */
+class StagingCopy {
+  constructor(
+    readonly buffer: GPUBuffer,
+    readonly bytes: number,
+  ) {}
+}
+
 /** Read counters a server reports. They only grow. */
 export interface ReadCounters {
   /** Read batches performed (one copy submit each). */
@@ -201,8 +209,9 @@ export class Readback {
     const host = this.#host;
     const device = host.device;
     const maxGroup = Math.floor(this.#maxBufferSize / 4) * 4;
-    const reads: PendingRead[] = [];
-    const sources: ReadSource[][] = [];
+    // `Array.of` and classes for a batch's records, not literals (docs/performance.md#allocation-sites).
+    const reads = Array.of<PendingRead>();
+    const sources = Array.of<ReadSource[]>();
     for (const r of batch.reads) {
       const mine = r.bindings.map((b) => host.source(b));
       if (readBytes(mine) > maxGroup) {
@@ -224,7 +233,7 @@ export class Readback {
       return;
     }
     const plan = planReadCopies(sources, maxGroup);
-    const staging: { buffer: GPUBuffer; bytes: number }[] = [];
+    const staging = Array.of<StagingCopy>();
     // One scope around the staging buffers and the copies' encoding, one around the shared submit:
     // an error in either means no read of the batch got its bytes (completeReads then rejects them
     // all with it).
@@ -232,7 +241,7 @@ export class Readback {
     let thrown: { error: unknown } | undefined;
     let copies: GPUCommandBuffer | undefined;
     try {
-      for (const g of plan.groups) staging.push({ buffer: this.#staging.acquire(Math.max(4, g.bytes)), bytes: g.bytes });
+      for (const g of plan.groups) staging.push(new StagingCopy(this.#staging.acquire(Math.max(4, g.bytes)), g.bytes));
       const encoder = device.createCommandEncoder({ label: "weft readback" });
       plan.groups.forEach((g, i) => {
         const target = staging[i];

@@ -33,7 +33,7 @@ import { GpuBufferStorage } from "../memory/gpu-buffer-storage.js";
 import type { StagingPoolOptions } from "../memory/staging-pool.js";
 import { BindGroupCache, type BoundRange } from "./bind-group-cache.js";
 import { PipelineStore, type PipelineEntry } from "./pipeline-store.js";
-import { PendingRead, releasePins, type ReadSource } from "./read-batch.js";
+import { PendingRead, readSource, releasePins, type ReadSource } from "./read-batch.js";
 import { Readback, type ReadCounters } from "./readback.js";
 import { UniformArenas } from "./uniform-arenas.js";
 import { GatedTask, ValidationGate } from "./validation-gate.js";
@@ -821,7 +821,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
     const owner = this.#pool.tryGet(binding.stream);
     invariant(owner, "a read's bindings were checked to belong to this server");
     const resolved = owner.memory.resolve(binding);
-    return { buffer: resolved.resource, offset: resolved.offset, size: binding.size };
+    return readSource(resolved.resource, resolved.offset, binding.size);
   }
 
   /**
@@ -1072,7 +1072,8 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
 
   /** A host write whose turn came: submits what it must follow, then lets the writing stream write. */
   #runWrite(s: WebGpuStream, owner: WebGpuStream, binding: BufferBinding, data: Uint8Array, padded: number): void {
-    this.#readback.sealOverlapping([binding]);
+    const bindings = Array.of(binding); // not `[binding]`: one write per request (docs/performance.md#allocation-sites)
+    this.#readback.sealOverlapping(bindings);
     // The write jumps ahead of unsubmitted work: recorded work that binds the bytes (any stream's,
     // all in the shared encoder) must be submitted first.
     if (this.#context.encoder.refers(binding.allocation)) void this.#submitAll();
@@ -1083,7 +1084,7 @@ export class WebGpuServer implements ComputeServer<WgslKernel> {
       bytes.set(data);
     }
     s.writeBuffer(r.resource, r.offset, bytes);
-    this.#failures.written([binding]);
+    this.#failures.written(bindings);
   }
 
   /**
