@@ -193,10 +193,10 @@ export class BlockFallback<H> implements LaunchFallback {
 /** External inputs a fallback recognises by scanning the taken ones; past it, by a set. */
 const SCANNED_INPUTS = 16;
 
-/** A tensor the fallback keeps: its handle and, for a hold, the function that gives the hold back. */
 /**
- * One external input or output a fallback keeps. A class, not a literal: a fused block builds
- * several (docs/performance.md#allocation-sites).
+ * A tensor the fallback keeps — an external input or a written output: its handle and, for a hold,
+ * the function that gives the hold back. A class, not a literal: a fused block builds several
+ * (docs/performance.md#allocation-sites).
  */
 class Held<H> {
   constructor(
