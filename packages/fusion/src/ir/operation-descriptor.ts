@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { OperationIr, OperationKind, SliceRange } from "./operation-ir.js";
+import { sliceRange, type OperationIr, type OperationKind } from "./operation-ir.js";
 import type { TensorId, TensorIr } from "./tensor-ir.js";
 
 /** The {@link OperationIr} variant of kind `K`. */
@@ -123,7 +123,7 @@ export const OPERATIONS: { readonly [K in OperationKind]: OperationDescriptor<K>
       count: (op) => 3 * op.ranges.length,
       map: (op, value) => ({
         ...op,
-        ranges: op.ranges.map((r): SliceRange => ({ start: value(r.start), end: value(r.end), step: value(r.step) })),
+        ranges: op.ranges.map((r) => sliceRange(value(r.start), value(r.end), value(r.step))),
       }),
     },
     readsIndex: false,
@@ -138,7 +138,7 @@ export const OPERATIONS: { readonly [K in OperationKind]: OperationDescriptor<K>
     nested: {
       // Paddings first, then the fill value: the order placeholders were always numbered in.
       count: (op) => 2 * op.padding.length + 1,
-      map: (op, value) => ({ ...op, padding: op.padding.map(([a, b]) => [value(a), value(b)] as const), value: value(op.value) }),
+      map: (op, value) => ({ ...op, padding: op.padding.map(([a, b]) => Array.of(value(a), value(b)) as [number, number]), value: value(op.value) }),
     },
     readsIndex: false,
     structure: (op) => `pad:${op.padding.length}`,

@@ -22,6 +22,7 @@ import {
   deviceBytesPerElement,
   mapOperation,
   numElements,
+  tensorIr,
 } from "@weft/fusion";
 import { RemoteLimitError } from "../errors/remote-errors.js";
 import type { Item } from "../protocol/messages.js";
@@ -126,12 +127,12 @@ export class RemoteRuntime implements FusionRuntime<RemoteHandle> {
     const wire = mapOperation(
       op,
       (t) => {
-        if (t.id === out.id) return { id: id as TensorIr["id"], shape: t.shape, dtype: t.dtype, status: "NotInit" };
+        if (t.id === out.id) return tensorIr(id as TensorIr["id"], t.shape, t.dtype, "NotInit");
         const handle = ctx.handles.getHandle(t);
         if (handle.connection !== connection) {
           throw new InvariantError(`tensor #${t.id} lives on ${handle.connection.url}, but stream ${ctx.stream} runs on ${connection.url} (a foreign tensor must arrive through aliasHandle)`);
         }
-        return { id: handle.id as TensorIr["id"], shape: t.shape, dtype: t.dtype, status: t.status };
+        return tensorIr(handle.id as TensorIr["id"], t.shape, t.dtype, t.status);
       },
       (v) => v,
     );

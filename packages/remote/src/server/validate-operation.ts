@@ -16,7 +16,32 @@
  * @module
  */
 import type { BinaryOp, DType, OperationIr, ReduceOp, ScanOp, ScatterOp, SliceRange, SortOutput, TensorIr, UnaryOp } from "@weft/fusion";
-import { numElements } from "@weft/fusion";
+import {
+  ArangeOpIr,
+  BinaryOpIr,
+  CastOpIr,
+  ClampOpIr,
+  ConcatOpIr,
+  ExpandOpIr,
+  FullOpIr,
+  GatherOpIr,
+  MatmulOpIr,
+  PadOpIr,
+  PermuteOpIr,
+  RandomOpIr,
+  ReduceOpIr,
+  ReshapeOpIr,
+  ScalarOpIr,
+  ScanOpIr,
+  ScatterOpIr,
+  SliceOpIr,
+  SortOpIr,
+  UnaryOpIr,
+  WhereOpIr,
+  numElements,
+  sliceRange,
+  tensorIr,
+} from "@weft/fusion";
 import { DTYPES } from "@weft/tensor";
 import { SessionViolation, check } from "./violation.js";
 
@@ -142,7 +167,8 @@ function broadcast(...shapes: (readonly number[])[]): number[] | undefined {
 /**
  * Checks `raw` (a decoded `op` item) against the session and the bounds; returns a clean
  * `OperationIr` whose inputs carry the session's shapes and dtypes (status `ReadOnly`) and whose
- * output is `{ id, shape, dtype, status: "NotInit" }`.
+ * output is `{ id, shape, dtype, status: "NotInit" }` — built as the op classes and `tensorIr`
+ * build them in `@weft/tensor`, not as literals (a served request's ops: docs/performance.md#allocation-sites).
  * @throws SessionViolation for anything that does not hold.
  */
 export function validateOperation(raw: unknown, lookup: InputLookup, bounds: ShapeBounds): OperationIr {
@@ -157,12 +183,12 @@ export function validateOperation(raw: unknown, lookup: InputLookup, bounds: Sha
     const shape = readShape(t["shape"], `${what}.${key}.shape`, bounds);
     const dtype = readDType(t["dtype"], `${what}.${key}.dtype`);
     check(same(shape, known.shape) && dtype === known.dtype, () => `${what}.${key}: tensor ${id} is ${fmt(known.shape)} ${known.dtype}, the operation says ${fmt(shape)} ${dtype}`);
-    return { id: id as TensorIr["id"], shape: known.shape, dtype: known.dtype, status: "ReadOnly" };
+    return tensorIr(id as TensorIr["id"], known.shape, known.dtype, "ReadOnly");
   };
   const output = (): TensorIr => {
     const t = record(r["out"], `${what}.out`);
     const id = int(t, "id", `${what}.out`, 1);
-    return { id: id as TensorIr["id"], shape: readShape(t["shape"], `${what}.out.shape`, bounds), dtype: readDType(t["dtype"], `${what}.out.dtype`), status: "NotInit" };
+    return tensorIr(id as TensorIr["id"], readShape(t["shape"], `${what}.out.shape`, bounds), readDType(t["dtype"], `${what}.out.dtype`), "NotInit");
   };
   const expect = (out: TensorIr, shape: readonly number[] | undefined, dtype: DType | undefined, why: string): void => {
     check(shape !== undefined, () => `${what}: ${why}`);
@@ -176,24 +202,24 @@ export function validateOperation(raw: unknown, lookup: InputLookup, bounds: Sha
       throw new SessionViolation("protocol", `${kind} never travels as an op (use an upload or a drop item)`);
     case "full": {
       const out = output();
-      return { kind: k, out, value: num(r, "value", what) };
+      return new FullOpIr(out, num(r, "value", what));
     }
     case "arange": {
       const out = output();
       check(out.shape.length === 1, `${what}: the output must be 1-D`);
-      return { kind: k, out, start: num(r, "start", what), step: num(r, "step", what) };
+      return new ArangeOpIr(out, num(r, "start", what), num(r, "step", what));
     }
     case "random": {
       const out = output();
       const distribution = oneOf(r, "distribution", { uniform: true, normal: true }, what);
-      return { kind: k, out, distribution, seed: int(r, "seed", what, 0, 2 ** 32 - 1), a: num(r, "a", what), b: num(r, "b", what) };
+      return new RandomOpIr(out, distribution, int(r, "seed", what, 0, 2 ** 32 - 1), num(r, "a", what), num(r, "b", what));
     }
     case "unary": {
       const op = oneOf(r, "op", UNARY, what);
       const x = input("input");
       const out = output();
       expect(out, x.shape, x.dtype, "an elementwise function keeps shape and dtype");
-      return { kind: k, op, input: x, out };
+      return new UnaryOpIr(op, x, out);
     }
     case "binary": {
       const op = oneOf(r, "op", BINARY, what);
@@ -202,26 +228,26 @@ export function validateOperation(raw: unknown, lookup: InputLookup, bounds: Sha
       check(lhs.dtype === rhs.dtype, () => `${what}: operands are ${lhs.dtype} and ${rhs.dtype} (the client casts them to one dtype)`);
       const out = output();
       expect(out, broadcast(lhs.shape, rhs.shape), BINARY[op] === "bool" ? "bool" : lhs.dtype, `${fmt(lhs.shape)} and ${fmt(rhs.shape)} must broadcast`);
-      return { kind: k, op, lhs, rhs, out };
+      return new BinaryOpIr(op, lhs, rhs, out);
     }
     case "binary-scalar": {
       const op = oneOf(r, "op", BINARY, what);
       const lhs = input("lhs");
       const out = output();
       expect(out, lhs.shape, BINARY[op] === "bool" ? "bool" : lhs.dtype, "a scalar op keeps the tensor's shape");
-      return { kind: k, op, lhs, scalar: num(r, "scalar", what), scalarFirst: bool(r, "scalarFirst", what), out };
+      return new ScalarOpIr(op, lhs, num(r, "scalar", what), bool(r, "scalarFirst", what), out);
     }
     case "clamp": {
       const x = input("input");
       const out = output();
       expect(out, x.shape, x.dtype, "clamp keeps shape and dtype");
-      return { kind: k, input: x, min: num(r, "min", what), max: num(r, "max", what), out };
+      return new ClampOpIr(x, num(r, "min", what), num(r, "max", what), out);
     }
     case "cast": {
       const x = input("input");
       const out = output();
       expect(out, x.shape, undefined, "cast keeps the shape");
-      return { kind: k, input: x, out };
+      return new CastOpIr(x, out);
     }
     case "where": {
       const condition = input("condition");
@@ -231,7 +257,7 @@ export function validateOperation(raw: unknown, lookup: InputLookup, bounds: Sha
       check(lhs.dtype === rhs.dtype, () => `${what}: branches are ${lhs.dtype} and ${rhs.dtype}`);
       const out = output();
       expect(out, broadcast(condition.shape, lhs.shape, rhs.shape), lhs.dtype, "condition and branches must broadcast");
-      return { kind: k, condition, lhs, rhs, out };
+      return new WhereOpIr(condition, lhs, rhs, out);
     }
     case "reduce": {
       const op = oneOf(r, "op", REDUCE, what);
@@ -242,7 +268,7 @@ export function validateOperation(raw: unknown, lookup: InputLookup, bounds: Sha
       const out = output();
       const shape = keepDims ? x.shape.map((d, i) => (axes.includes(i) ? 1 : d)) : x.shape.filter((_, i) => !axes.includes(i));
       expect(out, shape, op === "argmax" || op === "argmin" ? "i32" : undefined, "the reduced axes go (or stay as 1)");
-      return { kind: k, op, input: x, axes, keepDims, out };
+      return new ReduceOpIr(op, x, axes, keepDims, out);
     }
     case "matmul": {
       const lhs = input("lhs");
@@ -255,14 +281,14 @@ export function validateOperation(raw: unknown, lookup: InputLookup, bounds: Sha
       const batch = broadcast(lhs.shape.slice(0, -2), rhs.shape.slice(0, -2));
       const out = output();
       expect(out, batch === undefined ? undefined : [...batch, m, n], lhs.dtype, "batch dimensions must broadcast");
-      return { kind: k, lhs, rhs, out };
+      return new MatmulOpIr(lhs, rhs, out);
     }
     case "reshape": {
       const x = input("input");
       const out = output();
       check(numElements(out.shape) === numElements(x.shape), () => `${what}: ${fmt(x.shape)} has ${numElements(x.shape)} elements, ${fmt(out.shape)} has ${numElements(out.shape)}`);
       check(out.dtype === x.dtype, `${what}: reshape keeps the dtype`);
-      return { kind: k, input: x, out };
+      return new ReshapeOpIr(x, out);
     }
     case "permute": {
       const x = input("input");
@@ -270,20 +296,20 @@ export function validateOperation(raw: unknown, lookup: InputLookup, bounds: Sha
       check(axes.length === x.shape.length, `${what}: axes must be a permutation of every dimension`);
       const out = output();
       expect(out, axes.map((a) => x.shape[a] ?? 0), x.dtype, "out.shape[i] = input.shape[axes[i]]");
-      return { kind: k, input: x, axes, out };
+      return new PermuteOpIr(x, axes, out);
     }
     case "expand": {
       const x = input("input");
       const out = output();
       check(out.shape.length === x.shape.length && x.shape.every((d, i) => d === 1 || d === out.shape[i]), () => `${what}: ${fmt(x.shape)} does not expand to ${fmt(out.shape)}`);
       check(out.dtype === x.dtype, `${what}: expand keeps the dtype`);
-      return { kind: k, input: x, out };
+      return new ExpandOpIr(x, out);
     }
     case "slice": {
       const x = input("input");
       const list = r["ranges"];
       check(Array.isArray(list) && list.length === x.shape.length, `${what}: one range per dimension`);
-      const ranges: SliceRange[] = [];
+      const ranges = Array.of<SliceRange>();
       const shape: number[] = [];
       (list as unknown[]).forEach((raw, i) => {
         const range = record(raw, `${what}.ranges[${i}]`);
@@ -291,12 +317,12 @@ export function validateOperation(raw: unknown, lookup: InputLookup, bounds: Sha
         const start = int(range, "start", `${what}.ranges[${i}]`, 0, dim);
         const end = int(range, "end", `${what}.ranges[${i}]`, start, dim);
         const step = int(range, "step", `${what}.ranges[${i}]`, 1);
-        ranges.push({ start, end, step });
+        ranges.push(sliceRange(start, end, step));
         shape.push(Math.ceil((end - start) / step));
       });
       const out = output();
       expect(out, shape, x.dtype, "the ranges give the output shape");
-      return { kind: k, input: x, ranges, out };
+      return new SliceOpIr(x, ranges, out);
     }
     case "concat": {
       const list = r["inputs"];
@@ -310,7 +336,7 @@ export function validateOperation(raw: unknown, lookup: InputLookup, bounds: Sha
       }
       const out = output();
       expect(out, first.shape.map((d, i) => (i === axis ? inputs.reduce((s, t) => s + (t.shape[i] ?? 0), 0) : d)), first.dtype, "concat sums the axis");
-      return { kind: k, inputs, axis, out };
+      return new ConcatOpIr(inputs, axis, out);
     }
     case "gather": {
       const x = input("input");
@@ -321,7 +347,7 @@ export function validateOperation(raw: unknown, lookup: InputLookup, bounds: Sha
       check(indices.shape.every((d, i) => i === axis || d <= (x.shape[i] ?? 0)), () => `${what}: indices ${fmt(indices.shape)} exceed the input ${fmt(x.shape)}`);
       const out = output();
       expect(out, indices.shape, x.dtype, "the output has the indices' shape");
-      return { kind: k, input: x, indices, axis, out };
+      return new GatherOpIr(x, indices, axis, out);
     }
     case "pad": {
       const x = input("input");
@@ -329,11 +355,11 @@ export function validateOperation(raw: unknown, lookup: InputLookup, bounds: Sha
       check(Array.isArray(list) && list.length === x.shape.length, `${what}: one [before, after] pair per dimension`);
       const padding: [number, number][] = (list as unknown[]).map((pair, i) => {
         check(Array.isArray(pair) && pair.length === 2 && pair.every((p) => typeof p === "number" && Number.isSafeInteger(p) && p >= 0), () => `${what}.padding[${i}] must be two non-negative integers`);
-        return [pair[0] as number, pair[1] as number];
+        return Array.of(pair[0] as number, pair[1] as number) as [number, number];
       });
       const out = output();
       expect(out, x.shape.map((d, i) => d + (padding[i]?.[0] ?? 0) + (padding[i]?.[1] ?? 0)), x.dtype, "padding grows each dimension");
-      return { kind: k, input: x, padding, value: num(r, "value", what), out };
+      return new PadOpIr(x, padding, num(r, "value", what), out);
     }
     case "sort": {
       const x = input("input");
@@ -345,7 +371,7 @@ export function validateOperation(raw: unknown, lookup: InputLookup, bounds: Sha
       const kept = out.shape[axis] ?? 0;
       check(kept <= (x.shape[axis] ?? 0), () => `${what}: the output keeps ${kept} of the axis' ${String(x.shape[axis])} entries`);
       expect(out, x.shape.map((d, i) => (i === axis ? kept : d)), which === "indices" ? "i32" : x.dtype, "a sort keeps every dim but a prefix of the axis");
-      return { kind: k, input: x, axis, descending, output: which, out };
+      return new SortOpIr(x, axis, descending, which, out);
     }
     case "scan": {
       const op = oneOf(r, "op", SCAN, what);
@@ -354,7 +380,7 @@ export function validateOperation(raw: unknown, lookup: InputLookup, bounds: Sha
       const axis = int(r, "axis", what, 0, x.shape.length - 1);
       const out = output();
       expect(out, x.shape, x.dtype, "a scan keeps the shape and dtype");
-      return { kind: k, op, input: x, axis, out };
+      return new ScanOpIr(op, x, axis, out);
     }
     case "scatter": {
       const op = oneOf(r, "op", SCATTER, what);
@@ -369,7 +395,7 @@ export function validateOperation(raw: unknown, lookup: InputLookup, bounds: Sha
       check(same(src.shape, indices.shape), () => `${what}: the source ${fmt(src.shape)} must have the indices' shape ${fmt(indices.shape)}`);
       const out = output();
       expect(out, x.shape, x.dtype, "a scatter keeps the input's shape and dtype");
-      return { kind: k, op, input: x, indices, src, axis, out };
+      return new ScatterOpIr(op, x, indices, src, axis, out);
     }
     default:
       k satisfies never;
